@@ -1,0 +1,120 @@
+"""The two driver shapes a backend implements: an append-only log and an object store.
+
+A driver stores and fetches opaque bytes under keys the core derives; every rule (codec,
+keys, de-duplication, path rules, windowing) stays in the core adapters. Drivers raise
+``StoreConflictError`` when a condition does not hold, ``StoreUnavailableError`` when the
+server cannot be reached, and chain the driver's own exception as the cause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple, Protocol, runtime_checkable
+
+__all__ = ["Listing", "LogDriver", "LogRecord", "LogTail", "ObjectDriver", "StoredObject"]
+
+
+class LogRecord(NamedTuple):
+    """One stored message: its identity digest and its encoded payload."""
+
+    digest: str
+    payload: bytes
+
+
+class LogTail(NamedTuple):
+    """The end of a log: its length and the digests of its last records, oldest first."""
+
+    length: int
+    digests: list[str]
+
+
+@runtime_checkable
+class LogDriver(Protocol):
+    """An append-only log of records per key."""
+
+    async def tail(self, key: str, count: int) -> LogTail:
+        """Return the log's length and the digests of its last ``min(length, count)`` records."""
+        ...
+
+    async def append(self, key: str, records: Sequence[LogRecord], *, expected_length: int) -> None:
+        """Append ``records`` in order, atomically, only if the log still has ``expected_length`` records.
+
+        Raises:
+            StoreConflictError: The log's length changed; nothing was appended.
+
+        """
+        ...
+
+    async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
+        """Return the payloads in append order; with ``last``, only the newest ``last`` of them."""
+        ...
+
+    async def length(self, key: str) -> int:
+        """Return the number of records under ``key`` (0 when absent)."""
+        ...
+
+    async def delete(self, key: str) -> bool:
+        """Remove the whole log; return whether it existed."""
+        ...
+
+    async def list_keys(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[str]:
+        """Return up to ``limit`` non-empty log keys starting with ``prefix``, sorted, each greater than ``after``."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the driver owns."""
+        ...
+
+
+class StoredObject(NamedTuple):
+    """An object's bytes and the opaque version they were stored under."""
+
+    data: bytes
+    version: str
+
+
+class Listing(NamedTuple):
+    """One level of an object listing: full keys, and full common prefixes ending with the delimiter."""
+
+    keys: list[str]
+    prefixes: list[str]
+
+
+@runtime_checkable
+class ObjectDriver(Protocol):
+    """A flat key → bytes store with conditional writes."""
+
+    async def get(self, key: str) -> StoredObject | None:
+        """Return the object, or ``None`` when absent."""
+        ...
+
+    async def head(self, key: str) -> str | None:
+        """Return the object's version, or ``None`` when absent."""
+        ...
+
+    async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
+        """Store ``data`` under ``key`` and return its new version.
+
+        Raises:
+            StoreConflictError: ``if_absent`` and the key exists, or ``if_version`` is not the
+                current version (including when the key is absent). Nothing was written.
+
+        """
+        ...
+
+    async def delete(self, key: str, *, if_version: str | None = None) -> bool:
+        """Remove ``key``; return whether it existed.
+
+        Raises:
+            StoreConflictError: ``if_version`` is given and is not the current version.
+
+        """
+        ...
+
+    async def list(self, prefix: str, *, delimiter: str | None = "/") -> Listing:
+        """List keys under ``prefix``; with a delimiter, deeper keys fold into common prefixes."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the driver owns."""
+        ...

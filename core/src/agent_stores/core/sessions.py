@@ -1,0 +1,146 @@
+"""``ObjectSessionStore``: the framework's ``SessionStore`` over any :class:`ObjectDriver`."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any, cast
+
+import msgspec
+from agent_framework import AgentSession, SessionStore
+
+from ._framework import (
+    SESSION_SNAPSHOT_DECODER,
+    SESSION_SNAPSHOT_ENCODER,
+    SESSION_SNAPSHOT_VERSION,
+    SessionSnapshot,
+    SessionStatePayload,
+    deserialize_state,
+)
+from ._lifecycle import OwnedResource
+from .drivers import ObjectDriver
+from .errors import CorruptRecordError, StoreConflictError
+from .keys import key_segment
+
+__all__ = ["ObjectSessionStore", "decode_snapshot", "encode_snapshot"]
+
+
+def encode_snapshot(session: AgentSession) -> bytes:
+    """Encode ``session`` exactly as the framework's ``FileSessionStore`` writes its JSON files.
+
+    Raises:
+        TypeError: ``session`` is not an ``AgentSession`` or its state holds an unserialisable value.
+        ValueError: The state holds a value the durable codec rejects (a non-finite float).
+
+    """
+    if type(session) is not AgentSession:
+        raise TypeError("session stores take AgentSession instances only; subclasses need a custom SessionStore")
+    service_session_id = session.service_session_id
+    snapshot = SessionSnapshot(
+        type="session",
+        session_id=session.session_id,
+        service_session_id=dict(service_session_id) if isinstance(service_session_id, Mapping) else service_session_id,
+        state=SessionStatePayload(session.state),
+    )
+    return SESSION_SNAPSHOT_ENCODER.encode(snapshot)
+
+
+def decode_snapshot(data: bytes, *, where: str) -> AgentSession:
+    """Decode a snapshot written by :func:`encode_snapshot` (or by ``FileSessionStore``).
+
+    Raises:
+        CorruptRecordError: ``data`` is not JSON (also a ``ValueError``).
+        ValueError: The envelope has the wrong shape or an unsupported version, or state restore fails.
+
+    """
+    try:
+        snapshot = SESSION_SNAPSHOT_DECODER.decode(data)
+    except msgspec.ValidationError as err:
+        raise ValueError(f"session snapshot {where} has an invalid schema") from err
+    except msgspec.DecodeError as err:
+        raise CorruptRecordError(f"session snapshot {where} is not valid JSON") from err
+    if snapshot.version != SESSION_SNAPSHOT_VERSION:
+        raise ValueError(
+            f"unsupported session snapshot version {snapshot.version!r} in {where}; "
+            f"expected {SESSION_SNAPSHOT_VERSION!r}"
+        )
+    raw_state: object = snapshot.state
+    if not isinstance(raw_state, dict):
+        raise ValueError(f"session snapshot state in {where} must be a mapping")
+    try:
+        state = deserialize_state(cast(dict[str, Any], raw_state))
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"failed to restore session state from {where}") from err
+    session = AgentSession(session_id=snapshot.session_id, service_session_id=snapshot.service_session_id)
+    session.state = state
+    return session
+
+
+class ObjectSessionStore(OwnedResource, SessionStore):
+    """Session snapshots as objects, in the framework's ``FileSessionStore`` JSON envelope.
+
+    Every ``get`` returns an independent copy. Session ids are opaque non-empty strings,
+    mapped injectively to keys (long ids by SHA-256). A snapshot that is not JSON is moved
+    aside to ``<key>.<uuid>.corrupt`` and reported as a ``ValueError``, so a retry starts clean.
+    Concurrent ``set`` calls are last-writer-wins.
+
+    Security posture:
+        Snapshots are stored as plaintext JSON; session state is only as private as the
+        backing store. Keys are derived, never interpreted, so no id can reach another key.
+
+    Args:
+        driver: The object driver; borrowed unless ``owns_driver``.
+        prefix: Key prefix of every snapshot (``""`` or ending with ``/``).
+        owns_driver: Close the driver on ``aclose()``.
+
+    """
+
+    def __init__(self, driver: ObjectDriver, *, prefix: str = "sessions/", owns_driver: bool = False) -> None:
+        if prefix and not prefix.endswith("/"):
+            raise ValueError(f"prefix must be empty or end with '/', got {prefix!r}")
+        super().__init__()
+        self.driver = driver
+        self.prefix = prefix
+        self._adopt(driver, owned=owns_driver)
+
+    def _key(self, session_id: str) -> str:
+        SessionStore.validate_session_id(session_id)
+        return f"{self.prefix}{key_segment(session_id)}.json"
+
+    async def get(self, session_id: str) -> AgentSession | None:
+        """Return an independent copy of the stored session, or ``None``.
+
+        Raises:
+            ValueError: ``session_id`` is empty, or the snapshot is corrupt (quarantined) or unsupported.
+
+        """
+        key = self._key(session_id)
+        stored = await self.driver.get(key)
+        if stored is None:
+            return None
+        try:
+            return decode_snapshot(stored.data, where=repr(key))
+        except CorruptRecordError as err:
+            quarantine = f"{key}.{uuid.uuid4().hex}.corrupt"
+            try:
+                await self.driver.put(quarantine, stored.data, if_absent=True)
+                await self.driver.delete(key, if_version=stored.version)
+            except StoreConflictError:
+                await self.driver.delete(quarantine)
+                raise CorruptRecordError(f"{err}; it changed while being read, retry") from err
+            raise CorruptRecordError(f"{err}; quarantined to {quarantine!r}, retry to start a new session") from err
+
+    async def set(self, session_id: str, session: AgentSession) -> None:
+        """Store a snapshot of ``session``, replacing any earlier one.
+
+        Raises:
+            ValueError: ``session_id`` is empty, or the state holds a non-finite float.
+            TypeError: ``session`` is not an ``AgentSession`` or its state is not serialisable.
+
+        """
+        key = self._key(session_id)
+        await self.driver.put(key, encode_snapshot(session))
+
+    async def delete(self, session_id: str) -> None:
+        """Delete the stored session; deleting an absent one is not an error."""
+        await self.driver.delete(self._key(session_id))

@@ -1,0 +1,36 @@
+"""The agent-stores conformance suite: prove any history provider, file store or session store correct.
+
+Subclass a conformance class in a test module, declare what the store can do, and provide one
+factory fixture returning a callable that opens a store over the same backing data each time::
+
+    import pytest
+    from agent_stores.testing import FileStoreCapabilities, FileStoreConformance
+
+    class TestMyFiles(FileStoreConformance):
+        capabilities = FileStoreCapabilities(case_sensitive=True, empty_directories=False)
+        divergences = {"test_some_clause": "why this store differs"}  # optional, strict xfail
+
+        @pytest.fixture
+        def file_store_factory(self, tmp_path):
+            return lambda **options: MyFileStore(tmp_path, **options)
+
+Installed with ``pip install "agent-stores-core[testing]"``; the pytest plugin is registered
+automatically, so no pytest configuration is needed.
+"""
+
+from ._base import ConformanceBase, requires, unique_id
+from .files import FileStoreCapabilities, FileStoreConformance
+from .history import HistoryCapabilities, HistoryProviderConformance
+from .sessions import SessionStoreCapabilities, SessionStoreConformance
+
+__all__ = [
+    "ConformanceBase",
+    "FileStoreCapabilities",
+    "FileStoreConformance",
+    "HistoryCapabilities",
+    "HistoryProviderConformance",
+    "SessionStoreCapabilities",
+    "SessionStoreConformance",
+    "requires",
+    "unique_id",
+]
