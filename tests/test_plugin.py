@@ -6,7 +6,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-_USER_TEST = '''
+_USER_TEST = """
 import pytest
 from agent_stores.core import ObjectSessionStore
 from agent_stores.core.memory import MemoryObjectDriver
@@ -25,7 +25,7 @@ class TestMine(SessionStoreConformance):
             return ObjectSessionStore(driver)
 
         return open_store
-'''
+"""
 
 
 def test_suite_runs_without_configuration(pytester: pytest.Pytester) -> None:

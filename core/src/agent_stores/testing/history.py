@@ -1,0 +1,900 @@
+"""The chat-history conformance suite: prove a ``HistoryProvider`` stores what the framework expects.
+
+Subclass :class:`HistoryProviderConformance`, declare a :class:`HistoryCapabilities`, and provide a
+``history_factory`` fixture::
+
+    import pytest
+    from agent_stores.testing import HistoryCapabilities, HistoryProviderConformance
+
+    class TestMyHistory(HistoryProviderConformance):
+        capabilities = HistoryCapabilities(windowed_load=True, skip_excluded=True)
+        divergences = {"test_some_clause": "why this store differs"}  # optional, strict xfail
+
+        @pytest.fixture
+        def history_factory(self, tmp_path):
+            return lambda **options: MyHistoryProvider(tmp_path, **options)  # or an awaitable of one
+
+Every call of the returned callable must open a provider over the **same** backing data: that
+is how the suite checks restarts, two instances and concurrency. It always passes
+``source_id=``; ``max_messages=`` and ``skip_excluded=`` only when the matching capability is
+declared.
+
+The suite drives a provider exactly as ``Agent`` does: one ``AgentSession`` per session id, and
+``get_messages(session_id, state=session.state.setdefault(provider.source_id, {}))`` /
+``save_messages(session_id, messages, state=...)``. Providers that keep history in session
+state (the framework's ``InMemoryHistoryProvider``) are testable too: a "restart" is a new
+provider instance over the same session objects.
+
+Stores declaring ``multi_process`` also provide a ``history_process_factory`` fixture returning
+``("module:function", kwargs)``: a child process imports ``module``, calls
+``function(**kwargs, source_id=...)`` (which may return an awaitable) and must get a provider
+over the same backing data as ``history_factory``. ``kwargs`` must be JSON-serialisable; the
+child runs with the parent's ``sys.path``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import os
+import sys
+import tempfile
+import warnings
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import IO, Any, ClassVar, cast
+
+import pytest
+from agent_framework import AgentSession, Content, HistoryProvider, InMemoryHistoryProvider, Message
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ._base import ConformanceBase, maybe_await, requires, unique_id
+
+__all__ = ["HistoryCapabilities", "HistoryProviderConformance", "sample_contents"]
+
+
+@dataclass(frozen=True)
+class HistoryCapabilities:
+    """What a history provider declares beyond the minimal contract (every default is "no").
+
+    Attributes:
+        windowed_load: The factory accepts ``max_messages=N``: loads return the newest N messages
+            (never starting with an orphan tool result or approval response) and ``N <= 0`` is a
+            ``ValueError``.
+        skip_excluded: The factory accepts ``skip_excluded=True``: loads omit messages whose
+            ``additional_properties["_excluded"]`` is truthy.
+        concurrent_instances: Two provider instances in one process may save to one session at
+            the same time (``asyncio.gather``) without losing, duplicating or splitting a save.
+        multi_process: Two OS processes may save to one session at the same time with the same
+            guarantees; the test class must also provide a ``history_process_factory`` fixture.
+        admin: The provider has ``count_messages(session_id)``, ``delete_session(session_id)``
+            and ``list_sessions(*, after=None, limit=100)`` as in ``LogHistoryProvider``.
+
+    """
+
+    windowed_load: bool = False
+    skip_excluded: bool = False
+    concurrent_instances: bool = False
+    multi_process: bool = False
+    admin: bool = False
+
+
+def sample_contents() -> list[Content]:
+    """Return one valid instance of every ``Content`` type the framework defines (some of several shapes)."""
+    png = b"\x89PNG\r\n\x1a\n\x00\xff"
+    with warnings.catch_warnings():  # computer-use constructors are experimental; the samples are fixed
+        warnings.simplefilter("ignore")
+        call = Content.from_function_call(
+            "call-1", "get_weather", arguments={"city": "Zürich", "big": 2**53 + 1}, id="call-1", status="completed"
+        )
+        return [
+            Content.from_text(
+                'héllo\nwörld\r\n\u2028 "quoted" \\ \t 🙂',
+                annotations=[
+                    {
+                        "type": "citation",
+                        "title": "a source",
+                        "url": "https://example.com/source",
+                        "annotated_regions": [{"type": "text_span", "start_index": 0, "end_index": 5}],
+                    }
+                ],
+            ),
+            Content.from_text_reasoning(id="rs-1", text="thinking…", protected_data="b3BhcXVl", status="completed"),
+            Content.from_data(png, "image/png", name="pixel.png"),
+            Content.from_uri("https://example.com/report.pdf", media_type="application/pdf", name="report.pdf"),
+            Content.from_error(message="boom", error_code="E42", error_details="stack"),
+            call,
+            Content.from_function_call("call-2", "no_args"),
+            Content.from_function_result("call-1", id="call-1", result="sunny"),
+            Content.from_function_result(
+                "call-2", result=[Content.from_text("part"), Content.from_data(png, "image/png")], exception="hidden"
+            ),
+            Content.from_usage({"input_token_count": 10, "output_token_count": 5, "total_token_count": 15}),
+            Content.from_hosted_file("file-1", media_type="text/plain", name="notes.txt"),
+            Content.from_hosted_vector_store("vs-1"),
+            Content.from_code_interpreter_tool_call(
+                call_id="ci-1", inputs=[Content.from_text("print(1)")], status="completed"
+            ),
+            Content.from_code_interpreter_tool_result(call_id="ci-1", outputs=[Content.from_text("1")]),
+            Content.from_image_generation_tool_call(image_id="img-1"),
+            Content.from_image_generation_tool_result(
+                image_id="img-1", outputs=Content.from_uri("https://example.com/i.png", media_type="image/png")
+            ),
+            Content.from_mcp_server_tool_call("mcp-1", "search", server_name="docs", arguments='{"q": "x"}'),
+            Content.from_mcp_server_tool_result("mcp-1", output=[{"type": "text", "text": "hit"}]),
+            Content.from_search_tool_call("s-1", tool_name="web_search", arguments={"q": "x"}, status="completed"),
+            Content.from_search_tool_result(
+                "s-1",
+                tool_name="web_search",
+                result={"hits": 1},
+                items=[Content.from_uri("https://example.com", media_type="text/html")],
+            ),
+            Content.from_shell_tool_call(
+                call_id="sh-1", commands=["ls", "pwd"], timeout_ms=1000, max_output_length=100, status="completed"
+            ),
+            Content.from_shell_tool_result(
+                call_id="sh-1",
+                outputs=[Content.from_shell_command_output(stdout="a\n", stderr="", exit_code=0, timed_out=False)],
+                max_output_length=100,
+            ),
+            Content.from_shell_command_output(stdout="partial", exit_code=None, timed_out=True),
+            Content.from_computer_tool_call(
+                id="cu-1",
+                call_id="cu-call-1",
+                actions=[{"type": "click", "x": 1, "y": 2}],
+                status="completed",
+                pending_safety_checks=[{"id": "sc-1", "code": "c", "message": "m"}],
+            ),
+            Content.from_computer_tool_result(
+                call_id="cu-call-1",
+                id="cu-1",
+                screenshot=Content.from_data(png, "image/png"),
+                acknowledged_safety_checks=[{"id": "sc-1"}],
+            ),
+            Content.from_function_approval_request("call-1", call),
+            Content.from_function_approval_response(True, "call-1", call),
+            Content.from_oauth_consent_request("https://login.example.com/consent?state=x&y=1"),
+        ]
+
+
+def _msg(role: str, text: str, message_id: str | None = None, **properties: Any) -> Message:
+    return Message(role, [text], message_id=message_id, additional_properties=properties or None)
+
+
+def _dicts(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    return [m.to_dict() for m in messages]
+
+
+def _copies(messages: Sequence[Message]) -> list[Message]:
+    """Fresh, equal messages: what a caller sends is never the object a store (or the reference) kept."""
+    return [Message.from_dict(m.to_dict()) for m in messages]
+
+
+def _ids(messages: Sequence[Message]) -> list[str | None]:
+    return [m.message_id for m in messages]
+
+
+class HistoryHarness:
+    """Opens providers and keeps the clause's ``AgentSession`` objects, driving providers as ``Agent`` does."""
+
+    def __init__(self, open_store: Callable[..., Awaitable[Any]]) -> None:
+        self._open_store = open_store
+        self._sessions: dict[str, AgentSession] = {}
+        #: The source id of providers opened without one; unique per clause.
+        self.source_id = unique_id("source")
+
+    async def open(self, *, source_id: str | None = None, **options: Any) -> HistoryProvider:
+        """Open a new provider instance over the store's backing data (closed at the end of the clause)."""
+        return cast(HistoryProvider, await self._open_store(source_id=source_id or self.source_id, **options))
+
+    def state(self, provider: HistoryProvider, session_id: str) -> dict[str, Any]:
+        """Return the provider's slice of the session's state, as ``Agent`` passes it."""
+        session = self._sessions.setdefault(session_id, AgentSession(session_id=session_id))
+        return cast(dict[str, Any], session.state.setdefault(provider.source_id, {}))
+
+    async def load(self, provider: HistoryProvider, session_id: str) -> list[Message]:
+        """Load the session's history through ``provider``."""
+        return await provider.get_messages(session_id, state=self.state(provider, session_id))
+
+    async def save(self, provider: HistoryProvider, session_id: str, messages: Sequence[Message]) -> None:
+        """Save fresh copies of ``messages`` through ``provider``."""
+        await provider.save_messages(session_id, _copies(messages), state=self.state(provider, session_id))
+
+
+# Session-id fragments that break naive key derivations; each is combined with a unique prefix.
+_ID_SUFFIXES = (
+    "",
+    "A",
+    "a",
+    "a ",
+    " a",
+    "a\t",
+    "a\n",
+    "a/b",
+    "a_b",
+    "a-b",
+    "a%2Fb",
+    "a%2fb",
+    "a\\b",
+    "a:b",
+    "a::b",
+    "a.b",
+    "/..",
+    "/.",
+    ".",
+    "..",
+    "*",
+    "?",
+    "[a]",
+    "{x}",
+    "{x",
+    "~x",
+    "~",
+    "\u00e9",  # NFC
+    "e\u0301",  # NFD of the same text
+    "\u00a0",
+    "🙂",
+    "CON",
+    "con",
+)
+_ID_PREFIXES = ("..", "../", "*", ":", "{", " ", "~", "A", "\u00e9", "e\u0301", "/")
+
+
+# Long ids: lowercase-safe ones (often used verbatim) and ones that need encoding, past common limits.
+_LONG_SUFFIXES = tuple(
+    tail for n in (300, 1024, 10240) for tail in ("x" * n, "x" * (n - 1) + "y", "\u00e9" * (n // 2), "X" * n)
+)
+
+
+def _distinct_ids(suffixes: Sequence[str], prefixes: Sequence[str] = ()) -> list[str]:
+    base = unique_id("sid")
+    ids = [base + s for s in suffixes] + [p + base for p in prefixes]
+    assert len(set(ids)) == len(ids), "the suite's adversarial ids must be distinct"
+    return ids
+
+
+def _clip(value: str) -> str:
+    return repr(value if len(value) <= 40 else f"{value[:37]}…({len(value)} chars)")
+
+
+# The de-duplication pool: messages that collide by identity in every way filter_new_messages knows.
+_POOL: tuple[Callable[[], Message], ...] = (
+    lambda: _msg("user", "hi"),
+    lambda: _msg("user", "again"),
+    lambda: _msg("assistant", "ok"),
+    lambda: _msg("assistant", "ok", "a-1"),
+    lambda: _msg("assistant", "sure", "a-2"),
+    lambda: _msg("user", "hi", "u-1"),
+    lambda: _msg("system", "rules"),
+    lambda: Message("tool", [Content.from_function_result("c-1", result="42")]),
+)
+
+# One save: (kind, n, pool indices). "fresh" sends pool messages; "prefix"/"suffix" first replay
+# the first/last n % (len + 1) stored messages (as the reference stored them), then the pool ones.
+_SAVE = st.tuples(
+    st.sampled_from(["fresh", "prefix", "suffix"]),
+    st.integers(min_value=0, max_value=12),
+    st.lists(st.integers(min_value=0, max_value=len(_POOL) - 1), max_size=4),
+)
+
+
+def _resolve(kind: str, n: int, picks: list[int], stored: list[Message]) -> list[Message]:
+    k = n % (len(stored) + 1)
+    replayed = [] if kind == "fresh" or k == 0 else stored[:k] if kind == "prefix" else stored[-k:]
+    return _copies(replayed) + [_POOL[i]() for i in picks]
+
+
+_PROCESS_TIMEOUT_S = 120.0
+_READY, _DONE = "agent-stores:ready", "agent-stores:done"
+_CHILD_CODE = "from agent_stores.testing.history import run_writer_process; run_writer_process()"
+
+
+def run_writer_process() -> None:
+    """Run one writer process of the multi-process clause (JSON commands on stdin, one per line).
+
+    The first line names the provider (``spec``, ``kwargs``, ``source_id``); each further line
+    is ``{"session_id": ..., "batches": [[message dict, ...], ...]}``, saved batch by batch and
+    acknowledged with a ``done`` line. End of input closes the provider.
+    """
+    setup = json.loads(sys.stdin.readline())
+    module_name, _, attribute = str(setup["spec"]).partition(":")
+    factory = getattr(importlib.import_module(module_name), attribute)
+    with asyncio.Runner() as runner:
+        provider = cast(
+            HistoryProvider, runner.run(maybe_await(factory(**setup["kwargs"], source_id=setup["source_id"])))
+        )
+        print(_READY, flush=True)
+        for line in sys.stdin:
+            command = json.loads(line)
+            for batch in command["batches"]:
+                messages = [Message.from_dict(m) for m in batch]
+                runner.run(provider.save_messages(command["session_id"], messages, state={}))
+            print(_DONE, flush=True)
+        close = getattr(provider, "aclose", None)
+        if close is not None:
+            runner.run(maybe_await(close()))
+
+
+class _WriterProcess:
+    """A child process saving through the store's ``history_process_factory`` spec."""
+
+    def __init__(self, process: asyncio.subprocess.Process, stderr: IO[bytes]) -> None:
+        self._process = process
+        self._stderr = stderr
+
+    @classmethod
+    async def start(cls, spec: str, kwargs: dict[str, Any], source_id: str) -> _WriterProcess:
+        stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            _CHILD_CODE,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=stderr,
+            env=env,
+        )
+        writer = cls(process, stderr)
+        writer._send({"spec": spec, "kwargs": kwargs, "source_id": source_id})
+        return writer
+
+    def _send(self, payload: dict[str, Any]) -> None:
+        assert self._process.stdin is not None
+        self._process.stdin.write(json.dumps(payload).encode("utf-8") + b"\n")
+
+    def save(self, session_id: str, batches: Sequence[Sequence[Message]]) -> None:
+        """Tell the process to save ``batches`` in order (answered by :meth:`wait_for`)."""
+        self._send({"session_id": session_id, "batches": [_dicts(b) for b in batches]})
+
+    async def wait_for(self, token: str) -> None:
+        """Wait for the process to print ``token``; fail with its stderr when it dies first."""
+        assert self._process.stdin is not None and self._process.stdout is not None
+        await self._process.stdin.drain()
+        while True:
+            line = await asyncio.wait_for(self._process.stdout.readline(), _PROCESS_TIMEOUT_S)
+            if not line:
+                await self._process.wait()
+                self._stderr.seek(0)
+                detail = self._stderr.read().decode("utf-8", "replace")[-4000:]
+                pytest.fail(f"writer process exited with {self._process.returncode}:\n{detail}", pytrace=False)
+            if line.decode("utf-8", "replace").strip() == token:
+                return
+
+    async def stop(self) -> None:
+        """Close the process's input and wait for it to exit."""
+        if self._process.stdin is not None and not self._process.stdin.is_closing():
+            self._process.stdin.close()
+        try:
+            await asyncio.wait_for(self._process.wait(), _PROCESS_TIMEOUT_S)
+        except TimeoutError:
+            self._process.kill()
+            await self._process.wait()
+        finally:
+            self._stderr.close()
+
+
+def _turns(label: str, count: int) -> list[list[Message]]:
+    """``count`` turns of one writer: a user and an assistant message per save, every message with an id."""
+    return [
+        [
+            _msg("user", f"{label} asks {i}", f"{label}-{i}-u"),
+            _msg("assistant", f"{label} answers {i}", f"{label}-{i}-a"),
+        ]
+        for i in range(count)
+    ]
+
+
+def _check_interleaved(loaded: list[Message], writers: dict[str, list[list[Message]]]) -> None:
+    """Assert ``loaded`` holds every writer's turns exactly once, each writer's in order, each save unsplit."""
+    ids = _ids(loaded)
+    expected = [m.message_id for turns in writers.values() for turn in turns for m in turn]
+    missing = sorted(set(expected) - set(ids), key=str)
+    doubled = sorted({i for i in ids if ids.count(i) > 1}, key=str)
+    assert not missing and not doubled and len(ids) == len(expected), (
+        f"lost {missing}, duplicated {doubled}, {len(ids)} stored for {len(expected)} saved"
+    )
+    for label, turns in writers.items():
+        own = [i for i in ids if str(i).startswith(f"{label}-")]
+        assert own == [m.message_id for turn in turns for m in turn], f"writer {label}'s messages were reordered"
+        for turn in turns:
+            first = ids.index(turn[0].message_id)
+            assert ids[first : first + len(turn)] == _ids(turn), f"save {_ids(turn)} was split by another save"
+
+
+class HistoryProviderConformance(ConformanceBase):
+    """Clauses every chat-history provider must pass; optional ones are selected by ``capabilities``.
+
+    Provide a ``history_factory`` fixture (see the module docstring). Declare what the store can
+    do in ``capabilities`` (a :class:`HistoryCapabilities`); list known deviations in
+    ``divergences`` with a reason.
+    """
+
+    capabilities: ClassVar[HistoryCapabilities] = HistoryCapabilities()
+    factory_fixture: ClassVar[str] = "history_factory"
+
+    @pytest.fixture
+    def history(self, open_store: Callable[..., Awaitable[Any]]) -> HistoryHarness:
+        """Return the clause's harness: it opens providers and keeps the clause's sessions."""
+        return HistoryHarness(open_store)
+
+    # -- basics ---------------------------------------------------------------------------
+
+    async def test_unknown_session_loads_empty(self, history: HistoryHarness) -> None:
+        """Loading a session nothing was saved to returns ``[]``.
+
+        Failure means the store returns ``None``, raises for a missing session, or returns
+        messages of another session. Treat a missing log as empty.
+        """
+        provider = await history.open()
+        assert await history.load(provider, unique_id("session")) == []
+
+    async def test_empty_save_is_a_no_op(self, history: HistoryHarness) -> None:
+        """Saving an empty list stores nothing and changes nothing.
+
+        Failure means an empty save raised, created a placeholder record, or disturbed the
+        existing history. Return early when there is nothing to save.
+        """
+        provider = await history.open()
+        session_id = unique_id("session")
+        await history.save(provider, session_id, [])
+        assert await history.load(provider, session_id) == []
+        existing = [_msg("user", "hello", "m-1"), _msg("assistant", "hi")]
+        await history.save(provider, session_id, existing)
+        await history.save(provider, session_id, [])
+        assert _dicts(await history.load(await history.open(), session_id)) == _dicts(existing)
+
+    async def test_messages_load_in_save_order(self, history: HistoryHarness) -> None:
+        """Messages come back in the order they were saved, within one save and across saves.
+
+        Failure means the store orders by something else (message id, timestamp with ties,
+        hash order, a set) or reverses a batch. Keep an explicit per-session sequence and read
+        in ascending order.
+        """
+        provider = await history.open()
+        session_id = unique_id("session")
+        first = [
+            _msg("system", "rules"),
+            _msg("user", "q1", "m-9"),
+            _msg("assistant", "a1", "m-10"),
+            _msg("user", "q2"),
+            _msg("assistant", "a2", "m-2"),
+        ]
+        second = [_msg("user", "q3", "m-1"), _msg("assistant", "a3", "m-0")]
+        third = [_msg("user", "q4"), _msg("assistant", "a4", "m-a")]
+        for batch in (first, second, third):
+            await history.save(provider, session_id, batch)
+        assert _dicts(await history.load(provider, session_id)) == _dicts(first + second + third)
+
+    async def test_new_instance_sees_saved_history(self, history: HistoryHarness) -> None:
+        """A provider opened later (a restart) sees everything saved before, and both keep appending one history.
+
+        Failure means history lives in the provider instance (a cache that is never reloaded or
+        never written through) instead of in the store. Read from and write to the backing store.
+        """
+        session_id = unique_id("session")
+        before = await history.open()
+        first = [_msg("user", "before restart", "m-1"), _msg("assistant", "noted", "m-2")]
+        await history.save(before, session_id, first)
+        after = await history.open()
+        assert _dicts(await history.load(after, session_id)) == _dicts(first)
+        second = [_msg("user", "after restart", "m-3")]
+        await history.save(after, session_id, second)
+        assert _dicts(await history.load(before, session_id)) == _dicts(first + second)
+
+    # -- fidelity -------------------------------------------------------------------------
+
+    async def test_every_content_type_round_trips(self, history: HistoryHarness) -> None:
+        """Every ``Content`` type comes back exactly: ``to_dict()`` of what was loaded equals what was saved.
+
+        Failure means the store's encoding drops or changes fields (nested contents, bytes in
+        data URIs, annotations, integers beyond 2**53, unicode). Store ``Message.to_dict()``
+        as JSON and rebuild with ``Message.from_dict()``; never hand-pick fields.
+        """
+        provider = await history.open()
+        session_id = unique_id("session")
+        messages = [Message("assistant", [c], message_id=f"m-{i}") for i, c in enumerate(sample_contents())]
+        messages.append(Message("assistant", sample_contents(), message_id="m-all"))
+        await history.save(provider, session_id, messages)
+        loaded = _dicts(await history.load(await history.open(), session_id))
+        assert len(loaded) == len(messages), "messages were lost or added"
+        for saved, got in zip(_dicts(messages), loaded, strict=True):
+            assert got == saved, f"{saved['contents'][0]['type']} content did not round-trip"
+
+    async def test_message_fields_round_trip(self, history: HistoryHarness) -> None:
+        """Roles, ``message_id``, ``author_name`` and ``additional_properties`` come back exactly.
+
+        Failure means the store keeps only role and text, drops ``additional_properties``
+        (compaction marks like ``_excluded`` live there), or coerces values (large integers,
+        nested lists, ``None``, unicode keys). Store the whole ``Message.to_dict()``.
+        """
+        provider = await history.open()
+        session_id = unique_id("session")
+        properties: dict[str, Any] = {
+            "_excluded": False,
+            "nested": {"list": [1, 2.5, None, True, "é"], "big": 2**53 + 1, "neg": -(2**62)},
+            "ключ": "значение",
+            "empty": {},
+        }
+        messages = [
+            Message("system", ["rules"]),
+            Message("user", ["hi"], author_name="Ada", message_id="m-1", additional_properties=properties),
+            Message("assistant", ["x" * 65536], author_name="bot ü", message_id="m-2"),
+            Message("tool", [Content.from_function_result("c-1", result="r")], message_id="m-3"),
+            Message("developer", ["a role the framework does not name"], additional_properties={"k": "v"}),
+            Message("assistant", [], message_id="m-4"),
+            Message("user", ["line\nbreak\r\n\u2028 \x00 end"], message_id=" spaced id/é "),
+        ]
+        await history.save(provider, session_id, messages)
+        assert _dicts(await history.load(await history.open(), session_id)) == _dicts(messages)
+
+    # -- de-duplication -------------------------------------------------------------------
+
+    async def test_replayed_transcript_is_not_stored_twice(self, history: HistoryHarness) -> None:
+        """A save that replays the stored transcript and adds new messages stores only the new ones.
+
+        Failure means the store appends every incoming message. Decide what to store with the
+        framework's ``filter_new_messages(existing, incoming)``, as ``InMemoryHistoryProvider``
+        does (``LogHistoryProvider`` shows how to do it from stored digests).
+        """
+        provider = await history.open()
+        session_id = unique_id("session")
+        turn1 = [_msg("user", "q1"), _msg("assistant", "a1", "m-1")]
+        turn2 = [_msg("user", "q2"), _msg("assistant", "a2")]
+        await history.save(provider, session_id, turn1)
+        await history.save(provider, session_id, turn1 + turn2)
+        await history.save(provider, session_id, turn1 + turn2)
+        assert _dicts(await history.load(provider, session_id)) == _dicts(turn1 + turn2)
+
+    async def test_repeated_user_message_without_id_is_kept(self, history: HistoryHarness) -> None:
+        """A user sending the same text twice (no message id) gets two stored messages.
+
+        Failure means the store de-duplicates by content over the whole history (or a set of
+        identities). The framework keeps a repeated id-less user input; use
+        ``filter_new_messages`` instead of a global identity check.
+        """
+        provider = await history.open()
+        session_id = unique_id("session")
+        await history.save(provider, session_id, [_msg("user", "yes")])
+        await history.save(provider, session_id, [_msg("user", "yes")])
+        await history.save(provider, session_id, [_msg("assistant", "done")])
+        await history.save(provider, session_id, [_msg("user", "yes")])
+        expected = [_msg("user", "yes"), _msg("user", "yes"), _msg("assistant", "done"), _msg("user", "yes")]
+        assert _dicts(await history.load(provider, session_id)) == _dicts(expected)
+
+    # Each example uses a fresh session id, so the store fixture is safely shared across examples;
+    # every subclass (one per store) runs the same method, hence the "differing executors".
+    @settings(
+        max_examples=40,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.differing_executors],
+    )
+    @given(saves=st.lists(_SAVE, min_size=1, max_size=7))
+    async def test_deduplication_matches_the_framework(
+        self, history: HistoryHarness, saves: list[tuple[str, int, list[int]]]
+    ) -> None:
+        """Any sequence of saves stores exactly what the framework's ``InMemoryHistoryProvider`` stores.
+
+        The saves mix messages with and without ids, repeated id-less user messages, replayed
+        transcript prefixes and overlapping suffixes. Failure means the store's de-duplication
+        differs from ``filter_new_messages(existing, incoming)``; hypothesis prints the smallest
+        sequence of saves that shows it. Compute the decision exactly as the framework does.
+        """
+        provider = await history.open()
+        session_id = unique_id("session")
+        reference = InMemoryHistoryProvider()
+        reference_state: dict[str, Any] = {}
+        for kind, n, picks in saves:
+            stored = await reference.get_messages(session_id, state=reference_state)
+            incoming = _resolve(kind, n, picks, stored)
+            await reference.save_messages(session_id, _copies(incoming), state=reference_state)
+            await history.save(provider, session_id, incoming)
+        expected = await reference.get_messages(session_id, state=reference_state)
+        assert _dicts(await history.load(provider, session_id)) == _dicts(expected)
+
+    # -- isolation ------------------------------------------------------------------------
+
+    async def test_source_ids_are_isolated(self, history: HistoryHarness) -> None:
+        """Providers with different ``source_id`` on one session never see each other's messages.
+
+        Failure means ``source_id`` is not part of the storage key, so two providers on one
+        agent (say, a full history and an audit copy) mix their messages. Put the source id in
+        every key, through an injective encoding (ids differing only in case or separators too).
+        """
+        base = unique_id("source")
+        sources = [f"{base}-a", f"{base}-A", f"{base}/a", f"{base}_a"]
+        session_id = unique_id("session")
+        providers = [await history.open(source_id=s) for s in sources]
+        for i, provider in enumerate(providers):
+            await history.save(provider, session_id, [_msg("user", f"for source {i}", f"m-{i}")])
+        for i, source in enumerate(sources):
+            reopened = await history.open(source_id=source)
+            got = _ids(await history.load(reopened, session_id))
+            assert got == [f"m-{i}"], f"source id {source!r} sees {got}"
+
+    async def test_session_ids_never_share_history(self, history: HistoryHarness) -> None:
+        """Distinct session ids keep distinct histories, whatever characters they hold.
+
+        Ids differ only in case, whitespace, separators, percent-encoding, ``..``, glob or
+        template characters, or unicode normalisation. Failure means the key derivation is not
+        injective (lowercasing, stripping, slugifying, URL-decoding) or an id escapes its key
+        space. Encode ids injectively, e.g. with the framework's ``_storage_key_segment`` as
+        ``agent_stores.core.KeySpace`` does.
+        """
+        await self._check_separate_histories(history, _distinct_ids(_ID_SUFFIXES, _ID_PREFIXES))
+
+    async def test_long_session_ids_keep_separate_histories(self, history: HistoryHarness) -> None:
+        """Session ids of 300 characters, 1 kB and 10 kB work and keep distinct histories.
+
+        Failure means a long id breaks a backend limit (file name length, key size, index width)
+        or is truncated so that ids sharing a long prefix collide. Map ids past the backend's
+        limit to a collision-resistant digest (``_storage_key_segment`` does so only for ids it
+        encodes, not for lowercase-safe ones used verbatim).
+        """
+        await self._check_separate_histories(history, _distinct_ids(_LONG_SUFFIXES))
+
+    @staticmethod
+    async def _check_separate_histories(history: HistoryHarness, ids: list[str]) -> None:
+        provider = await history.open()
+        for i, session_id in enumerate(ids):
+            await history.save(provider, session_id, [_msg("user", f"message {i}", f"m-{i}")])
+        reopened = await history.open()
+        wrong: list[str] = []
+        for i, session_id in enumerate(ids):
+            got = _ids(await history.load(reopened, session_id))
+            if got != [f"m-{i}"]:
+                owners = ", ".join(_clip(ids[int(str(g)[2:])]) for g in got if str(g).startswith("m-"))
+                wrong.append(f"{_clip(session_id)} holds messages of [{owners}]")
+        assert not wrong, "session ids share storage:\n" + "\n".join(wrong)
+
+    # -- concurrency ----------------------------------------------------------------------
+
+    @requires("concurrent_instances")
+    async def test_concurrent_saves_lose_and_duplicate_nothing(self, history: HistoryHarness) -> None:
+        """Two instances saving turns to one session at once keep every message once, in order, saves unsplit.
+
+        Failure means a lost update (read-modify-write without a condition), a duplicate from a
+        retried write, or interleaving inside one save. Append each save atomically with a
+        condition (expected length or sequence) and retry on conflict.
+        """
+        first, second = await history.open(), await history.open()
+        session_id = unique_id("session")
+        writers = {"w1": _turns("w1", 12), "w2": _turns("w2", 12)}
+
+        async def write(provider: HistoryProvider, turns: list[list[Message]]) -> None:
+            for turn in turns:
+                await history.save(provider, session_id, turn)
+
+        await asyncio.gather(write(first, writers["w1"]), write(second, writers["w2"]))
+        _check_interleaved(await history.load(await history.open(), session_id), writers)
+
+    @requires("concurrent_instances")
+    async def test_concurrent_replays_store_once(self, history: HistoryHarness) -> None:
+        """Two instances saving the same messages to one session at once store them once.
+
+        Failure means de-duplication reads the history and appends in two unguarded steps, so
+        both writers see an empty session and both append. Make check-and-append atomic
+        (conditional append with retry, a transaction, or a server-side script).
+        """
+        providers = [await history.open() for _ in range(2)]
+        for round_ in range(5):
+            session_id = unique_id("session")
+            batch = [_msg("user", f"round {round_}", f"r{round_}-u"), _msg("assistant", "ok", f"r{round_}-a")]
+            await asyncio.gather(*(history.save(p, session_id, batch) for p in providers))
+            assert _dicts(await history.load(providers[0], session_id)) == _dicts(batch)
+
+    @requires("multi_process")
+    async def test_processes_saving_concurrently_lose_and_duplicate_nothing(
+        self, history: HistoryHarness, request: pytest.FixtureRequest
+    ) -> None:
+        """Two OS processes saving to one session at once lose, duplicate, reorder and split nothing.
+
+        Each round both processes save the same two messages to a fresh session (stored once),
+        then both save interleaved turns. Failure means the store's atomicity is only
+        process-local (an ``asyncio.Lock`` or a thread lock). Use the backend's own atomic
+        primitive: a transaction, a conditional write, a server-side script.
+        The test class must provide ``history_process_factory`` returning
+        ``("module:function", json_kwargs)`` over the same data as ``history_factory``.
+        """
+        try:
+            spec, kwargs = cast(tuple[str, dict[str, Any]], request.getfixturevalue("history_process_factory"))
+        except pytest.FixtureLookupError:
+            pytest.fail("multi_process is declared, so the class must provide history_process_factory", pytrace=False)
+        reader = await history.open()
+        processes = [await _WriterProcess.start(spec, kwargs, history.source_id) for _ in range(2)]
+        try:
+            for process in processes:
+                await process.wait_for(_READY)
+
+            async def run(jobs: Sequence[Sequence[Sequence[Message]]], session_id: str) -> None:
+                for process, batches in zip(processes, jobs, strict=True):
+                    process.save(session_id, batches)
+                await asyncio.gather(*(p.wait_for(_DONE) for p in processes))
+
+            for round_ in range(8):
+                session_id = unique_id("session")
+                batch = [_msg("user", f"round {round_}", f"r{round_}-u"), _msg("assistant", "ok", f"r{round_}-a")]
+                await run([[batch], [batch]], session_id)
+                got = _ids(await history.load(reader, session_id))
+                assert got == _ids(batch), f"round {round_}: both processes' identical save stored as {got}"
+            session_id = unique_id("session")
+            writers = {"p1": _turns("p1", 15), "p2": _turns("p2", 15)}
+            await run(list(writers.values()), session_id)
+            _check_interleaved(await history.load(reader, session_id), writers)
+        finally:
+            for process in processes:
+                await process.stop()
+
+    # -- windowed load --------------------------------------------------------------------
+
+    @requires("windowed_load")
+    async def test_max_messages_loads_the_newest_window(self, history: HistoryHarness) -> None:
+        """With ``max_messages=N`` a load returns the newest N messages, oldest first.
+
+        Failure means the window is the oldest N, is reversed, or ignores the option. Read the
+        last N records (without reading the whole log) and return them in save order.
+        """
+        session_id = unique_id("session")
+        messages = [_msg("user" if i % 2 == 0 else "assistant", f"m{i}", f"m-{i}") for i in range(9)]
+        await history.save(await history.open(), session_id, messages)
+        for n in (1, 3, 9, 50):
+            windowed = await history.open(max_messages=n)
+            assert _dicts(await history.load(windowed, session_id)) == _dicts(messages[-n:]), f"max_messages={n}"
+
+    @requires("windowed_load")
+    async def test_window_never_starts_with_an_orphan_answer(self, history: HistoryHarness) -> None:
+        """A window never starts with a tool result or approval response whose request lies outside it.
+
+        Expected: the newest N messages minus any leading answers (``tool`` role,
+        ``function_result`` or ``function_approval_response`` contents); never more than N.
+        Failure means the model would receive a tool result without its call, which chat APIs
+        reject. Drop leading answer messages after cutting the window.
+        """
+        call = Content.from_function_call("c-1", "lookup", arguments={"q": "x"}, id="c-1")
+        call2 = Content.from_function_call("c-2", "lookup", arguments={"q": "y"}, id="c-2")
+        messages = [
+            _msg("user", "look up x and y", "m-0"),
+            Message("assistant", [call, call2], message_id="m-1"),
+            Message("tool", [Content.from_function_result("c-1", id="c-1", result="x!")], message_id="m-2"),
+            Message("tool", [Content.from_function_result("c-2", id="c-2", result="y!")], message_id="m-3"),
+            _msg("assistant", "x! and y!", "m-4"),
+            Message("assistant", [Content.from_function_approval_request("c-1", call)], message_id="m-5"),
+            Message("user", [Content.from_function_approval_response(True, "c-1", call)], message_id="m-6"),
+            _msg("assistant", "approved", "m-7"),
+        ]
+        session_id = unique_id("session")
+        await history.save(await history.open(), session_id, messages)
+        tail = ["m-4", "m-5", "m-6", "m-7"]
+        expected = {
+            1: ["m-7"],
+            2: ["m-7"],
+            3: tail[1:],
+            4: tail,
+            5: tail,
+            6: tail,
+            7: _ids(messages[1:]),
+            8: _ids(messages),
+        }
+        for n, ids in expected.items():
+            windowed = await history.open(max_messages=n)
+            assert _ids(await history.load(windowed, session_id)) == ids, f"max_messages={n}"
+
+    @requires("windowed_load")
+    async def test_invalid_max_messages_is_rejected(self, history: HistoryHarness) -> None:
+        """``max_messages`` of 0 or less is a ``ValueError`` when the provider is created.
+
+        Failure means a zero or negative window silently loads nothing (or everything).
+        Validate the option in the constructor.
+        """
+        for n in (0, -1):
+            with pytest.raises(ValueError):
+                await history.open(max_messages=n)
+
+    @requires("windowed_load")
+    async def test_windowed_provider_deduplicates_against_the_whole_history(self, history: HistoryHarness) -> None:
+        """A provider with ``max_messages`` still de-duplicates a replayed transcript longer than its window.
+
+        Failure means saves compare incoming messages with the loaded window instead of the
+        stored history, storing the replayed part again. De-duplicate against the stored log.
+        """
+        session_id = unique_id("session")
+        transcript = [_msg("user" if i % 2 == 0 else "assistant", f"m{i}") for i in range(6)]
+        await history.save(await history.open(), session_id, transcript)
+        windowed = await history.open(max_messages=2)
+        added = [_msg("user", "new")]
+        await history.save(windowed, session_id, transcript + added)
+        assert _dicts(await history.load(await history.open(), session_id)) == _dicts(transcript + added)
+
+    # -- skip_excluded --------------------------------------------------------------------
+
+    @requires("skip_excluded")
+    async def test_skip_excluded_omits_excluded_messages(self, history: HistoryHarness) -> None:
+        """With ``skip_excluded=True`` loads omit messages marked ``_excluded``; saves still see them.
+
+        Failure means excluded messages are loaded (or non-excluded ones dropped), or a replay is
+        de-duplicated against the filtered view and stores excluded messages again. Filter on
+        load only, on ``additional_properties["_excluded"]`` being truthy.
+        """
+        session_id = unique_id("session")
+        messages = [
+            _msg("user", "keep", "m-1"),
+            _msg("assistant", "compacted", "m-2", _excluded=True),
+            _msg("user", "kept too", "m-3", _excluded=False),
+            _msg("assistant", "compacted too", _excluded=1),
+            _msg("assistant", "last"),
+        ]
+        await history.save(await history.open(), session_id, messages)
+        skipping = await history.open(skip_excluded=True)
+        kept = [messages[0], messages[2], messages[4]]
+        assert _dicts(await history.load(skipping, session_id)) == _dicts(kept)
+        added = [_msg("user", "next", "m-6")]
+        await history.save(skipping, session_id, messages + added)
+        assert _dicts(await history.load(await history.open(), session_id)) == _dicts(messages + added)
+
+    # -- admin ----------------------------------------------------------------------------
+
+    @requires("admin")
+    async def test_count_messages_counts_stored_messages(self, history: HistoryHarness) -> None:
+        """``count_messages`` returns how many messages a session holds (0 for an unknown one).
+
+        Failure means the count includes de-duplicated messages, counts another session, or
+        raises for a missing session. Count the session's stored records; treat a missing log as 0.
+        """
+        provider: Any = await history.open()
+        session_id = unique_id("session")
+        assert await provider.count_messages(session_id) == 0
+        batch = [_msg("user", "a"), _msg("assistant", "b", "m-1"), _msg("user", "c")]
+        await history.save(provider, session_id, batch)
+        await history.save(provider, session_id, batch)
+        assert await provider.count_messages(session_id) == 3
+
+    @requires("admin")
+    async def test_delete_session_removes_only_that_session(self, history: HistoryHarness) -> None:
+        """``delete_session`` removes one session's history, reports whether it existed, and spares others.
+
+        Failure means deletion leaves records behind (a new save then de-duplicates against
+        them), touches a session whose key shares a prefix, or returns the wrong flag. Delete by
+        the session's exact key (never by a prefix or pattern) together with its sequence state.
+        """
+        provider: Any = await history.open()
+        session_id = unique_id("session")
+        sibling = session_id + "-2"
+        await history.save(provider, session_id, [_msg("user", "gone", "m-1")])
+        await history.save(provider, sibling, [_msg("user", "stays", "m-2")])
+        assert await provider.delete_session(session_id) is True
+        assert await history.load(provider, session_id) == []
+        assert await provider.count_messages(session_id) == 0
+        assert await provider.delete_session(session_id) is False
+        assert _ids(await history.load(provider, sibling)) == ["m-2"]
+        await history.save(provider, session_id, [_msg("user", "gone", "m-1")])
+        assert _ids(await history.load(provider, session_id)) == ["m-1"]
+
+    @requires("admin")
+    async def test_list_sessions_pages_through_this_source(self, history: HistoryHarness) -> None:
+        """``list_sessions`` lists exactly this source's non-empty sessions, paging with ``after``/``limit``.
+
+        Failure means sessions of another source id are listed, ids come back mangled (not
+        decoded), a deleted session is still listed, or paging repeats or skips ids. List by the
+        source's key prefix including its separator, decode each key back to the session id, and
+        page in one stable order strictly after ``after``.
+        """
+        provider: Any = await history.open()
+        other: Any = await history.open(source_id=history.source_id + "-other")
+        base = unique_id("sid")
+        ids = [f"{base}-a", f"{base}-B", f"{base}/c", f"{base}-\u00e9", f"{base} d"]
+        for session_id in ids:
+            await history.save(provider, session_id, [_msg("user", "x")])
+        await history.save(other, f"{base}-other", [_msg("user", "x")])
+        listed: list[str] = await provider.list_sessions(limit=1000)
+        assert sorted(listed) == sorted(ids)
+        paged: list[str] = []
+        after: str | None = None
+        while page := await provider.list_sessions(after=after, limit=2):
+            assert len(page) <= 2
+            paged.extend(page)
+            after = page[-1]
+        assert paged == listed
+        await provider.delete_session(ids[0])
+        assert sorted(await provider.list_sessions(limit=1000)) == sorted(ids[1:])
