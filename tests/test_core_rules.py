@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from agent_framework import Content, FileHistoryProvider, Message
-from agent_framework._sessions import filter_new_messages
+from agent_framework._sessions import filter_new_messages, get_message_identity
 from agent_framework.exceptions import IntegrationException
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,16 +18,20 @@ from agent_stores.core import (
     CorruptRecordError,
     KeySpace,
     LogHistoryProvider,
+    LogRecord,
+    LogTail,
     StoreConflictError,
     StoreError,
     StoreUnavailableError,
     decode_message,
     encode_message,
+    encode_record,
     key_segment,
     message_digest,
 )
 from agent_stores.core.codec import count_already_stored
 from agent_stores.core.memory import MemoryLogDriver, MemoryObjectDriver
+from agent_stores.testing.history import sample_contents
 
 
 def _sample() -> Message:
@@ -42,13 +48,18 @@ def _sample() -> Message:
 
 
 @pytest.mark.asyncio
-async def test_record_is_the_file_history_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "extra", [{}, {"score": float("nan")}, {"inf": float("-inf"), "none": None}, {"text": "null"}], ids=repr
+)
+async def test_record_is_the_file_history_line(tmp_path: Path, extra: dict[str, object]) -> None:
     provider = FileHistoryProvider(tmp_path)
     message = _sample()
+    message.additional_properties.update(extra)
     await provider.save_messages("s", [message])
     line = (tmp_path / "s.jsonl").read_bytes().rstrip(b"\n")
     assert encode_message(message) == line
-    assert decode_message(line).to_dict() == message.to_dict()
+    if not extra:
+        assert decode_message(line).to_dict() == message.to_dict()
 
 
 @pytest.mark.parametrize("record", [b"{not json", b"[1, 2]", b'"text"', b'{"role": 5, "contents": 7}'])
@@ -76,6 +87,36 @@ def test_digest_follows_framework_identity() -> None:
     )
     assert message_digest(Message(role="user", contents=["a"])) == message_digest(Message(role="user", contents=["a"]))
     assert message_digest(Message(role="user", contents=["a"])) != message_digest(Message(role="user", contents=["A"]))
+
+
+_contents = st.one_of(
+    st.sampled_from(sample_contents()),
+    st.builds(Content.from_text, st.sampled_from(["a", "b", "A", "", "null", "é"])),
+    st.builds(
+        lambda name, value: Content.from_function_call(call_id="c", name=name, arguments={"v": value}),
+        st.sampled_from(["f", "g"]),
+        st.one_of(
+            st.none(), st.just(float("nan")), st.integers(-2, 2), st.just(1.0), st.booleans(), st.text(max_size=2)
+        ),
+    ),
+)
+_any_messages = st.builds(
+    lambda role, contents, ident: Message(role=role, contents=contents, message_id=ident),
+    st.sampled_from(["user", "assistant", "tool", "system"]),
+    st.lists(_contents, max_size=3),
+    st.one_of(st.none(), st.sampled_from(["1", "2"])),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_any_messages, min_size=2, max_size=4))
+def test_digest_equality_is_framework_identity_equality(messages: list[Message]) -> None:
+    """Our digest (derived from the encoded dict) calls two messages equal exactly when the framework does."""
+    for first in messages:
+        for second in messages:
+            same = get_message_identity(first) == get_message_identity(second)
+            assert (message_digest(first) == message_digest(second)) == same
+        assert encode_record(first) == (message_digest(first), encode_message(first))
 
 
 # Messages drawn from a small alphabet so that equal identities (and so overlaps and replays) are common.
@@ -139,10 +180,92 @@ async def test_memory_object_listing() -> None:
 @pytest.mark.asyncio
 async def test_conditional_append_conflicts() -> None:
     driver = MemoryLogDriver()
-    history = LogHistoryProvider(driver)
-    await history.save_messages("s", [Message(role="user", contents=["a"])])
+    version = await driver.append("k", [LogRecord("d", b"{}")], expected_version=None, session_id="s")
     with pytest.raises(StoreConflictError):
-        await driver.append("k", [], expected_length=3)
+        await driver.append("k", [], expected_version=None, session_id="s")
+    await driver.delete("k")
+    with pytest.raises(StoreConflictError):
+        await driver.append("k", [], expected_version=version, session_id="s")
+
+
+def _turn(n: int) -> list[Message]:
+    return [Message(role="user", contents=[f"q{n}"]), Message(role="assistant", contents=[f"a{n}"])]
+
+
+class _CountingDriver(MemoryLogDriver):
+    def __init__(self, clock: Callable[[], float] | None = None) -> None:
+        super().__init__(clock=clock) if clock else super().__init__()
+        self.tails = 0
+
+    async def tail(self, key: str, count: int) -> LogTail:
+        self.tails += 1
+        return await super().tail(key, count)
+
+
+@pytest.mark.asyncio
+async def test_steady_saves_read_no_tail() -> None:
+    """The provider remembers the end of the log it wrote: later saves need only the conditional append."""
+    driver = _CountingDriver()
+    history = LogHistoryProvider(driver)
+    for n in range(5):
+        await history.save_messages("s", _turn(n))
+    assert driver.tails == 1
+    assert [m.text for m in await history.get_messages("s")] == [t for n in range(5) for t in (f"q{n}", f"a{n}")]
+
+
+@pytest.mark.asyncio
+async def test_remembered_tail_of_a_rewritten_log_is_not_trusted() -> None:
+    """Another writer deletes and rewrites the session to the same length: the stale memory must conflict."""
+    driver = _CountingDriver()
+    mine, other = LogHistoryProvider(driver), LogHistoryProvider(driver)
+    await mine.save_messages("s", _turn(1))
+    await other.delete_session("s")
+    await other.save_messages("s", _turn(2))
+    # Replaying turn 1 is new again for the rewritten log: it must be stored, not skipped.
+    await mine.save_messages("s", _turn(1))
+    assert [m.text for m in await mine.get_messages("s")] == ["q2", "a2", "q1", "a1"]
+
+
+@pytest.mark.asyncio
+async def test_ttl_expires_and_slides() -> None:
+    now = [1000.0]
+    driver = MemoryLogDriver(clock=lambda: now[0])
+    history = LogHistoryProvider(driver, ttl=timedelta(seconds=10))
+    await history.save_messages("s", _turn(1))
+    now[0] += 8
+    await history.save_messages("s", _turn(2))
+    now[0] += 8
+    assert await history.count_messages("s") == 4
+    now[0] += 3
+    assert await history.get_messages("s") == []
+    assert await history.list_sessions() == []
+    # A new save starts a fresh session rather than resurrecting the expired one.
+    await history.save_messages("s", _turn(1))
+    assert [m.text for m in await history.get_messages("s")] == ["q1", "a1"]
+    now[0] += 11
+    assert await history.purge_expired() == 1
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, "5", timedelta(0)])
+def test_ttl_validated(bad: object) -> None:
+    with pytest.raises(ValueError):
+        LogHistoryProvider(MemoryLogDriver(), ttl=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.asyncio
+async def test_export_import_and_paged_listing() -> None:
+    source = LogHistoryProvider(MemoryLogDriver(), source_id="h")
+    ids = [f"s{n:02}" for n in range(7)] + ["X" * 500, ""]
+    for session_id in ids:
+        await source.save_messages(session_id, _turn(1))
+    listed = [s async for s in source.iter_sessions(page_size=3)]
+    assert sorted(listed) == sorted(ids)
+    target = LogHistoryProvider(MemoryLogDriver(), source_id="h")
+    for session_id in listed:
+        await target.import_messages(session_id, await source.export_messages(session_id))
+    await target.import_messages("s00", _turn(1))  # verbatim: no de-duplication on import
+    assert await target.count_messages("s00") == 4
+    assert await target.count_messages("X" * 500) == 2
 
 
 class _Closable:

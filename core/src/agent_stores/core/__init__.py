@@ -10,23 +10,28 @@ Build a store from any driver::
     files, sessions = ObjectAgentFileStore(objects), ObjectSessionStore(objects)
 """
 
-from .codec import CODEC_VERSION, decode_message, encode_message, message_digest
-from .drivers import Listing, LogDriver, LogRecord, LogTail, ObjectDriver, StoredObject
+from .codec import CODEC_VERSION, decode_message, encode_message, encode_record, message_digest
+from .drivers import Listing, LogDriver, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
 from .errors import CorruptRecordError, StoreConflictError, StoreError, StoreUnavailableError
 from .files import ObjectAgentFileStore
 from .history import LogHistoryProvider, trim_orphans
 from .keys import KeySpace, key_segment
 from .sessions import ObjectSessionStore, decode_snapshot, encode_snapshot
+from .stores import Backend, BackendFactory, Stores, open_stores
 
 __all__ = [
     "CODEC_VERSION",
+    "Backend",
+    "BackendFactory",
     "CorruptRecordError",
     "KeySpace",
     "Listing",
     "LogDriver",
     "LogHistoryProvider",
+    "LogInfo",
     "LogRecord",
     "LogTail",
+    "LogVersion",
     "ObjectAgentFileStore",
     "ObjectDriver",
     "ObjectSessionStore",
@@ -34,11 +39,14 @@ __all__ = [
     "StoreError",
     "StoreUnavailableError",
     "StoredObject",
+    "Stores",
     "decode_message",
     "decode_snapshot",
     "encode_message",
+    "encode_record",
     "encode_snapshot",
     "key_segment",
     "message_digest",
+    "open_stores",
     "trim_orphans",
 ]

@@ -10,18 +10,29 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, cast
 
+import msgspec
 from agent_framework import Message
 
 from ._framework import filter_new_messages, get_message_identity, json_dumps, json_loads
 from .errors import CorruptRecordError
 
-__all__ = ["CODEC_VERSION", "count_already_stored", "decode_message", "encode_message", "message_digest"]
+__all__ = [
+    "CODEC_VERSION",
+    "count_already_stored",
+    "decode_message",
+    "encode_message",
+    "encode_record",
+    "message_digest",
+]
 
 #: Version of the record format written by :func:`encode_message`; backends store it in their schema.
 CODEC_VERSION = 1
+
+_ENCODER = msgspec.json.Encoder()
+_SORTED_ENCODER = msgspec.json.Encoder(order="sorted")
 
 # First character of a digest: what filter_new_messages needs to know without the message.
 _ID_TAG = "i"  # identity is the message id
@@ -31,7 +42,24 @@ _OTHER_TAG = "c"  # identity is the content of any other message without id
 
 def encode_message(message: Message) -> bytes:
     """Encode ``message`` as the JSON of ``Message.to_dict()`` (UTF-8, one line)."""
-    return json_dumps(message.to_dict())
+    return _encode_payload(message.to_dict())
+
+
+def encode_record(message: Message) -> tuple[str, bytes]:
+    """Return ``(message_digest(message), encode_message(message))`` from one ``to_dict()`` call.
+
+    Serialising a message is the costly part of a save; both results come from the same dict.
+    """
+    payload = message.to_dict()
+    return _digest(message, payload), _encode_payload(payload)
+
+
+def _encode_payload(payload: dict[str, Any]) -> bytes:
+    # The bytes are the framework file provider's: msgspec's JSON, except that a payload holding
+    # a NaN or infinity is written by the framework's legacy encoder. msgspec writes those as
+    # null, so output without null cannot have held one and skips the framework's recursive scan.
+    encoded = _ENCODER.encode(payload)
+    return encoded if b"null" not in encoded else json_dumps(payload)
 
 
 def decode_message(record: bytes | str, *, where: str = "history record") -> Message:
@@ -46,26 +74,53 @@ def decode_message(record: bytes | str, *, where: str = "history record") -> Mes
         payload: Any = json_loads(record)
     except (TypeError, ValueError) as err:
         raise CorruptRecordError(f"{where} is not valid JSON") from err
-    if not isinstance(payload, Mapping):
+    if not isinstance(payload, dict):
         raise CorruptRecordError(f"{where} is not a JSON object")
     try:
-        return Message.from_dict(dict(cast(Mapping[str, Any], payload)))
+        return Message.from_dict(cast(dict[str, Any], payload))
     except (TypeError, ValueError, KeyError) as err:
         raise CorruptRecordError(f"{where} is not a valid Message payload") from err
 
 
 def message_digest(message: Message) -> str:
-    """Return a 23-character digest of the framework's ``get_message_identity(message)``.
+    """Return a 23-character digest of the message's identity as the framework defines it.
 
-    Two messages have equal digests exactly when the framework considers them the same
-    message (up to a 128-bit hash collision). The first character records the identity's
-    kind and whether it is a user message without id: the one fact about a stored message
-    that ``filter_new_messages`` looks at besides identity.
+    Two messages have equal digests exactly when the framework's ``get_message_identity``
+    calls them equal (up to a 128-bit hash collision): the message id when there is one, else
+    the role and the serialised contents. The first character records the identity's kind and
+    whether it is a user message without id, the one fact about a stored message that
+    ``filter_new_messages`` looks at besides identity. ``tests/test_core_rules.py`` checks the
+    equivalence against ``get_message_identity`` itself.
     """
-    identity = get_message_identity(message)
-    tag = _ID_TAG if identity[0] == "id" else _USER_TAG if str(message.role) == "user" else _OTHER_TAG
-    hashed = hashlib.blake2b(json.dumps(identity, ensure_ascii=False).encode("utf-8"), digest_size=16).digest()
+    return _digest(message, None)
+
+
+def _digest(message: Message, payload: dict[str, Any] | None) -> str:
+    message_id = getattr(message, "message_id", None)
+    if message_id is None:
+        message_id = getattr(message, "id", None)
+    if message_id is not None:
+        tag, identity = _ID_TAG, b"id\0" + str(message_id).encode("utf-8")
+    else:
+        role = str(message.role)
+        tag = _USER_TAG if role == "user" else _OTHER_TAG
+        identity = b"content\0" + role.encode("utf-8") + b"\0" + _contents_identity(message, payload)
+    hashed = hashlib.blake2b(identity, digest_size=16).digest()
     return tag + base64.urlsafe_b64encode(hashed).rstrip(b"=").decode("ascii")
+
+
+def _contents_identity(message: Message, payload: dict[str, Any] | None) -> bytes:
+    # The framework compares json.dumps([c.to_dict() ...], sort_keys=True); msgspec's sorted
+    # JSON of the same dicts is equal exactly when that is, except that it writes NaN and None
+    # alike (null), so any null defers to the framework's own identity.
+    contents = payload.get("contents", []) if payload is not None else [c.to_dict() for c in message.contents]
+    try:
+        encoded = _SORTED_ENCODER.encode(contents)
+    except (TypeError, ValueError):
+        encoded = b"null"
+    if b"null" in encoded:
+        return json.dumps(get_message_identity(message), ensure_ascii=False).encode("utf-8")
+    return encoded
 
 
 class _DigestContent:
@@ -105,6 +160,10 @@ def count_already_stored(stored_tail: Sequence[str], incoming: Sequence[str]) ->
     on digest stand-ins: it never looks further back than ``len(incoming)`` messages, so this
     gives the same stored result as calling it on the whole history.
     """
+    if not set(stored_tail).intersection(incoming):
+        # Every branch of filter_new_messages that keeps back a message compares one stored
+        # identity equal to one incoming identity; with none in common it keeps all.
+        return 0
     existing = [_DigestMessage(d) for d in stored_tail]
     fresh = filter_new_messages(cast(Any, existing), cast(Any, [_DigestMessage(d) for d in incoming]))
     return len(incoming) - len(fresh)

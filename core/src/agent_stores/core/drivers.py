@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 
-__all__ = ["Listing", "LogDriver", "LogRecord", "LogTail", "ObjectDriver", "StoredObject"]
+__all__ = ["Listing", "LogDriver", "LogInfo", "LogRecord", "LogTail", "LogVersion", "ObjectDriver", "StoredObject"]
 
 
 class LogRecord(NamedTuple):
@@ -21,27 +21,59 @@ class LogRecord(NamedTuple):
     payload: bytes
 
 
+#: Opaque position of a log; ``None`` when the log is absent (never written, deleted or expired).
+#: It changes on every append and is never reused by a log deleted and written again, so a
+#: writer holding an old version always conflicts.
+LogVersion = int | str | None
+
+
 class LogTail(NamedTuple):
-    """The end of a log: its length and the digests of its last records, oldest first."""
+    """The end of a log: its length, the digests of its last records (oldest first), and its version."""
 
     length: int
     digests: list[str]
+    version: LogVersion
+
+
+class LogInfo(NamedTuple):
+    """One log as listed: its key and the session id it was created for."""
+
+    key: str
+    session_id: str
 
 
 @runtime_checkable
 class LogDriver(Protocol):
-    """An append-only log of records per key."""
+    """An append-only log of records per key, with optional expiry.
+
+    An expired log is absent for every method: it reads as empty, has version ``None``, and
+    appending to it with ``expected_version=None`` starts a new log (the expired records are
+    removed first, atomically with the append).
+    """
 
     async def tail(self, key: str, count: int) -> LogTail:
-        """Return the log's length and the digests of its last ``min(length, count)`` records."""
+        """Return the log's length, version and the digests of its last ``min(length, count)`` records."""
         ...
 
-    async def append(self, key: str, records: Sequence[LogRecord], *, expected_length: int) -> None:
-        """Append ``records`` in order, atomically, only if the log still has ``expected_length`` records.
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        """Append ``records`` in order, atomically, only if the log is still at ``expected_version``.
+
+        ``session_id`` is recorded when the append creates the log (see :meth:`list_logs`).
+        With ``ttl`` (seconds), the whole log expires ``ttl`` seconds after this append.
+
+        Returns:
+            The log's new version.
 
         Raises:
-            StoreConflictError: The log's length changed; nothing was appended.
-
+            StoreConflictError: The log is no longer at ``expected_version``; nothing was appended.
         """
         ...
 
@@ -54,11 +86,15 @@ class LogDriver(Protocol):
         ...
 
     async def delete(self, key: str) -> bool:
-        """Remove the whole log; return whether it existed."""
+        """Remove the whole log; return whether it existed (an expired log did not)."""
         ...
 
-    async def list_keys(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[str]:
-        """Return up to ``limit`` non-empty log keys starting with ``prefix``, sorted, each greater than ``after``."""
+    async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
+        """Return up to ``limit`` live logs whose key starts with ``prefix``, by key, each key after ``after``."""
+        ...
+
+    async def purge_expired(self) -> int:
+        """Remove every expired log now; return how many were removed."""
         ...
 
     async def aclose(self) -> None:

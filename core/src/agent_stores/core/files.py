@@ -129,12 +129,24 @@ class ObjectAgentFileStore(OwnedResource, AgentFileStore):
         *,
         recursive: bool = False,
     ) -> list[str]:
-        """Return the files in scope whose relative path matches ``glob_pattern``, from one listing.
+        """Return the files in scope whose relative path matches ``glob_pattern``.
 
-        The regex is left to the base class's scan, which also numbers the lines.
+        Candidates come from :meth:`_candidate_keys` (one listing here; a backend with a content
+        index narrows them there); the regex is left to the base class's scan, which also
+        numbers the lines.
+        """
+        base = self._dir_prefix(directory)
+        keys = await self._candidate_keys(base, regex_pattern, recursive=recursive)
+        names = (k[len(base) :] for k in keys)
+        return sorted(n for n in names if n and not n.endswith("/") and matches_glob(n, glob_pattern))
+
+    async def _candidate_keys(self, base: str, regex_pattern: str, *, recursive: bool) -> list[str]:
+        """Return the keys under ``base`` (only direct children unless ``recursive``) that may match.
+
+        The search push-down hook: a backend that can narrow by content overrides this and
+        must return a superset of the keys whose content matches ``regex_pattern``
+        case-insensitively (the base class re-scans every candidate). This default lists them all.
         """
         del regex_pattern
-        base = self._dir_prefix(directory)
         listing = await self.driver.list(base, delimiter=None if recursive else "/")
-        names = (k[len(base) :] for k in listing.keys)
-        return sorted(n for n in names if n and not n.endswith("/") and matches_glob(n, glob_pattern))
+        return listing.keys

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Sequence
+from datetime import timedelta
 from typing import Any
 
 from agent_framework import HistoryProvider, Message
 
 from ._lifecycle import OwnedResource
-from .codec import count_already_stored, decode_message, encode_message, message_digest
-from .drivers import LogDriver, LogRecord
+from .codec import count_already_stored, decode_message, encode_record
+from .drivers import LogDriver, LogRecord, LogTail
 from .errors import StoreConflictError
 from .keys import KeySpace
 
@@ -23,6 +25,12 @@ DEFAULT_SOURCE_ID = "history"
 _CONFLICT_ATTEMPTS = 32
 _BACKOFF_BASE_S = 0.001
 _BACKOFF_CAP_S = 0.05
+
+# The end of the last logs a provider wrote, so the next save needs no read: how many logs,
+# how many digests each (enough for any ordinary save), and how many digests a fresh read asks for.
+_TAIL_SESSIONS = 1024
+_TAIL_KEEP = 64
+_TAIL_READ = 16
 
 # A message carrying one of these answers an earlier message; at the start of a window it is an orphan.
 _ANSWER_CONTENT_TYPES = frozenset({"function_result", "function_approval_response"})
@@ -40,6 +48,16 @@ def _is_answer(message: Message) -> bool:
     return str(message.role) == "tool" or any(c.type in _ANSWER_CONTENT_TYPES for c in message.contents)
 
 
+def validate_ttl(ttl: float | timedelta | None) -> float | None:
+    """Return ``ttl`` in seconds or raise ``ValueError`` when it is not positive."""
+    if ttl is None:
+        return None
+    seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else ttl
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds > 0:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ValueError(f"ttl must be a positive number of seconds or a timedelta, got {ttl!r}")
+    return float(seconds)
+
+
 def validate_max_messages(max_messages: int | None) -> int | None:
     """Return ``max_messages`` or raise ``ValueError`` when it is not a positive int."""
     if max_messages is None:
@@ -54,9 +72,11 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
 
     Stores every message verbatim as the JSON of ``Message.to_dict()``. A save stores exactly
     what the framework's ``InMemoryHistoryProvider`` would for the same sequence of saves (the
-    framework's ``filter_new_messages`` decides), reading only the digests of the last
-    ``len(messages)`` stored messages, and is atomic across processes through a conditional
-    append retried on conflict.
+    framework's ``filter_new_messages`` decides) and is atomic across processes: it reads the
+    digests of the last ``len(messages)`` stored messages, decides, and appends on the condition
+    that the log is still at the version it read, retrying on conflict. The provider remembers
+    the end of the logs it wrote last, so a steady conversation costs one conditional append
+    per save; a stale memory only costs a conflict and a re-read.
 
     Args:
         driver: The log driver; borrowed unless ``owns_driver``.
@@ -64,14 +84,16 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         namespace: Tenant or application prefix; isolation is total.
         max_messages: Load only the newest N messages; the window never starts with a tool
             result or approval response whose request lies outside it.
+        ttl: Sliding expiry: a session expires this long after the last save that stored
+            messages, and then reads as empty. Seconds or a ``timedelta``.
         skip_excluded: Omit messages whose ``additional_properties["_excluded"]`` is truthy.
         owns_driver: Close the driver on ``aclose()``.
         **kwargs: ``load_messages``, ``store_inputs``, ``store_context_messages``,
             ``store_context_from``, ``store_outputs`` as in ``HistoryProvider``.
 
     Raises:
-        ValueError: ``source_id`` is empty or ``max_messages`` is not a positive int.
-
+        ValueError: ``source_id`` is empty, ``max_messages`` is not a positive int, or ``ttl``
+            is not positive.
     """
 
     def __init__(
@@ -81,6 +103,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         source_id: str = DEFAULT_SOURCE_ID,
         namespace: str = "",
         max_messages: int | None = None,
+        ttl: float | timedelta | None = None,
         skip_excluded: bool = False,
         owns_driver: bool = False,
         **kwargs: Any,
@@ -89,9 +112,11 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
             raise ValueError("source_id must be a non-empty string")
         super().__init__(source_id, **kwargs)
         self.max_messages = validate_max_messages(max_messages)
+        self.ttl = validate_ttl(ttl)
         self.skip_excluded = skip_excluded
         self.keys = KeySpace(namespace)
         self.driver = driver
+        self._tails: OrderedDict[str, LogTail] = OrderedDict()
         self._adopt(driver, owned=owns_driver)
 
     @property
@@ -109,11 +134,10 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
 
         Raises:
             CorruptRecordError: A stored record cannot be decoded.
-
         """
         key = self._key(session_id)
         payloads = await self.driver.read(key, last=self.max_messages)
-        messages = [decode_message(p, where=f"history record in {key!r}") for p in payloads]
+        messages = self._decode(key, payloads)
         if self.max_messages is not None:
             messages = trim_orphans(messages)
         if self.skip_excluded:
@@ -132,26 +156,54 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
 
         Raises:
             StoreConflictError: Concurrent writers kept winning for every retry.
-
         """
-        if not messages:
-            return
+        if messages:
+            await self._append(session_id, [encode_record(m) for m in messages], deduplicate=True)
+
+    async def _append(self, session_id: str | None, encoded: list[tuple[str, bytes]], *, deduplicate: bool) -> None:
         key = self._key(session_id)
-        digests = [message_digest(m) for m in messages]
-        records: list[LogRecord] | None = None
+        records = [LogRecord(digest, payload) for digest, payload in encoded]
+        digests = [r.digest for r in records]
+        wanted = len(digests)
         for attempt in range(_CONFLICT_ATTEMPTS):
-            tail = await self.driver.tail(key, len(digests))
-            known = count_already_stored(tail.digests, digests)
-            if known == len(digests):
+            remembered = self._remembered(key, wanted) if attempt == 0 else None
+            tail = remembered or await self.driver.tail(key, max(wanted, _TAIL_READ))
+            known = count_already_stored(tail.digests[-wanted:], digests) if deduplicate else 0
+            if known == wanted:
+                if remembered is not None:
+                    continue  # "nothing new" writes nothing, so no version check: confirm on a fresh read
+                self._remember(key, tail)
                 return
-            if records is None:
-                records = [LogRecord(d, encode_message(m)) for d, m in zip(digests, messages, strict=True)]
             try:
-                await self.driver.append(key, records[known:], expected_length=tail.length)
-                return
+                version = await self.driver.append(
+                    key, records[known:], expected_version=tail.version, session_id=session_id or "", ttl=self.ttl
+                )
             except StoreConflictError:
-                await asyncio.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt)))
+                self._tails.pop(key, None)
+                if attempt:
+                    await asyncio.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt)))
+                continue
+            added = digests[known:]
+            self._remember(key, LogTail(tail.length + len(added), [*tail.digests, *added], version))
+            return
         raise StoreConflictError(f"gave up appending to {key!r} after {_CONFLICT_ATTEMPTS} conflicting writes")
+
+    def _remembered(self, key: str, wanted: int) -> LogTail | None:
+        tail = self._tails.get(key)
+        if tail is None or len(tail.digests) < min(tail.length, wanted):
+            return None
+        self._tails.move_to_end(key)
+        return tail
+
+    def _remember(self, key: str, tail: LogTail) -> None:
+        self._tails[key] = LogTail(tail.length, tail.digests[-_TAIL_KEEP:], tail.version)
+        self._tails.move_to_end(key)
+        while len(self._tails) > _TAIL_SESSIONS:
+            self._tails.popitem(last=False)
+
+    @staticmethod
+    def _decode(key: str, payloads: list[bytes]) -> list[Message]:
+        return [decode_message(p, where=f"history record in {key!r}") for p in payloads]
 
     async def count_messages(self, session_id: str | None) -> int:
         """Return how many messages the session holds."""
@@ -159,15 +211,42 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
 
     async def delete_session(self, session_id: str | None) -> bool:
         """Delete the session's whole history; return whether it existed."""
-        return await self.driver.delete(self._key(session_id))
+        key = self._key(session_id)
+        self._tails.pop(key, None)
+        return await self.driver.delete(key)
 
     async def list_sessions(self, *, after: str | None = None, limit: int = 100) -> list[str]:
-        """Return up to ``limit`` session ids of this provider, sorted by key, after the id ``after``.
+        """Return up to ``limit`` session ids of this provider, in key order, each after the id ``after``.
 
-        Session ids longer than the key segment limit are stored as digests and are not listed.
+        Page with ``after=<last id of the previous page>``.
         """
-        prefix = self.keys.history_prefix(self.source_id)
+        if limit <= 0:
+            raise ValueError(f"limit must be positive, got {limit!r}")
         after_key = None if after is None else self._key(after)
-        keys = await self.driver.list_keys(prefix, after=after_key, limit=limit)
-        ids = (KeySpace.decode(k[len(prefix) :]) for k in keys)
-        return [i for i in ids if i is not None]
+        logs = await self.driver.list_logs(self.keys.history_prefix(self.source_id), after=after_key, limit=limit)
+        return [log.session_id for log in logs]
+
+    async def iter_sessions(self, *, page_size: int = 100) -> AsyncIterator[str]:
+        """Yield every session id of this provider, paging through :meth:`list_sessions`."""
+        after: str | None = None
+        while True:
+            page = await self.list_sessions(after=after, limit=page_size)
+            for session_id in page:
+                yield session_id
+            if len(page) < page_size:
+                return
+            after = page[-1]
+
+    async def export_messages(self, session_id: str | None) -> list[Message]:
+        """Return every stored message of the session, ignoring ``max_messages`` and ``skip_excluded``."""
+        key = self._key(session_id)
+        return self._decode(key, await self.driver.read(key))
+
+    async def import_messages(self, session_id: str | None, messages: Sequence[Message]) -> None:
+        """Append ``messages`` verbatim, without de-duplication, atomically (for migrations and restores)."""
+        if messages:
+            await self._append(session_id, [encode_record(m) for m in messages], deduplicate=False)
+
+    async def purge_expired(self) -> int:
+        """Remove every expired session of the backing store now; return how many were removed."""
+        return await self.driver.purge_expired()

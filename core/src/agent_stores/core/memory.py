@@ -8,46 +8,94 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-from .drivers import Listing, LogRecord, LogTail, StoredObject
+from .drivers import Listing, LogInfo, LogRecord, LogTail, LogVersion, StoredObject
 from .errors import StoreConflictError
+from .files import ObjectAgentFileStore
+from .history import LogHistoryProvider
+from .sessions import ObjectSessionStore
 
-__all__ = ["MemoryLogDriver", "MemoryObjectDriver"]
+__all__ = ["MemoryBackend", "MemoryLogDriver", "MemoryObjectDriver"]
+
+
+@dataclass
+class _Log:
+    session_id: str
+    version: int
+    records: list[LogRecord] = field(default_factory=lambda: [])
+    expires_at: float | None = None
 
 
 class MemoryLogDriver:
-    """A :class:`~agent_stores.core.drivers.LogDriver` in a dict of lists."""
+    """A :class:`~agent_stores.core.drivers.LogDriver` in a dict; versions come from one counter."""
 
-    def __init__(self) -> None:
-        self._logs: dict[str, list[LogRecord]] = {}
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        self._logs: dict[str, _Log] = {}
+        self._versions = itertools.count(1)
+        self._clock = clock
+
+    def _live(self, key: str) -> _Log | None:
+        log = self._logs.get(key)
+        if log is not None and log.expires_at is not None and log.expires_at <= self._clock():
+            return None
+        return log
 
     async def tail(self, key: str, count: int) -> LogTail:
-        log = self._logs.get(key, [])
-        return LogTail(len(log), [r.digest for r in log[max(0, len(log) - count) :]])
+        log = self._live(key)
+        if log is None:
+            return LogTail(0, [], None)
+        records = log.records
+        return LogTail(len(records), [r.digest for r in records[max(0, len(records) - count) :]], log.version)
 
-    async def append(self, key: str, records: Sequence[LogRecord], *, expected_length: int) -> None:
-        log = self._logs.setdefault(key, [])
-        if len(log) != expected_length:
-            raise StoreConflictError(f"log {key!r} has {len(log)} records, expected {expected_length}")
-        log.extend(records)
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        log = self._live(key)
+        current = None if log is None else log.version
+        if current != expected_version:
+            raise StoreConflictError(f"log {key!r} is at version {current!r}, expected {expected_version!r}")
+        if log is None:
+            log = self._logs[key] = _Log(session_id, 0)
+        log.records.extend(records)
+        log.version = next(self._versions)
+        log.expires_at = None if ttl is None else self._clock() + ttl
+        return log.version
 
     async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
-        log = self._logs.get(key, [])
-        start = 0 if last is None else max(0, len(log) - last)
-        return [r.payload for r in log[start:]]
+        log = self._live(key)
+        records = [] if log is None else log.records
+        start = 0 if last is None else max(0, len(records) - last)
+        return [r.payload for r in records[start:]]
 
     async def length(self, key: str) -> int:
-        return len(self._logs.get(key, []))
+        log = self._live(key)
+        return 0 if log is None else len(log.records)
 
     async def delete(self, key: str) -> bool:
-        return bool(self._logs.pop(key, None))
+        live = self._live(key) is not None
+        self._logs.pop(key, None)
+        return live
 
-    async def list_keys(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[str]:
-        keys = sorted(
-            k for k, log in self._logs.items() if log and k.startswith(prefix) and (after is None or k > after)
-        )
-        return keys[:limit]
+    async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
+        keys = sorted(k for k in self._logs if k.startswith(prefix) and (after is None or k > after))
+        live = ((k, self._live(k)) for k in keys)
+        return [LogInfo(k, log.session_id) for k, log in live if log is not None][:limit]
+
+    async def purge_expired(self) -> int:
+        expired = [k for k in self._logs if self._live(k) is None]
+        for key in expired:
+            del self._logs[key]
+        return len(expired)
 
     async def aclose(self) -> None:
         return None
@@ -107,4 +155,32 @@ class MemoryObjectDriver:
         return Listing(keys, prefixes)
 
     async def aclose(self) -> None:
+        return None
+
+
+class MemoryBackend:
+    """The ``memory://`` backend of :func:`~agent_stores.core.open_stores`: all three stores in this process."""
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        if url.rstrip("/") != "memory:":
+            raise ValueError(f"memory URLs take no host or path: {url!r}")
+        if options:
+            raise ValueError(f"unknown memory backend options: {sorted(options)}")
+        self.log_driver = MemoryLogDriver()
+        self.object_driver = MemoryObjectDriver()
+
+    def history_provider(self, *, source_id: str, **options: Any) -> LogHistoryProvider:
+        """Return a provider over this backend's log driver."""
+        return LogHistoryProvider(self.log_driver, source_id=source_id, **options)
+
+    def file_store(self, **options: Any) -> ObjectAgentFileStore:
+        """Return a file store over this backend's object driver."""
+        return ObjectAgentFileStore(self.object_driver, **options)
+
+    def session_store(self, **options: Any) -> ObjectSessionStore:
+        """Return a session store over this backend's object driver."""
+        return ObjectSessionStore(self.object_driver, **options)
+
+    async def aclose(self) -> None:
+        """Nothing to close."""
         return None

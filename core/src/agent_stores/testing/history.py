@@ -16,8 +16,8 @@ Subclass :class:`HistoryProviderConformance`, declare a :class:`HistoryCapabilit
 
 Every call of the returned callable must open a provider over the **same** backing data: that
 is how the suite checks restarts, two instances and concurrency. It always passes
-``source_id=``; ``max_messages=`` and ``skip_excluded=`` only when the matching capability is
-declared.
+``source_id=``; ``max_messages=``, ``skip_excluded=`` and ``ttl=`` only when the matching
+capability is declared.
 
 The suite drives a provider exactly as ``Agent`` does: one ``AgentSession`` per session id, and
 ``get_messages(session_id, state=session.state.setdefault(provider.source_id, {}))`` /
@@ -71,6 +71,10 @@ class HistoryCapabilities:
             guarantees; the test class must also provide a ``history_process_factory`` fixture.
         admin: The provider has ``count_messages(session_id)``, ``delete_session(session_id)``
             and ``list_sessions(*, after=None, limit=100)`` as in ``LogHistoryProvider``.
+        ttl: The factory accepts ``ttl=`` seconds (sliding expiry): a session expires that long
+            after its last save that stored messages and then loads as empty; a save after
+            expiry starts a fresh history; ``ttl <= 0`` is a ``ValueError``. The clauses sleep
+            about 1.5 s in all.
 
     """
 
@@ -79,6 +83,7 @@ class HistoryCapabilities:
     concurrent_instances: bool = False
     multi_process: bool = False
     admin: bool = False
+    ttl: bool = False
 
 
 def sample_contents() -> list[Content]:
@@ -806,6 +811,61 @@ class HistoryProviderConformance(ConformanceBase):
         added = [_msg("user", "new")]
         await history.save(windowed, session_id, transcript + added)
         assert _dicts(await history.load(await history.open(), session_id)) == _dicts(transcript + added)
+
+    # -- ttl ------------------------------------------------------------------------------
+
+    @requires("ttl")
+    async def test_ttl_expires_a_session_after_its_last_save(self, history: HistoryHarness) -> None:
+        """With ``ttl`` a session loads in full until ``ttl`` after its last save, then loads as empty.
+
+        The session is saved, saved again after half the ttl, loaded when the ttl has passed
+        since the first save but not since the second (still there: the expiry slides), then
+        loaded once the ttl has passed since the second save (empty). Failure means expiry
+        counts from the first save (not sliding), never happens, or a later save does not
+        extend it. Reset the expiry on every save that stores messages, and treat an expired
+        session as absent on every read.
+        """
+        ttl = 0.8
+        provider = await history.open(ttl=ttl)
+        session_id = unique_id("session")
+        first, second = [_msg("user", "early", "m-1")], [_msg("assistant", "later", "m-2")]
+        await history.save(provider, session_id, first)
+        await asyncio.sleep(ttl * 0.5)
+        await history.save(provider, session_id, second)
+        await asyncio.sleep(ttl * 0.6)  # 1.1 ttl after the first save, 0.6 ttl after the second
+        loaded = _ids(await history.load(await history.open(ttl=ttl), session_id))
+        assert loaded == ["m-1", "m-2"], f"a save did not extend the expiry: loaded {loaded}"
+        await asyncio.sleep(ttl * 0.55)  # 1.15 ttl after the second save
+        assert await history.load(await history.open(ttl=ttl), session_id) == [], "the session did not expire"
+
+    @requires("ttl")
+    async def test_save_after_expiry_starts_a_fresh_history(self, history: HistoryHarness) -> None:
+        """A save to an expired session starts a new history: nothing of the expired one comes back.
+
+        Failure means the expired records are still stored under the session and reappear once
+        a save renews the expiry, or a replayed message is de-duplicated against expired ones.
+        Remove (or ignore) the expired records atomically with the first save after expiry.
+        """
+        ttl = 0.3
+        provider = await history.open(ttl=ttl)
+        session_id = unique_id("session")
+        old = [_msg("user", "old", "m-1"), _msg("assistant", "older", "m-2")]
+        await history.save(provider, session_id, old)
+        await asyncio.sleep(ttl * 1.5)
+        fresh = [_msg("assistant", "older", "m-2"), _msg("user", "new", "m-3")]
+        await history.save(provider, session_id, fresh)
+        assert _dicts(await history.load(await history.open(ttl=ttl), session_id)) == _dicts(fresh)
+
+    @requires("ttl")
+    async def test_invalid_ttl_is_rejected(self, history: HistoryHarness) -> None:
+        """A ``ttl`` of 0 or less is a ``ValueError`` when the provider is created.
+
+        Failure means a zero or negative ttl silently expires everything at once, or never.
+        Validate the option in the constructor.
+        """
+        for ttl in (0, -1):
+            with pytest.raises(ValueError):
+                await history.open(ttl=ttl)
 
     # -- skip_excluded --------------------------------------------------------------------
 

@@ -1,0 +1,151 @@
+"""``open_stores(url)``: every store of one backend from one URL.
+
+Backends register a factory under the entry-point group ``agent_stores.backends``, one entry
+per URL scheme, so installed backends (ours and third parties') are found without the core
+knowing their names::
+
+    [project.entry-points."agent_stores.backends"]
+    sqlite = "agent_stores.sqlite:open_backend"
+
+A factory takes ``(url, **options)`` and returns a :class:`Backend` without doing I/O:
+connections open lazily on first use, so ``open_stores`` can be called outside an event loop.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from types import TracebackType
+from typing import Any, Protocol, Self, runtime_checkable
+from urllib.parse import urlsplit
+
+from agent_framework import AgentFileStore, HistoryProvider, SessionStore
+
+__all__ = ["ENTRY_POINT_GROUP", "Backend", "BackendFactory", "Stores", "open_stores"]
+
+ENTRY_POINT_GROUP = "agent_stores.backends"
+
+# Schemes of the backends this project ships, and the extra that installs each.
+_EXTRAS = {
+    "sqlite": "sqlite",
+    "redis": "redis",
+    "rediss": "redis",
+    "valkey": "redis",
+    "redis+cluster": "redis",
+    "mongodb": "mongodb",
+    "mongodb+srv": "mongodb",
+    "s3": "s3",
+    "fsspec": "fsspec",
+}
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """The stores of one backend, sharing one connection or client."""
+
+    def history_provider(self, *, source_id: str, **options: Any) -> HistoryProvider:
+        """Return a history provider; ``options`` are the provider's own (``max_messages``, ``ttl``, ...)."""
+        ...
+
+    def file_store(self, **options: Any) -> AgentFileStore:
+        """Return a file store."""
+        ...
+
+    def session_store(self, **options: Any) -> SessionStore:
+        """Return a session store."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close what the backend opened."""
+        ...
+
+
+class BackendFactory(Protocol):
+    """What a backend registers under ``agent_stores.backends``."""
+
+    def __call__(self, url: str, **options: Any) -> Backend:
+        """Return the backend for ``url`` without doing I/O.
+
+        Raises:
+            ValueError: The URL is malformed for this backend or an option is unknown.
+        """
+        ...
+
+
+class Stores:
+    """The history provider, file store and session store of one backend.
+
+    Use as ``async with open_stores(url) as stores:`` or call :meth:`aclose` when done.
+    """
+
+    def __init__(self, url: str, backend: Backend) -> None:
+        self.url = url
+        self.backend = backend
+
+    def history_provider(self, source_id: str = "history", **options: Any) -> HistoryProvider:
+        """Return a history provider for ``source_id``; ``options`` as the backend's provider takes them."""
+        return self.backend.history_provider(source_id=source_id, **options)
+
+    def file_store(self, **options: Any) -> AgentFileStore:
+        """Return the backend's ``AgentFileStore``."""
+        return self.backend.file_store(**options)
+
+    def session_store(self, **options: Any) -> SessionStore:
+        """Return the backend's ``SessionStore``."""
+        return self.backend.session_store(**options)
+
+    def harness_kwargs(self, **history_options: Any) -> dict[str, Any]:
+        """Return keyword arguments for ``create_harness_agent``: ``history_provider`` and ``file_memory_store``."""
+        return {"history_provider": self.history_provider(**history_options), "file_memory_store": self.file_store()}
+
+    async def aclose(self) -> None:
+        """Close the backend's connections; stores handed out stop working."""
+        await self.backend.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"Stores({_redacted(self.url)!r})"
+
+
+def _redacted(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return url.replace(f":{parts.password}@", ":***@", 1)
+
+
+def _scheme(url: str) -> str:
+    if not isinstance(url, str) or "://" not in url:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ValueError(f"not a store URL (expected scheme://...): {url!r}")
+    return url.split("://", 1)[0].lower()
+
+
+def open_stores(url: str, **options: Any) -> Stores:
+    """Open the stores a URL names, through the backend registered for its scheme.
+
+    ``sqlite:///relative.db``, ``sqlite:////absolute.db``, ``sqlite://`` (in-memory),
+    ``memory://`` (the core's in-process driver) and the schemes of any installed backend.
+    No connection is made until a store is first used.
+
+    Raises:
+        ValueError: ``url`` has no scheme or no installed backend serves it; the message names
+            the extra to install.
+    """
+    scheme = _scheme(url)
+    found = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    entry = found.get(scheme)
+    if entry is None:
+        extra = _EXTRAS.get(scheme)
+        if extra is not None:
+            raise ValueError(f'the {scheme!r} backend is not installed: pip install "agent-stores[{extra}]"')
+        raise ValueError(
+            f"no agent-stores backend for scheme {scheme!r}; installed: {', '.join(sorted(found)) or 'none'}"
+        )
+    factory: BackendFactory = entry.load()
+    return Stores(url, factory(url, **options))
