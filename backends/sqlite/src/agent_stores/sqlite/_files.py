@@ -1,0 +1,84 @@
+"""``SQLiteAgentFileStore``: harness files as rows of a SQLite database, with search push-down."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Final, Self
+
+from agent_stores.core import ObjectAgentFileStore
+
+from ._connect import Connectable, as_database, split_options
+from ._database import SQLiteDatabase
+from ._driver import SQLiteObjectDriver
+
+__all__ = ["SQLiteAgentFileStore", "plain_literal"]
+
+# Characters with a meaning in the framework's regex dialect (the ``regex`` module, VERSION1).
+# A pattern without any of them matches exactly its own text.
+_REGEX_SYNTAX: Final = frozenset("\\.^$*+?{}[]|()")
+
+
+def plain_literal(pattern: str) -> str | None:
+    """Return ``pattern`` lowercased when it is a plain ASCII literal, else ``None`` (no content filter).
+
+    Only then can SQLite's ASCII ``lower()`` narrow the search without losing a file: the
+    framework matches case-insensitively with full Unicode case folding, under which ASCII
+    letters also match non-ASCII text (``k`` matches the Kelvin sign, ``ss`` matches ``ß``),
+    so files that are not plain ASCII are always kept as candidates.
+    """
+    if not pattern or not pattern.isascii() or not _REGEX_SYNTAX.isdisjoint(pattern):
+        return None
+    return pattern.lower()
+
+
+class SQLiteAgentFileStore(ObjectAgentFileStore):
+    """The framework's ``AgentFileStore`` on SQLite: one row per file, keyed by ``prefix`` + path.
+
+    Paths follow the framework's rules (``_normalize_relative_path``); names are case
+    sensitive; ``create_directory`` records an empty directory; exclusive create
+    (``overwrite=False``) is a plain ``INSERT``, atomic across connections and processes
+    (the key's uniqueness decides; the loser gets ``FileExistsError``). Every operation is one
+    statement. ``search`` narrows candidates in SQL — by key range, by depth when not
+    recursive, and, when the pattern is a plain ASCII literal, to files that contain it
+    ignoring case (files that are not plain ASCII are always kept) — and the base class then
+    reads, scans and numbers lines as the framework does. Borrowing and owning the
+    connection work as in ``SQLiteHistoryProvider``.
+
+    Security posture:
+        Content is stored as plaintext in the database file: protect the file as you would
+        the files themselves. Every key starts with ``prefix`` and no path can escape it
+        (``..`` and rooted paths are rejected); all SQL is parameterised. Tenants sharing one
+        database are isolated only by distinct prefixes.
+
+    Args:
+        connection: The aiosqlite connection or shared database to borrow.
+        prefix: Key prefix of every file (``""`` or ending with ``/``); stores sharing a
+            database need distinct prefixes.
+    """
+
+    def __init__(self, connection: Connectable, *, prefix: str = "files/") -> None:
+        self.database = as_database(connection)
+        self.objects = SQLiteObjectDriver(self.database)
+        super().__init__(self.objects, prefix=prefix)
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> Self:
+        """Open a store that owns its connection to ``url``; options: the connection's and ``prefix``."""
+        database_options, store_options = split_options(options)
+        return cls._owning(SQLiteDatabase.from_url(url, **database_options), store_options)
+
+    @classmethod
+    def from_path(cls, path: str | Path, **options: Any) -> Self:
+        """Open a store that owns its connection to the database file ``path``."""
+        database_options, store_options = split_options(options)
+        return cls._owning(SQLiteDatabase.from_path(path, **database_options), store_options)
+
+    @classmethod
+    def _owning(cls, database: SQLiteDatabase, options: dict[str, Any]) -> Self:
+        store = cls(database, **options)
+        store._adopt(store.driver, owned=True)
+        return store
+
+    async def _candidate_keys(self, base: str, regex_pattern: str, *, recursive: bool) -> list[str]:
+        """Narrow the search in one statement: key range, depth, and a literal filter (see :func:`plain_literal`)."""
+        return await self.objects.find_keys(base, recursive=recursive, literal=plain_literal(regex_pattern))

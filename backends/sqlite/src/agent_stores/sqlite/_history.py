@@ -1,0 +1,113 @@
+"""``SQLiteHistoryProvider``: chat history in a SQLite database, one indexed row per message."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Self
+
+from agent_stores.core import LogHistoryProvider
+
+from ._connect import Connectable, as_database, split_options
+from ._database import SQLiteDatabase
+from ._driver import SQLiteLogDriver
+
+__all__ = ["SQLiteHistoryProvider"]
+
+
+class SQLiteHistoryProvider(LogHistoryProvider):
+    """The framework's ``HistoryProvider`` on SQLite, through aiosqlite.
+
+    Stores each message verbatim (the JSON of ``Message.to_dict()``, byte for byte what a
+    ``FileHistoryProvider`` line holds) in ``agent_stores_messages``, and per session one row
+    of ``agent_stores_logs`` with its length, version and expiry. A save stores exactly what
+    ``InMemoryHistoryProvider`` would (the framework's ``filter_new_messages`` decides) and is
+    atomic across connections and processes: it is one conditional ``INSERT`` (a steady
+    conversation costs one statement, one thread hop, per save). A load is one indexed query;
+    with ``max_messages`` it reads only the newest N rows. Admin calls (``count_messages``,
+    ``delete_session``, ``list_sessions``, ``iter_sessions``, ``export_messages``,
+    ``import_messages``, ``purge_expired``) are indexed statements, never a scan of other
+    sessions.
+
+    ``SQLiteHistoryProvider(connection)`` borrows an open ``aiosqlite.Connection`` (opened with
+    ``isolation_level=None``; see :class:`SQLiteDatabase` for what it must satisfy) or a
+    :class:`SQLiteDatabase` shared with other stores, and never closes it.
+    :meth:`from_url` and :meth:`from_path` open and own their connection (WAL, a busy timeout,
+    ``synchronous=NORMAL``), closed by :meth:`aclose` or ``async with``.
+
+    Security posture:
+        Messages are stored as plaintext JSON in the database file (and its ``-wal`` file):
+        protect the file with file-system permissions, or disk encryption, as you would the
+        conversations themselves. Keys are derived injectively from ``namespace``,
+        ``source_id`` and the session id, so no id can reach another session's rows;
+        ``namespace`` isolates tenants sharing one file, but anyone who can open the file
+        reads every tenant. All SQL is parameterised; ids never become SQL text.
+
+    Args:
+        connection: The aiosqlite connection or shared database to borrow.
+        source_id: Provider id; part of every key, so two providers never share history.
+        namespace: Tenant or application prefix; isolation is total.
+        max_messages: Load only the newest N messages; the window never starts with a tool
+            result or approval response whose request lies outside it.
+        ttl: Sliding expiry (seconds or ``timedelta``): a session expires this long after
+            the last save that stored messages, then reads as empty; a later save starts a
+            fresh history. Expired rows are removed when the session is written again or by
+            :meth:`purge_expired`.
+        skip_excluded: Omit messages whose ``additional_properties["_excluded"]`` is truthy.
+        **kwargs: ``load_messages``, ``store_inputs``, ``store_context_messages``,
+            ``store_context_from``, ``store_outputs`` as in ``HistoryProvider``.
+
+    Raises:
+        TypeError: ``connection`` is not an ``aiosqlite.Connection`` or ``SQLiteDatabase``.
+        ValueError: ``source_id`` is empty, ``max_messages`` is not a positive int, or ``ttl``
+            is not positive. A borrowed connection not in autocommit mode is a ``ValueError``
+            on first use.
+    """
+
+    def __init__(
+        self,
+        connection: Connectable,
+        *,
+        source_id: str = "history",
+        namespace: str = "",
+        max_messages: int | None = None,
+        ttl: float | timedelta | None = None,
+        skip_excluded: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        self.database = as_database(connection)
+        super().__init__(
+            SQLiteLogDriver(self.database),
+            source_id=source_id,
+            namespace=namespace,
+            max_messages=max_messages,
+            ttl=ttl,
+            skip_excluded=skip_excluded,
+            **kwargs,
+        )
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> Self:
+        """Open a provider that owns its connection to ``url`` (``sqlite:///path.db``, ``sqlite://``).
+
+        ``options``: the connection's (``busy_timeout``, ``synchronous``, ``journal_mode``;
+        also accepted as URL query parameters) and the provider's own (``source_id``,
+        ``max_messages``, ``ttl``, ...). Nothing is opened until first use.
+
+        Raises:
+            ValueError: The URL is malformed or an option is invalid.
+        """
+        database_options, provider_options = split_options(options)
+        return cls._owning(SQLiteDatabase.from_url(url, **database_options), provider_options)
+
+    @classmethod
+    def from_path(cls, path: str | Path, **options: Any) -> Self:
+        """Open a provider that owns its connection to the database file ``path``; options as :meth:`from_url`."""
+        database_options, provider_options = split_options(options)
+        return cls._owning(SQLiteDatabase.from_path(path, **database_options), provider_options)
+
+    @classmethod
+    def _owning(cls, database: SQLiteDatabase, options: dict[str, Any]) -> Self:
+        provider = cls(database, **options)
+        provider._adopt(provider.driver, owned=True)
+        return provider

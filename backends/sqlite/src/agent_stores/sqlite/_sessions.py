@@ -1,0 +1,57 @@
+"""``SQLiteSessionStore``: session snapshots as rows of a SQLite database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Self
+
+from agent_stores.core import ObjectSessionStore
+
+from ._connect import Connectable, as_database, split_options
+from ._database import SQLiteDatabase
+from ._driver import SQLiteObjectDriver
+
+__all__ = ["SQLiteSessionStore"]
+
+
+class SQLiteSessionStore(ObjectSessionStore):
+    """The framework's ``SessionStore`` on SQLite: one row per session under ``prefix``.
+
+    Snapshots use ``FileSessionStore``'s JSON envelope, so they move between stores
+    unchanged. Every ``get`` returns an independent copy; ``set`` is one statement and
+    last-writer-wins; a snapshot that is not JSON is moved aside to ``<key>.<uuid>.corrupt``
+    and reported as a ``ValueError`` (``CorruptRecordError``), so a retry starts clean.
+    Borrowing and owning the connection work as in ``SQLiteHistoryProvider``.
+
+    Security posture:
+        Snapshots (session state included) are stored as plaintext JSON in the database
+        file: protect the file as you would the sessions. Session ids map injectively to
+        keys, so no id can reach another session's row; all SQL is parameterised.
+
+    Args:
+        connection: The aiosqlite connection or shared database to borrow.
+        prefix: Key prefix of every snapshot (``""`` or ending with ``/``); stores sharing a
+            database need distinct prefixes.
+    """
+
+    def __init__(self, connection: Connectable, *, prefix: str = "sessions/") -> None:
+        self.database = as_database(connection)
+        super().__init__(SQLiteObjectDriver(self.database), prefix=prefix)
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> Self:
+        """Open a store that owns its connection to ``url``; options: the connection's and ``prefix``."""
+        database_options, store_options = split_options(options)
+        return cls._owning(SQLiteDatabase.from_url(url, **database_options), store_options)
+
+    @classmethod
+    def from_path(cls, path: str | Path, **options: Any) -> Self:
+        """Open a store that owns its connection to the database file ``path``."""
+        database_options, store_options = split_options(options)
+        return cls._owning(SQLiteDatabase.from_path(path, **database_options), store_options)
+
+    @classmethod
+    def _owning(cls, database: SQLiteDatabase, options: dict[str, Any]) -> Self:
+        store = cls(database, **options)
+        store._adopt(store.driver, owned=True)
+        return store
