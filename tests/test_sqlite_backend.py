@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import sys
+import threading
 from collections.abc import AsyncIterator
 from contextlib import closing
 from pathlib import Path
@@ -252,11 +253,15 @@ async def test_newer_schema_is_refused(tmp_path: Path) -> None:
 
 
 _OPENER = """
-import asyncio, sys
+import asyncio, sys, time
+from pathlib import Path
 from agent_framework import Message
 from agent_stores.sqlite import SQLiteHistoryProvider
 
 async def main():
+    go = Path(sys.argv[3])
+    while not go.exists():  # start together: imports done, every process opens the new file at once
+        time.sleep(0.001)
     async with SQLiteHistoryProvider.from_path(sys.argv[1]) as history:
         await history.save_messages("shared", [Message("user", [sys.argv[2]], message_id=sys.argv[2])])
 
@@ -265,18 +270,22 @@ asyncio.run(main())
 
 
 async def test_processes_opening_a_new_file_at_once_migrate_it_once(tmp_path: Path) -> None:
-    path = tmp_path / "new.db"
+    """Switching a new file to WAL races between processes; every one must still open it."""
+    path, go = tmp_path / "new.db", tmp_path / "go"
+    names = [f"p{i}" for i in range(6)]
     processes = [
         await asyncio.create_subprocess_exec(
-            sys.executable, "-W", "ignore", "-c", _OPENER, str(path), f"p{i}", stderr=asyncio.subprocess.PIPE
+            sys.executable, "-W", "ignore", "-c", _OPENER, str(path), name, str(go), stderr=asyncio.subprocess.PIPE
         )
-        for i in range(4)
+        for name in names
     ]
+    await asyncio.sleep(3)  # let every process finish importing
+    go.touch()
     results = [await asyncio.wait_for(p.communicate(), 120) for p in processes]
-    assert [p.returncode for p in processes] == [0] * 4, [err.decode()[-2000:] for _, err in results]
+    assert [p.returncode for p in processes] == [0] * len(names), [err.decode()[-2000:] for _, err in results]
     assert _rows(path, "SELECT version FROM agent_stores_migrations") == [(v,) for v in range(1, SCHEMA_VERSION + 1)]
     async with SQLiteHistoryProvider.from_path(path) as history:
-        assert sorted(str(m.message_id) for m in await history.get_messages("shared")) == ["p0", "p1", "p2", "p3"]
+        assert sorted(str(m.message_id) for m in await history.get_messages("shared")) == names
 
 
 async def test_statements_use_indexes_never_a_scan_of_other_sessions(tmp_path: Path) -> None:
@@ -532,3 +541,39 @@ async def test_search_push_down_returns_a_superset(
         return
     got = await store.search(root, pattern, recursive=recursive)
     assert [r.to_dict() for r in got] == [r.to_dict() for r in expected]
+
+
+async def test_opening_waits_for_a_writer_holding_a_new_file(tmp_path: Path) -> None:
+    """Switching to WAL while another connection holds a write lock gets SQLITE_BUSY at once,
+    without SQLite's busy handler; the open must wait for the lock instead of failing."""
+    path = tmp_path / "held.db"
+    with closing(sqlite3.connect(path, isolation_level=None)) as other:
+        other.execute("CREATE TABLE app_data (x)")
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("INSERT INTO app_data VALUES (1)")
+
+        async def release_soon() -> None:
+            await asyncio.sleep(0.3)
+            other.execute("COMMIT")
+
+        release = asyncio.create_task(release_soon())
+        async with SQLiteHistoryProvider.from_path(path) as history:
+            await history.save_messages("s", [_msg("hi")])
+            assert [m.text for m in await history.get_messages("s")] == ["hi"]
+        await release
+
+
+async def test_a_failed_open_leaves_no_thread_behind(tmp_path: Path) -> None:
+    """When opening fails (here: the lock is never released within the busy timeout), the
+    connection is closed again, so no aiosqlite worker thread keeps the process alive."""
+    path = tmp_path / "held.db"
+    with closing(sqlite3.connect(path, isolation_level=None)) as other:
+        other.execute("CREATE TABLE app_data (x)")
+        other.execute("BEGIN IMMEDIATE")
+        before = threading.active_count()
+        history = SQLiteHistoryProvider.from_path(path, busy_timeout=0.2)
+        with pytest.raises(StoreUnavailableError):
+            await history.get_messages("s")
+        assert threading.active_count() == before
+        await history.aclose()
+        other.execute("ROLLBACK")

@@ -310,16 +310,18 @@ def run_writer_process() -> None:
         provider = cast(
             HistoryProvider, runner.run(maybe_await(factory(**setup["kwargs"], source_id=setup["source_id"])))
         )
-        print(_READY, flush=True)
-        for line in sys.stdin:
-            command = json.loads(line)
-            for batch in command["batches"]:
-                messages = [Message.from_dict(m) for m in batch]
-                runner.run(provider.save_messages(command["session_id"], messages, state={}))
-            print(_DONE, flush=True)
-        close = getattr(provider, "aclose", None)
-        if close is not None:
-            runner.run(maybe_await(close()))
+        try:
+            print(_READY, flush=True)
+            for line in sys.stdin:
+                command = json.loads(line)
+                for batch in command["batches"]:
+                    messages = [Message.from_dict(m) for m in batch]
+                    runner.run(provider.save_messages(command["session_id"], messages, state={}))
+                print(_DONE, flush=True)
+        finally:  # a store left open may keep a worker thread alive, and the process with it
+            close = getattr(provider, "aclose", None)
+            if close is not None:
+                runner.run(maybe_await(close()))
 
 
 class _WriterProcess:

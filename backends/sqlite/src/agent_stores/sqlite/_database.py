@@ -390,12 +390,41 @@ class SQLiteDatabase:
             except sqlite3.Error as err:
                 raise translate_error(err, f"cannot open SQLite database {options.path!r}") from err
         connection = self._opened
-        if not options.in_memory:
-            rows = await self._call(connection, f"PRAGMA journal_mode = {options.journal_mode.upper()}", (), fetch=True)
-            if rows and str(rows[0][0]).upper() != options.journal_mode.upper():
-                logger.warning("sqlite: %s kept journal_mode %s", options.path, rows[0][0])
-        await self._call(connection, f"PRAGMA synchronous = {options.synchronous.upper()}", (), fetch=False)
+        try:
+            if not options.in_memory:
+                await self._set_journal_mode(connection, options)
+            await self._call(connection, f"PRAGMA synchronous = {options.synchronous.upper()}", (), fetch=False)
+        except BaseException:
+            # Close what we opened: a failed open must not leave aiosqlite's worker thread
+            # running, which would keep the interpreter from exiting.
+            self._opened = None
+            await connection.close()
+            raise
         return connection
+
+    async def _set_journal_mode(self, connection: aiosqlite.Connection, options: SQLiteOptions) -> None:
+        """Switch the journal mode, waiting out other connections as the busy timeout allows.
+
+        Switching to WAL needs the database to itself, and SQLite answers SQLITE_BUSY at once
+        (without its busy handler) while another process is opening or migrating the same
+        new file; so the switch is retried with backoff until ``busy_timeout`` has passed.
+        """
+        wanted = options.journal_mode.upper()
+        deadline = time.monotonic() + options.busy_timeout
+        delay = 0.005
+        while True:
+            try:
+                rows = await self._call(connection, f"PRAGMA journal_mode = {wanted}", (), fetch=True)
+                break
+            except StoreUnavailableError as err:
+                cause = err.__cause__
+                busy = getattr(cause, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+                if not busy or time.monotonic() + delay > deadline:
+                    raise
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 0.1)
+        if rows and str(rows[0][0]).upper() != wanted:
+            logger.warning("sqlite: %s kept journal_mode %s", options.path, rows[0][0])
 
     async def _migrate(self, connection: aiosqlite.Connection) -> None:
         """Apply the migrations this database lacks, each once, even with several processes racing."""
