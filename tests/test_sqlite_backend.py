@@ -570,10 +570,15 @@ async def test_a_failed_open_leaves_no_thread_behind(tmp_path: Path) -> None:
     with closing(sqlite3.connect(path, isolation_level=None)) as other:
         other.execute("CREATE TABLE app_data (x)")
         other.execute("BEGIN IMMEDIATE")
-        before = threading.active_count()
+        before = set(threading.enumerate())
         history = SQLiteHistoryProvider.from_path(path, busy_timeout=0.2)
-        with pytest.raises(StoreUnavailableError):
-            await history.get_messages("s")
-        assert threading.active_count() == before
-        await history.aclose()
-        other.execute("ROLLBACK")
+        try:
+            with pytest.raises(StoreUnavailableError):
+                await history.get_messages("s")
+            started = set(threading.enumerate()) - before
+            for thread in started:
+                thread.join(timeout=5)
+            assert not [t for t in started if t.is_alive()]
+        finally:
+            await history.aclose()
+            other.execute("ROLLBACK")

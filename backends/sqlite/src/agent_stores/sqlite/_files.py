@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Final, Self
+from typing import Final
 
 from agent_stores.core import ObjectAgentFileStore
 
-from ._connect import Connectable, as_database, split_options
-from ._database import SQLiteDatabase
+from ._connect import Connectable, OwnedOpeners, as_database
 from ._driver import SQLiteObjectDriver
 
 __all__ = ["SQLiteAgentFileStore", "plain_literal"]
@@ -31,7 +29,7 @@ def plain_literal(pattern: str) -> str | None:
     return pattern.lower()
 
 
-class SQLiteAgentFileStore(ObjectAgentFileStore):
+class SQLiteAgentFileStore(OwnedOpeners, ObjectAgentFileStore):
     """The framework's ``AgentFileStore`` on SQLite: one row per file, keyed by ``prefix`` + path.
 
     Paths follow the framework's rules (``_normalize_relative_path``); names are case
@@ -60,24 +58,6 @@ class SQLiteAgentFileStore(ObjectAgentFileStore):
         self.database = as_database(connection)
         self.objects = SQLiteObjectDriver(self.database)
         super().__init__(self.objects, prefix=prefix)
-
-    @classmethod
-    def from_url(cls, url: str, **options: Any) -> Self:
-        """Open a store that owns its connection to ``url``; options: the connection's and ``prefix``."""
-        database_options, store_options = split_options(options)
-        return cls._owning(SQLiteDatabase.from_url(url, **database_options), store_options)
-
-    @classmethod
-    def from_path(cls, path: str | Path, **options: Any) -> Self:
-        """Open a store that owns its connection to the database file ``path``."""
-        database_options, store_options = split_options(options)
-        return cls._owning(SQLiteDatabase.from_path(path, **database_options), store_options)
-
-    @classmethod
-    def _owning(cls, database: SQLiteDatabase, options: dict[str, Any]) -> Self:
-        store = cls(database, **options)
-        store._adopt(store.driver, owned=True)
-        return store
 
     async def _candidate_keys(self, base: str, regex_pattern: str, *, recursive: bool) -> list[str]:
         """Narrow the search in one statement: key range, depth, and a literal filter (see :func:`plain_literal`)."""

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 from agent_stores.core import LogHistoryProvider
 
-from ._connect import Connectable, as_database, split_options
-from ._database import SQLiteDatabase
+from ._connect import Connectable, OwnedOpeners, as_database
 from ._driver import SQLiteLogDriver
 
 __all__ = ["SQLiteHistoryProvider"]
 
 
-class SQLiteHistoryProvider(LogHistoryProvider):
+class SQLiteHistoryProvider(OwnedOpeners, LogHistoryProvider):
     """The framework's ``HistoryProvider`` on SQLite, through aiosqlite.
 
     Stores each message verbatim (the JSON of ``Message.to_dict()``, byte for byte what a
@@ -85,29 +83,3 @@ class SQLiteHistoryProvider(LogHistoryProvider):
             skip_excluded=skip_excluded,
             **kwargs,
         )
-
-    @classmethod
-    def from_url(cls, url: str, **options: Any) -> Self:
-        """Open a provider that owns its connection to ``url`` (``sqlite:///path.db``, ``sqlite://``).
-
-        ``options``: the connection's (``busy_timeout``, ``synchronous``, ``journal_mode``;
-        also accepted as URL query parameters) and the provider's own (``source_id``,
-        ``max_messages``, ``ttl``, ...). Nothing is opened until first use.
-
-        Raises:
-            ValueError: The URL is malformed or an option is invalid.
-        """
-        database_options, provider_options = split_options(options)
-        return cls._owning(SQLiteDatabase.from_url(url, **database_options), provider_options)
-
-    @classmethod
-    def from_path(cls, path: str | Path, **options: Any) -> Self:
-        """Open a provider that owns its connection to the database file ``path``; options as :meth:`from_url`."""
-        database_options, provider_options = split_options(options)
-        return cls._owning(SQLiteDatabase.from_path(path, **database_options), provider_options)
-
-    @classmethod
-    def _owning(cls, database: SQLiteDatabase, options: dict[str, Any]) -> Self:
-        provider = cls(database, **options)
-        provider._adopt(provider.driver, owned=True)
-        return provider

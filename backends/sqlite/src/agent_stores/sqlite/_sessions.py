@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Self
-
 from agent_stores.core import ObjectSessionStore
 
-from ._connect import Connectable, as_database, split_options
-from ._database import SQLiteDatabase
+from ._connect import Connectable, OwnedOpeners, as_database
 from ._driver import SQLiteObjectDriver
 
 __all__ = ["SQLiteSessionStore"]
 
 
-class SQLiteSessionStore(ObjectSessionStore):
+class SQLiteSessionStore(OwnedOpeners, ObjectSessionStore):
     """The framework's ``SessionStore`` on SQLite: one row per session under ``prefix``.
 
     Snapshots use ``FileSessionStore``'s JSON envelope, so they move between stores
@@ -37,21 +33,3 @@ class SQLiteSessionStore(ObjectSessionStore):
     def __init__(self, connection: Connectable, *, prefix: str = "sessions/") -> None:
         self.database = as_database(connection)
         super().__init__(SQLiteObjectDriver(self.database), prefix=prefix)
-
-    @classmethod
-    def from_url(cls, url: str, **options: Any) -> Self:
-        """Open a store that owns its connection to ``url``; options: the connection's and ``prefix``."""
-        database_options, store_options = split_options(options)
-        return cls._owning(SQLiteDatabase.from_url(url, **database_options), store_options)
-
-    @classmethod
-    def from_path(cls, path: str | Path, **options: Any) -> Self:
-        """Open a store that owns its connection to the database file ``path``."""
-        database_options, store_options = split_options(options)
-        return cls._owning(SQLiteDatabase.from_path(path, **database_options), store_options)
-
-    @classmethod
-    def _owning(cls, database: SQLiteDatabase, options: dict[str, Any]) -> Self:
-        store = cls(database, **options)
-        store._adopt(store.driver, owned=True)
-        return store
