@@ -56,10 +56,17 @@ def test_memory_backend_rejects_unknown_options_and_paths() -> None:
         open_stores("memory://somewhere/else")
 
 
-def test_repr_hides_passwords() -> None:
-    stores = Stores("redis://user:s3cret@host:6379/0", MemoryBackend())
-    assert "s3cret" not in repr(stores)
-    assert "user:***@host" in repr(stores)
+@pytest.mark.asyncio
+async def test_repr_hides_passwords() -> None:
+    async with Stores("redis://user:s3cret@host:6379/0", MemoryBackend()) as stores:
+        assert "s3cret" not in repr(stores)
+        assert "user:***@host" in repr(stores)
+
+
+def test_unclosed_stores_warn() -> None:
+    stores = open_stores("memory://")
+    with pytest.warns(ResourceWarning, match="Stores was not closed"):
+        del stores
 
 
 @pytest.mark.asyncio

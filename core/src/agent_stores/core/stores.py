@@ -14,11 +14,12 @@ connections open lazily on first use, so ``open_stores`` can be called outside a
 from __future__ import annotations
 
 from importlib.metadata import entry_points
-from types import TracebackType
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from agent_framework import AgentFileStore, HistoryProvider, SessionStore
+
+from ._lifecycle import OwnedResource
 
 __all__ = ["ENTRY_POINT_GROUP", "Backend", "BackendFactory", "Stores", "open_stores"]
 
@@ -71,15 +72,17 @@ class BackendFactory(Protocol):
         ...
 
 
-class Stores:
+class Stores(OwnedResource):
     """The history provider, file store and session store of one backend.
 
-    Use as ``async with open_stores(url) as stores:`` or call :meth:`aclose` when done.
+    Use as ``async with open_stores(url) as stores:`` or call ``aclose()`` when done: it closes
+    the backend's connections, and the stores handed out stop working.
     """
 
     def __init__(self, url: str, backend: Backend) -> None:
         self.url = url
         self.backend = backend
+        self._adopt(backend, owned=True)
 
     def history_provider(self, source_id: str = "history", **options: Any) -> HistoryProvider:
         """Return a history provider for ``source_id``; ``options`` as the backend's provider takes them."""
@@ -96,18 +99,6 @@ class Stores:
     def harness_kwargs(self, **history_options: Any) -> dict[str, Any]:
         """Return keyword arguments for ``create_harness_agent``: ``history_provider`` and ``file_memory_store``."""
         return {"history_provider": self.history_provider(**history_options), "file_memory_store": self.file_store()}
-
-    async def aclose(self) -> None:
-        """Close the backend's connections; stores handed out stop working."""
-        await self.backend.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         return f"Stores({_redacted(self.url)!r})"
