@@ -37,6 +37,16 @@ filterwarnings =
 """
 
 
+# These runs only need to see a broken store fail: skip shrinking its counterexamples, which
+# can take minutes for long generated texts (notably under Hypothesis's CI profile).
+_FAIL_FAST = """
+from hypothesis import Phase, settings
+
+settings.register_profile("fail-fast", phases=[Phase.explicit, Phase.reuse, Phase.generate])
+settings.load_profile("fail-fast")
+"""
+
+
 def run_clauses(
     pytester: pytest.Pytester,
     store: str,
@@ -47,6 +57,7 @@ def run_clauses(
 ) -> dict[str, tuple[str, str]]:
     """Run ``clauses`` against ``Store`` (defined in ``store``); return ``{test id: (outcome, report)}``."""
     pytester.makeini(_INI)
+    pytester.makeconftest(_FAIL_FAST)
     pytester.makepyfile(
         test_broken_store=_HEADER
         + textwrap.dedent(store)

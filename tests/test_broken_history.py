@@ -229,10 +229,20 @@ _PROCESS_FIXTURE = """
 """
 
 
+# These runs only need to see a broken store fail: skip shrinking its counterexamples.
+_FAIL_FAST = """
+from hypothesis import Phase, settings
+
+settings.register_profile("fail-fast", phases=[Phase.explicit, Phase.reuse, Phase.generate])
+settings.load_profile("fail-fast")
+"""
+
+
 def failed_clauses(
     pytester: pytest.Pytester, store: type[HistoryProvider], clauses: Sequence[str], **caps: bool
 ) -> set[str]:
     """Run ``clauses`` of the suite against ``store``; return the names of those that failed (all must run)."""
+    pytester.makeconftest(_FAIL_FAST)
     pytester.makepyfile(
         _MODULE.format(
             module=__name__,

@@ -147,6 +147,20 @@ _LINE_NUMBER_CASES: list[tuple[str, str, str, list[int], str]] = [
 ]
 
 
+def _assert_same_text(got: str | None, expected: str) -> None:
+    """Fail with where two texts first differ: a full diff of a megabyte of text helps nobody and takes minutes."""
+    if got == expected:
+        return
+    if got is None:
+        pytest.fail("read returned None for a file just written", pytrace=False)
+    at = next((i for i, (a, b) in enumerate(zip(got, expected, strict=False)) if a != b), min(len(got), len(expected)))
+    pytest.fail(
+        f"content changed: read {len(got)} characters for {len(expected)} written; first difference at "
+        f"index {at}: read {got[max(0, at - 20) : at + 20]!r}, wrote {expected[max(0, at - 20) : at + 20]!r}",
+        pytrace=False,
+    )
+
+
 class FileStoreConformance(ConformanceBase):
     """Conformance clauses for an ``AgentFileStore``.
 
@@ -284,7 +298,7 @@ class FileStoreConformance(ConformanceBase):
         """
         path = f"{file_root}/content.txt"
         await file_store.write(path, content)
-        assert await file_store.read(path) == content
+        _assert_same_text(await file_store.read(path), content)
         assert await file_store.file_exists(path)
 
     @settings(max_examples=40, deadline=None, suppress_health_check=_SHARED_CLAUSE_CHECKS)
@@ -297,7 +311,7 @@ class FileStoreConformance(ConformanceBase):
         """
         path = f"{unique_id('files')}/any.txt"
         await file_store.write(path, content)
-        assert await file_store.read(path) == content
+        _assert_same_text(await file_store.read(path), content)
 
     async def test_overwrite_replaces_whole_content(self, file_store: AgentFileStore, file_root: str) -> None:
         """Overwriting with shorter content leaves only the new content.
