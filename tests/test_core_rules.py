@@ -153,12 +153,10 @@ def test_history_keys_are_injective(triples: list[tuple[str, str, str | None]]) 
 
 
 @pytest.mark.parametrize("value", ["A", "a", "a/b", "..", "*", "{x}", ":", " a", "é", "~x", "x" * 10_000, ""])
-def test_key_segments_are_safe_and_reversible(value: str) -> None:
+def test_key_segments_are_safe_and_bounded(value: str) -> None:
     segment = key_segment(value)
     assert "/" not in segment and "{" not in segment and segment == segment.strip()
-    assert len(segment) <= 200
-    decoded = KeySpace.decode(segment)
-    assert decoded == value or (decoded is None and len(value) > 100)
+    assert len(segment) <= 180
 
 
 def test_key_segments_never_differ_only_in_case() -> None:

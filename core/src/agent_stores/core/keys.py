@@ -10,7 +10,6 @@ including case-insensitive file systems and Redis Cluster hash tags.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -64,18 +63,3 @@ class KeySpace:
     def history_prefix(self, source_id: str) -> str:
         """Prefix shared by every history key of ``source_id`` (ends with ``/``)."""
         return f"{self.root}/{key_segment(source_id)}/"
-
-    def session(self, session_id: str) -> str:
-        """Key segment of one session snapshot."""
-        return key_segment(session_id)
-
-    @staticmethod
-    def decode(segment: str) -> str | None:
-        """Return the identifier a segment was made from, or ``None`` for a digest segment."""
-        if not segment.startswith(_PREFIX):
-            return segment
-        body = segment[len(_PREFIX) :]
-        if "-" in body:  # a SHA-256 digest segment: not reversible
-            return None
-        padded = body.upper() + "=" * (-len(body) % 8)
-        return base64.b32decode(padded).decode("utf-8")
