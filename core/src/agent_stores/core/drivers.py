@@ -147,8 +147,18 @@ class ObjectDriver(Protocol):
         """
         ...
 
-    async def list(self, prefix: str, *, delimiter: str | None = "/") -> Listing:
-        """List keys under ``prefix``; with a delimiter, deeper keys fold into common prefixes."""
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        """List keys under ``prefix`` in ascending code-point order (UTF-8 byte order, as S3 lists).
+
+        With a ``delimiter``, every key with the delimiter after ``prefix`` folds into one
+        common prefix (up to and including the delimiter's first occurrence). ``after`` keeps
+        only the entries (keys and common prefixes alike) that sort strictly after it, and
+        ``limit`` keeps the ``limit`` smallest of the entries left, keys and prefixes counted
+        together. A listing with fewer than ``limit`` entries is the last page; the next page
+        starts ``after`` the largest entry of this one.
+        """
         ...
 
     async def aclose(self) -> None:

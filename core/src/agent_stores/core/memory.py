@@ -138,20 +138,30 @@ class MemoryObjectDriver:
         self._sorted.pop(bisect.bisect_left(self._sorted, key))
         return True
 
-    async def list(self, prefix: str, *, delimiter: str | None = "/") -> Listing:
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        if limit is not None and limit <= 0:
+            raise ValueError(f"limit must be positive, got {limit!r}")
         keys: list[str] = []
         prefixes: list[str] = []
-        for key in self._sorted[bisect.bisect_left(self._sorted, prefix) :]:
+        start = prefix if after is None else max(prefix, after)
+        for key in self._sorted[bisect.bisect_left(self._sorted, start) :]:
             if not key.startswith(prefix):
                 break
             rest = key[len(prefix) :]
             cut = rest.find(delimiter) if delimiter else -1
             if cut >= 0:
                 common = prefix + rest[: cut + len(delimiter or "")]
-                if not prefixes or prefixes[-1] != common:
-                    prefixes.append(common)
-            else:
+                if (after is not None and common <= after) or (prefixes and prefixes[-1] == common):
+                    continue
+                prefixes.append(common)
+            elif after is None or key > after:
                 keys.append(key)
+            else:
+                continue
+            if limit is not None and len(keys) + len(prefixes) >= limit:
+                break
         return Listing(keys, prefixes)
 
     async def aclose(self) -> None:

@@ -122,6 +122,8 @@ def open_stores(url: str, **options: Any) -> Stores:
 
     ``sqlite:///relative.db``, ``sqlite:////absolute.db``, ``sqlite://`` (in-memory),
     ``memory://`` (the core's in-process driver) and the schemes of any installed backend.
+    A compound scheme ``family+variant://`` (``fsspec+sftp``, ``redis+cluster``) goes to the
+    backend registered for the exact scheme, else to the one registered for ``family``.
     No connection is made until a store is first used.
 
     Raises:
@@ -130,9 +132,10 @@ def open_stores(url: str, **options: Any) -> Stores:
     """
     scheme = _scheme(url)
     found = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
-    entry = found.get(scheme)
+    family = scheme.split("+", 1)[0]
+    entry = found.get(scheme) or found.get(family)
     if entry is None:
-        extra = _EXTRAS.get(scheme)
+        extra = _EXTRAS.get(scheme) or _EXTRAS.get(family)
         if extra is not None:
             raise ValueError(f'the {scheme!r} backend is not installed: pip install "agent-stores[{extra}]"')
         raise ValueError(

@@ -267,19 +267,26 @@ class SQLiteObjectDriver:
             raise StoreConflictError(f"object {key!r} is not at version {if_version!r}")
         return True
 
-    async def list(self, prefix: str, *, delimiter: str | None = "/") -> Listing:
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
         """List keys under ``prefix``; with a delimiter, deeper keys fold into common prefixes (in SQL)."""
+        if limit is not None and limit <= 0:
+            raise ValueError(f"limit must be positive, got {limit!r}")
         in_range, parameters = _range("key", prefix)
+        page = (after or "", -1 if limit is None else limit)
         if not delimiter:
             rows = await self.database.fetchall(
-                f"SELECT key FROM agent_stores_objects WHERE {in_range} ORDER BY key", parameters
+                f"SELECT key FROM agent_stores_objects WHERE {in_range} AND key > ? ORDER BY key LIMIT ?",
+                (*parameters, *page),
             )
             return Listing([row[0] for row in rows], [])
         rows = await self.database.fetchall(
-            "SELECT CASE WHEN cut > 0 THEN substr(key, 1, ? + cut + ? - 1) ELSE key END AS name, max(cut > 0) "
+            "SELECT name, folded FROM (SELECT "
+            "CASE WHEN cut > 0 THEN substr(key, 1, ? + cut + ? - 1) ELSE key END AS name, max(cut > 0) AS folded "
             f"FROM (SELECT key, instr(substr(key, ?), ?) AS cut FROM agent_stores_objects WHERE {in_range}) "
-            "GROUP BY name ORDER BY name",
-            (len(prefix), len(delimiter), len(prefix) + 1, delimiter, *parameters),
+            "GROUP BY name) WHERE name > ? ORDER BY name LIMIT ?",
+            (len(prefix), len(delimiter), len(prefix) + 1, delimiter, *parameters, *page),
         )
         return Listing([row[0] for row in rows if not row[1]], [row[0] for row in rows if row[1]])
 

@@ -1,0 +1,152 @@
+"""Real servers for tests, found or started in one order for every store.
+
+A fixture asks :func:`provide_server` for a store's server, which takes the first path that
+works:
+
+1. an explicit URL from the environment (``env_var``), never started or stopped by us;
+2. testcontainers, where a Docker engine answers;
+3. a local server binary, started on a free loopback port;
+4. otherwise the test is skipped with every reason, or fails when ``AGENT_STORES_REQUIRE``
+   names the store (a comma-separated list of store names, or ``all``).
+
+Every server a fixture starts listens on loopback, on a free port, in a directory of its own,
+and is stopped when the fixture ends; nothing touches a server the fixture did not start.
+Each :class:`Server` says which server and which path a run used, and fixtures print it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import time
+from collections.abc import Callable, Generator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import pytest
+
+__all__ = [
+    "REQUIRE_ENV",
+    "Server",
+    "ServerUnavailable",
+    "free_port",
+    "is_required",
+    "provide_server",
+    "redact",
+    "wait_for_port",
+]
+
+REQUIRE_ENV = "AGENT_STORES_REQUIRE"
+
+#: The paths :func:`provide_server` tries, in order.
+VIA_URL = "url"
+VIA_CONTAINER = "testcontainers"
+VIA_LOCAL = "local binary"
+
+
+class ServerUnavailable(Exception):
+    """One path cannot provide the server here (no engine, no binary); the message says why."""
+
+
+@dataclass(frozen=True)
+class Server:
+    """A running server a test may use.
+
+    Attributes:
+        store: The store name ``AGENT_STORES_REQUIRE`` uses (``redis``, ``s3``, ``mongodb``, ...).
+        url: How clients reach it.
+        via: The path that provided it: ``url``, ``testcontainers`` or ``local binary``.
+        description: Which server it is, e.g. ``redis-server 7.0.15 on 127.0.0.1:40123``.
+    """
+
+    store: str
+    url: str
+    via: str
+    description: str
+
+    def __str__(self) -> str:
+        return f"{self.store}: {self.description} via {self.via} ({redact(self.url)})"
+
+
+def redact(url: str) -> str:
+    """Return ``url`` with its password replaced by ``***``."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    return url.replace(f":{parts.password}@", ":***@", 1)
+
+
+def is_required(store: str) -> bool:
+    """Whether ``AGENT_STORES_REQUIRE`` names ``store`` (or ``all``): then a missing server fails."""
+    names = {n.strip().lower() for n in os.environ.get(REQUIRE_ENV, "").split(",") if n.strip()}
+    return "all" in names or store.lower() in names
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """Return a TCP port that was free on ``host`` a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(host: str, port: int, *, timeout: float = 20.0, alive: Callable[[], bool] | None = None) -> None:
+    """Wait until ``host:port`` accepts a TCP connection.
+
+    Raises:
+        ServerUnavailable: Nothing listened within ``timeout`` seconds, or ``alive()`` turned false
+            (the process we started exited).
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if alive is not None and not alive():
+            raise ServerUnavailable(f"the server for {host}:{port} exited before it listened")
+        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.5):
+            return
+        time.sleep(0.05)
+    raise ServerUnavailable(f"nothing listened on {host}:{port} within {timeout:.0f} s")
+
+
+ServerPath = Callable[[], AbstractContextManager[Server]]
+
+
+@contextlib.contextmanager
+def provide_server(
+    store: str,
+    *,
+    env_var: str,
+    container: ServerPath | None = None,
+    local: ServerPath | None = None,
+) -> Generator[Server]:
+    """Yield the first server that the environment, testcontainers or a local binary provides.
+
+    Args:
+        store: The store name (what ``AGENT_STORES_REQUIRE`` lists).
+        env_var: Environment variable holding an explicit URL; it always wins.
+        container: Starts the server through testcontainers; raises :class:`ServerUnavailable`
+            when it cannot here. Its context manager stops the container.
+        local: Starts a local binary; same contract.
+
+    Skips the test (or fails it when ``store`` is required) when no path works.
+    """
+    url = os.environ.get(env_var)
+    if url:
+        yield Server(store, url, VIA_URL, f"the server at ${env_var}")
+        return
+    reasons: list[str] = []
+    for via, start in ((VIA_CONTAINER, container), (VIA_LOCAL, local)):
+        if start is None:
+            continue
+        with contextlib.ExitStack() as stack:
+            try:
+                server = stack.enter_context(start())
+            except ServerUnavailable as err:
+                reasons.append(f"{via}: {err}")
+                continue
+            yield server
+            return
+    message = f"no {store} server (set ${env_var} to a URL); " + "; ".join(reasons or ["no path configured"])
+    if is_required(store):
+        pytest.fail(f"{message} — and {REQUIRE_ENV} requires {store}", pytrace=False)
+    pytest.skip(message)
