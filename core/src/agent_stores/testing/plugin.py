@@ -1,7 +1,8 @@
 """pytest plugin entry point (``pytest11``): makes the conformance suite usable with no configuration.
 
 The conformance classes carry their own ``asyncio`` mark and fixtures; this module only
-registers the marker the suite applies and reports which agent-stores version ran.
+registers the marker the suite applies, reports which agent-stores version ran, and lists
+the real servers the run used (see :mod:`agent_stores.testing.servers`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,17 @@ import pytest
 def pytest_configure(config: pytest.Config) -> None:
     """Register the suite's marker so ``--strict-markers`` accepts it."""
     config.addinivalue_line("markers", "agent_stores_conformance: a clause of the agent-stores conformance suite")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say which real server (and through which path) each store of the run used."""
+    from .servers import announced
+
+    lines = announced()
+    if lines:
+        terminalreporter.section("agent-stores servers")
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 def pytest_report_header(config: pytest.Config) -> str:

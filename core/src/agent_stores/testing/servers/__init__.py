@@ -31,6 +31,8 @@ __all__ = [
     "REQUIRE_ENV",
     "Server",
     "ServerUnavailable",
+    "announce",
+    "announced",
     "free_port",
     "is_required",
     "provide_server",
@@ -108,6 +110,20 @@ def wait_for_port(host: str, port: int, *, timeout: float = 20.0, alive: Callabl
     raise ServerUnavailable(f"nothing listened on {host}:{port} within {timeout:.0f} s")
 
 
+_announced: list[str] = []
+
+
+def announce(line: str) -> None:
+    """Record one line for the run's summary (the plugin prints them under "agent-stores servers")."""
+    if line not in _announced:
+        _announced.append(line)
+
+
+def announced() -> list[str]:
+    """Return every line recorded with :func:`announce`, in order."""
+    return list(_announced)
+
+
 ServerPath = Callable[[], AbstractContextManager[Server]]
 
 
@@ -132,7 +148,9 @@ def provide_server(
     """
     url = os.environ.get(env_var)
     if url:
-        yield Server(store, url, VIA_URL, f"the server at ${env_var}")
+        server = Server(store, url, VIA_URL, f"the server at ${env_var}")
+        announce(str(server))
+        yield server
         return
     reasons: list[str] = []
     for via, start in ((VIA_CONTAINER, container), (VIA_LOCAL, local)):
@@ -144,9 +162,12 @@ def provide_server(
             except ServerUnavailable as err:
                 reasons.append(f"{via}: {err}")
                 continue
+            announce(str(server))
             yield server
             return
     message = f"no {store} server (set ${env_var} to a URL); " + "; ".join(reasons or ["no path configured"])
     if is_required(store):
+        announce(f"{store}: MISSING, and {REQUIRE_ENV} requires it — {message}")
         pytest.fail(f"{message} — and {REQUIRE_ENV} requires {store}", pytrace=False)
+    announce(f"{store}: skipped — {message}")
     pytest.skip(message)
