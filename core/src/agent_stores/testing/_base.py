@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any, ClassVar, TypeVar
 
 import pytest
@@ -115,6 +115,9 @@ class ClauseOverrunError(BaseException):
 _OVERRUN_GRACE_S = 2.0
 _CHAIN_FRAMES = 12
 
+# Frames of the time-limit machinery itself, left out of descriptions.
+_WRAPPER_CODES: set[CodeType] = set()
+
 
 def _frame_line(frame: FrameType) -> str:
     code = frame.f_code
@@ -134,10 +137,9 @@ def _await_chain(awaitable: object) -> list[str]:
             or getattr(current, "ag_frame", None)
         )
         if not isinstance(frame, FrameType):
-            if current is not awaitable and current is not None:
-                lines.append(f"awaiting {type(current).__name__}")
             break
-        lines.append(_frame_line(frame))
+        if frame.f_code not in _WRAPPER_CODES:
+            lines.append(_frame_line(frame))
         current = (
             getattr(current, "cr_await", None)
             or getattr(current, "gi_yieldfrom", None)
@@ -149,12 +151,12 @@ def _await_chain(awaitable: object) -> list[str]:
 
 
 def _stack(frame: FrameType | None) -> list[str]:
-    """Describe a running thread's stack, outermost first."""
-    lines: list[str] = []
-    while frame is not None and len(lines) < 64:
-        lines.append(_frame_line(frame))
+    """Describe a running thread's stack from the clause down to the running line."""
+    frames: list[FrameType] = []
+    while frame is not None and frame.f_code not in _WRAPPER_CODES:
+        frames.append(frame)
         frame = frame.f_back
-    return _clip(lines[::-1])
+    return _clip([_frame_line(f) for f in reversed(frames)])
 
 
 def _clip(lines: list[str]) -> list[str]:
@@ -166,11 +168,13 @@ def _clip(lines: list[str]) -> list[str]:
 def _describe_tasks(main: asyncio.Task[Any]) -> str:
     """Describe what the clause's task, and every other task of its event loop, is waiting for."""
     parts = ["\n  ".join(["the clause:", *_await_chain(main.get_coro())])]
-    others = [t for t in asyncio.all_tasks(main.get_loop()) if t is not main and not t.done()]
-    for task in others[:6]:
-        parts.append("\n  ".join([f"task {task.get_name()}:", *_await_chain(task.get_coro())]))
-    if len(others) > 6:
-        parts.append(f"... and {len(others) - 6} more tasks")
+    others: dict[tuple[str, ...], int] = {}
+    for task in asyncio.all_tasks(main.get_loop()):
+        if task is not main and not task.done():
+            chain = tuple(_await_chain(task.get_coro()))
+            others[chain] = others.get(chain, 0) + 1
+    for chain, count in others.items():
+        parts.append("\n  ".join([f"{count} other task{'s' if count > 1 else ''} of the clause:", *chain]))
     return "\n".join(parts)
 
 
@@ -217,17 +221,22 @@ class _ClauseClock:
         # A clause spinning in its own code never lets the loop run ``expire``: the watchdog
         # thread raises in it shortly after the limit instead.
         watchdog = _Watchdog(threading.get_ident(), loop, remaining + _OVERRUN_GRACE_S)
+        overrun = ""
         try:
             return await clause
         except asyncio.CancelledError:
-            if waiting and task.uncancel() == 0:
-                pytest.fail(self._message(waiting[0]), pytrace=False)
-            raise
+            if not waiting or task.uncancel() > 0:
+                raise
         except ClauseOverrunError as err:
-            pytest.fail(self._message(str(err)), pytrace=False)
+            overrun = str(err)
         finally:
             watchdog.disarm()
             handle.cancel()
+        # Outside the except blocks, so the report is not chained to the cancellation.
+        pytest.fail(self._message(overrun or waiting[0]), pytrace=False)
+
+
+_WRAPPER_CODES.add(_ClauseClock.run.__code__)
 
 
 class _Watchdog:
@@ -263,6 +272,11 @@ class _Watchdog:
                     self._loop.call_soon_threadsafe(lambda: None)
 
 
+def _code_of(function: Callable[..., Any]) -> CodeType:
+    code: CodeType = getattr(function, "__code__")  # noqa: B009 - functools.wraps hides it from the type
+    return code
+
+
 def _with_time_limit(clause: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Coroutine[Any, Any, Any]]:
     """Wrap a clause (or one example of a property clause) so it runs under its class's ``time_limit``."""
 
@@ -276,6 +290,7 @@ def _with_time_limit(clause: Callable[..., Coroutine[Any, Any, Any]]) -> Callabl
         return await clock.run(clause(self, *args, **kwargs))
 
     setattr(limited, _LIMITED_ATTR, True)
+    _WRAPPER_CODES.add(_code_of(limited))
     return limited
 
 

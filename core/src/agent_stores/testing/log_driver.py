@@ -319,9 +319,10 @@ class LogDriverConformance(ConformanceBase):
         old = await driver.append(key, _records("a", 1), expected_version=None, session_id="s")
         current = await driver.append(key, _records("a", 1, start=1), expected_version=old, session_id="s")
         elsewhere = await driver.append(other, _records("o", 1), expected_version=None, session_id="s")
+        assert current != old, f"an append kept the version {old!r}"
         for wrong in (None, old, elsewhere):
             if wrong == current:
-                continue  # a version equal to the current one is the current one
+                continue  # versions are per log: another log's may equal this one's
             with pytest.raises(StoreConflictError):
                 await driver.append(key, _records("lost", 2), expected_version=wrong, session_id="s")
         assert await driver.tail(key, 10) == (2, ["a-0", "a-1"], current), "a conflicting append changed the log"

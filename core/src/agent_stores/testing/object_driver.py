@@ -297,9 +297,10 @@ class ObjectDriverConformance(ConformanceBase):
         old = await driver.put(key, b"v1")
         current = await driver.put(key, b"v2", if_version=old)
         await self._assert_stored(driver, key, b"v2", current, why="after put(if_version=current)")
+        assert current != old, f"different content kept the version {old!r}"
         for wrong in (old, "not-a-version", "0"):
             if wrong == current:
-                continue
+                continue  # a made-up version this driver happens to issue
             with pytest.raises(StoreConflictError):
                 await driver.put(key, b"lost", if_version=wrong)
         await self._assert_stored(driver, key, b"v2", current, why="after conflicting if_version puts")
