@@ -14,12 +14,12 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from types import CodeType, FrameType
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NoReturn, TypeVar
 
 import pytest
 import pytest_asyncio
 
-__all__ = ["ClauseOverrunError", "ConformanceBase", "collect_pages", "requires", "unique_id"]
+__all__ = ["ClauseOverrunError", "ClauseTimeLimitError", "ConformanceBase", "collect_pages", "requires", "unique_id"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -96,6 +96,14 @@ async def collect_pages(
 
 
 # -- time limits ------------------------------------------------------------------------------
+
+
+class ClauseTimeLimitError(BaseException):
+    """An example of a property clause ran past the clause's time limit.
+
+    A ``BaseException``, so that hypothesis stops at once instead of shrinking (every later
+    example would fail the same way); other clauses fail through ``pytest.fail``.
+    """
 
 
 class ClauseOverrunError(BaseException):
@@ -202,12 +210,17 @@ class _ClauseClock:
             f"({self.owner}.time_limit; raise it on the class for a slow store). It was waiting for:\n{waiting}"
         )
 
-    async def run(self, clause: Coroutine[Any, Any, Any]) -> Any:
+    def _fail(self, waiting: str, *, example: bool) -> NoReturn:
+        if example:
+            raise ClauseTimeLimitError(self._message(waiting))
+        pytest.fail(self._message(waiting), pytrace=False)
+
+    async def run(self, clause: Coroutine[Any, Any, Any], *, example: bool) -> Any:
         """Await ``clause`` until the deadline; past it, fail naming the clause and what it awaited."""
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             clause.close()
-            pytest.fail(self._message("(the limit was used up by earlier examples of this clause)"), pytrace=False)
+            self._fail("(the limit was used up by earlier examples of this clause)", example=example)
         task = asyncio.current_task()
         assert task is not None, "a clause runs in a task"
         loop = asyncio.get_running_loop()
@@ -233,7 +246,7 @@ class _ClauseClock:
             watchdog.disarm()
             handle.cancel()
         # Outside the except blocks, so the report is not chained to the cancellation.
-        pytest.fail(self._message(overrun or waiting[0]), pytrace=False)
+        self._fail(overrun or waiting[0], example=example)
 
 
 _WRAPPER_CODES.add(_ClauseClock.run.__code__)
@@ -277,8 +290,10 @@ def _code_of(function: Callable[..., Any]) -> CodeType:
     return code
 
 
-def _with_time_limit(clause: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Coroutine[Any, Any, Any]]:
-    """Wrap a clause (or one example of a property clause) so it runs under its class's ``time_limit``."""
+def _with_time_limit(
+    clause: Callable[..., Coroutine[Any, Any, Any]], *, example: bool = False
+) -> Callable[..., Coroutine[Any, Any, Any]]:
+    """Wrap a clause (or, with ``example``, one example of a property clause) to run under ``time_limit``."""
 
     @functools.wraps(clause)
     async def limited(self: ConformanceBase, *args: Any, **kwargs: Any) -> Any:
@@ -287,7 +302,7 @@ def _with_time_limit(clause: Callable[..., Coroutine[Any, Any, Any]]) -> Callabl
             owner = type(self)
             clock = _ClauseClock(owner.__name__, clause.__name__, float(owner.time_limit))
             self.__dict__[_CLOCK_ATTR] = clock
-        return await clock.run(clause(self, *args, **kwargs))
+        return await clock.run(clause(self, *args, **kwargs), example=example)
 
     setattr(limited, _LIMITED_ATTR, True)
     _WRAPPER_CODES.add(_code_of(limited))
@@ -305,7 +320,7 @@ def _limit_clauses(cls: type) -> None:
         hypothesis = getattr(value, "hypothesis", None)
         inner = getattr(hypothesis, "inner_test", None)
         if inner is not None and inspect.iscoroutinefunction(inner) and not getattr(inner, _LIMITED_ATTR, False):
-            hypothesis.inner_test = _with_time_limit(inner)  # pyright: ignore[reportOptionalMemberAccess]
+            hypothesis.inner_test = _with_time_limit(inner, example=True)  # pyright: ignore[reportOptionalMemberAccess]
 
 
 @pytest.mark.asyncio
@@ -373,5 +388,12 @@ class ConformanceBase:
         yield open_one
         for store in reversed(opened):
             close = getattr(store, "aclose", None)
-            if close is not None:
-                await maybe_await(close())
+            if close is None:
+                continue
+            try:
+                async with asyncio.timeout(self.time_limit):
+                    await maybe_await(close())
+            except TimeoutError:
+                pytest.fail(
+                    f"{type(store).__name__}.aclose() did not finish within {self.time_limit:g} s", pytrace=False
+                )
