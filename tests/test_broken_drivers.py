@@ -448,6 +448,46 @@ class PrefixesWithoutDelimiter(MemoryObjectDriver):
         return Listing(full.keys, [p.rstrip("/") for p in full.prefixes])
 
 
+class DelimiterIsAlwaysSlash(MemoryObjectDriver):
+    """Folds on ``/`` whatever delimiter is asked for."""
+
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        return await super().list(prefix, delimiter=delimiter and "/", after=after, limit=limit)
+
+
+class SynchronousHead(MemoryObjectDriver):
+    """``head`` is a plain method: the core cannot await it."""
+
+    def head(self, key: str) -> str | None:  # type: ignore[override]
+        stored = self._objects.get(key)
+        return None if stored is None else stored.version
+
+
+class CutsLongKeys(MemoryLogDriver):
+    """Truncates keys to 255 characters, as a fixed-width column would."""
+
+    async def tail(self, key: str, count: int) -> tuple[int, list[str], LogVersion]:  # type: ignore[override]
+        return await super().tail(key[:255], count)
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        return await super().append(
+            key[:255], records, expected_version=expected_version, session_id=session_id, ttl=ttl
+        )
+
+    async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
+        return await super().read(key[:255], last=last)
+
+
 class PutNeverAnswers(MemoryObjectDriver):
     """``put`` waits forever."""
 
@@ -576,6 +616,9 @@ _CASES: list[tuple[type[object], str, list[str]]] = [
     (ListsInUtf16Order, "object", ["test_list_orders_by_code_point"]),
     (ListMatchesPrefixAsRegex, "object", ["test_list_prefix_is_literal"]),
     (PrefixesWithoutDelimiter, "object", ["test_list_with_delimiter_folds_deeper_keys_into_common_prefixes"]),
+    (DelimiterIsAlwaysSlash, "object", ["test_list_folds_on_any_delimiter"]),
+    (SynchronousHead, "object", ["test_driver_implements_the_protocol"]),
+    (CutsLongKeys, "log", ["test_logs_with_related_keys_are_independent"]),
 ]
 
 # Drivers that never answer or spin: the clause must fail with its time limit, naming itself

@@ -25,6 +25,7 @@ under keys with its own unique prefix, so the suite can run against a live store
 from __future__ import annotations
 
 import asyncio
+import inspect
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -131,6 +132,18 @@ class LogDriverConformance(ConformanceBase):
 
     # -- basics -------------------------------------------------------------------------------
 
+    async def test_driver_implements_the_protocol(self, open_driver: OpenDriver) -> None:
+        """The factory's driver is a ``LogDriver``: every method exists and is a coroutine function.
+
+        Failure means a method is missing or synchronous (a blocking call on the event loop, or
+        a result the core cannot ``await``).
+        """
+        driver = await open_driver()
+        assert isinstance(driver, LogDriver), f"{type(driver).__name__} lacks methods of LogDriver"
+        names = ("tail", "append", "read", "length", "delete", "list_logs", "purge_expired", "aclose")
+        synchronous = [name for name in names if not inspect.iscoroutinefunction(getattr(driver, name))]
+        assert not synchronous, f"not coroutine functions: {synchronous}"
+
     async def test_absent_log_is_empty_for_every_method(self, open_driver: OpenDriver, prefix: str) -> None:
         """A key never written reads as an empty log at version ``None``, and ``delete`` returns ``False``.
 
@@ -232,14 +245,15 @@ class LogDriverConformance(ConformanceBase):
         assert await driver.read(key) == _payloads(fresh), "records of the deleted log came back"
 
     async def test_logs_with_related_keys_are_independent(self, open_driver: OpenDriver, prefix: str) -> None:
-        """Keys that prefix each other, differ in case, or end in a separator are separate logs.
+        """Keys that prefix each other, differ in case, or end in a separator are separate logs; keys may be long.
 
-        Failure means the driver matches keys by prefix or pattern (a delete or read reaching a
-        neighbour), folds case, or strips characters. Address each log by its exact key.
+        The core's keys are up to about 550 ASCII characters. Failure means the driver matches
+        keys by prefix or pattern (a delete or read reaching a neighbour), folds case, strips
+        characters or cuts long keys. Address each log by its exact key.
         """
         driver = await open_driver()
         base = prefix + "log"
-        keys = [base, base + "/", base + "/x", base + "x", base.upper(), base + "*", base + " "]
+        keys = [base, base + "/", base + "/x", base + "x", base.upper(), base + "*", base + " ", base + "/" + "k" * 540]
         for i, key in enumerate(keys):
             await driver.append(key, _records(f"k{i}", i + 1), expected_version=None, session_id=f"s{i}")
         for i, key in enumerate(keys):
