@@ -237,11 +237,15 @@ class _ClauseClock:
         overrun = ""
         try:
             return await clause
-        except asyncio.CancelledError:
-            if not waiting or task.uncancel() > 0:
-                raise
         except ClauseOverrunError as err:
             overrun = str(err)
+        except BaseException as err:
+            if not waiting:
+                raise
+            if task.uncancel() > 0 and isinstance(err, asyncio.CancelledError):
+                raise  # cancelled from elsewhere too: not ours to report
+            if not isinstance(err, asyncio.CancelledError):  # the store turned the cancellation into an error
+                waiting[0] += f"\n(when cancelled, the clause raised {type(err).__name__}: {err})"
         finally:
             watchdog.disarm()
             handle.cancel()
