@@ -10,6 +10,7 @@ the configuration its owner gave it.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import zlib
@@ -312,6 +313,8 @@ class RedisConnection:
         self.address = address or client_address(client)
         self.cluster = isinstance(client, RedisCluster)
         self._closed = False
+        self._cluster_ready = False
+        self._cluster_lock = asyncio.Lock()
         self.log_append = Script(client, _scripts.LOG_APPEND)
         self.log_tail = Script(client, _scripts.LOG_TAIL)
         self.log_delete = Script(client, _scripts.LOG_DELETE)
@@ -384,6 +387,8 @@ class RedisConnection:
             StoreError: Any other error (authentication, permissions, a script error).
         """
         try:
+            if self.cluster and not self._cluster_ready:
+                await self._initialize_cluster()
             return await call
         except (redis_errors.AuthenticationError, redis_errors.AuthorizationError) as err:
             raise StoreError(f"{what}: Redis at {self.address} refused the credentials") from err
@@ -408,6 +413,21 @@ class RedisConnection:
             raise StoreError(f"{what}: Redis at {self.address} answered with an error ({code})") from err
         except redis_errors.RedisError as err:
             raise StoreError(f"{what}: Redis client error ({type(err).__name__})") from err
+
+    async def _initialize_cluster(self) -> None:
+        """Learn the cluster's slot map once, before the first command.
+
+        redis-py's asyncio cluster client routes a command that arrives before it knows the
+        map (several at once on a fresh client, as listing sends) to a random primary, and
+        concurrent first commands then race on one connection; one ``initialize()`` up front
+        avoids both.
+        """
+        async with self._cluster_lock:
+            if not self._cluster_ready:
+                client = cast(Any, self.client)
+                if getattr(client, "_initialize", True):
+                    await client.initialize()
+                self._cluster_ready = True
 
     async def aclose(self) -> None:
         """Close the client when owned; a borrowed client stays open. Idempotent."""
