@@ -137,10 +137,10 @@ async def test_owned_client_is_closed_and_warns_when_forgotten(redis_single: Ser
     history = RedisHistoryProvider.from_url(redis_single.url, key_prefix=key_prefix)
     await history.save_messages("s", [_msg("hi")])
     await history.aclose()
+    forgotten = RedisHistoryProvider.from_url(redis_single.url)
     with pytest.warns(ResourceWarning):
-        forgotten = RedisHistoryProvider.from_url(redis_single.url)
         forgotten.__del__()
-        forgotten._closed = True  # pyright: ignore[reportPrivateUsage]
+    await forgotten.aclose()
 
 
 # -- one round trip per operation -----------------------------------------------------------------
