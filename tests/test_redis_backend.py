@@ -355,3 +355,15 @@ async def test_cluster_end_to_end(redis_cluster: Server) -> None:
             await history.save_messages(f"s{i}", [_msg("a"), _msg("b"), _msg("c"), _msg("d")])
         assert len(await history.get_messages("s3")) == 3
         assert await history.list_sessions(limit=100) == sorted(f"s{i}" for i in range(20))  # type: ignore[attr-defined]
+
+
+def test_readme_example_runs(redis_single: Server) -> None:
+    import subprocess
+    import sys
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "redis_quickstart.py"
+    done = subprocess.run([sys.executable, str(example), redis_single.url], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "history: ['My name is Ada.', 'Hi Ada!']" in done.stdout
+    assert "files: ['user.md']" in done.stdout
+    assert "sessions: ['user-42']" in done.stdout
