@@ -65,7 +65,8 @@ end
 
 #: KEYS: m, d, v, index, expiry, sessions. ARGV: expected version ('' = absent), new epoch,
 #: log key, session id, ttl in ms ('' = none), n, then n digests, then n payloads.
-#: Returns {1, new version} or {0, current version}.
+#: Returns {1, new version} or {0, current version}. A steady append to an existing log without
+#: a TTL runs six commands (GET, LLEN, LLEN, PTTL, RPUSH, RPUSH); creating a log also indexes it.
 LOG_APPEND: Final = (
     _NOW
     + """
@@ -74,13 +75,16 @@ local n = tonumber(ARGV[6])
 local epoch = redis.call('GET', KEYS[3])
 local length = redis.call('LLEN', KEYS[1])
 redis.call('LLEN', KEYS[2])
-redis.call('ZSCORE', KEYS[4], member)
-redis.call('ZSCORE', KEYS[5], member)
-redis.call('HGET', KEYS[6], member)
 local current = ''
 if epoch then current = epoch .. ':' .. length end
 if current ~= expected then return {0, current} end
-if not epoch then
+local created = not epoch
+-- A log that had a TTL and is now written without one: its expiry must go.
+local had_ttl = not created and ttl == '' and redis.call('PTTL', KEYS[3]) > 0
+if ttl ~= '' or had_ttl then redis.call('ZSCORE', KEYS[5], member) end
+if created then
+  redis.call('ZSCORE', KEYS[4], member)
+  redis.call('HGET', KEYS[6], member)
   epoch = ARGV[2]
   length = 0
   redis.call('DEL', KEYS[1], KEYS[2])
@@ -97,14 +101,16 @@ if ttl ~= '' then
   redis.call('PEXPIRE', KEYS[2], ms)
   redis.call('PEXPIRE', KEYS[3], ms)
   redis.call('ZADD', KEYS[5], now_ms() + ms, member)
-else
+elseif had_ttl then
   redis.call('PERSIST', KEYS[1])
   redis.call('PERSIST', KEYS[2])
   redis.call('PERSIST', KEYS[3])
   redis.call('ZREM', KEYS[5], member)
 end
-redis.call('ZADD', KEYS[4], 0, member)
-redis.call('HSET', KEYS[6], member, ARGV[4])
+if created then
+  redis.call('ZADD', KEYS[4], 0, member)
+  redis.call('HSET', KEYS[6], member, ARGV[4])
+end
 return {1, epoch .. ':' .. (length + n)}
 """
 )
