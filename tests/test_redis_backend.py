@@ -13,6 +13,7 @@ import pytest
 import pytest_asyncio
 from agent_framework import Message
 from redis.asyncio import Redis
+from redis.exceptions import NoPermissionError
 
 from agent_stores.core import CorruptRecordError, LogRecord, StoreConflictError, StoreUnavailableError, open_stores
 from agent_stores.core.memory import MemoryObjectDriver
@@ -30,6 +31,12 @@ from agent_stores.testing.servers import Server
 from agent_stores.testing.servers.redis import LocalRedis, server_binary, valkey_binary
 
 pytestmark = pytest.mark.asyncio
+
+#: What the README's security posture tells users to allow (the commands the client sends and the scripts run).
+ACL_COMMANDS = (
+    "+evalsha +eval +ping +lrange +llen +hget +hmget +get +set +del +pttl +pexpire +persist +rpush"
+    " +zscore +zadd +zrem +zrangebylex +zrangebyscore +hset +hdel +time"
+)
 
 
 def _msg(text: str, message_id: str | None = None) -> Message:
@@ -367,3 +374,34 @@ def test_readme_example_runs(redis_single: Server) -> None:
     assert "history: ['My name is Ada.', 'Hi Ada!']" in done.stdout
     assert "files: ['user.md']" in done.stdout
     assert "sessions: ['user-42']" in done.stdout
+
+
+async def test_an_acl_user_limited_to_the_stores_keys_and_commands_suffices(tmp_path: Path) -> None:
+    """The ACL the README recommends: only the key prefix's hash tags and the commands the stores send."""
+    binary = server_binary()
+    if binary is None:
+        pytest.skip("needs a local redis-server (ACLs need Redis 6 or later)")
+    server = LocalRedis(binary, tmp_path)
+    server.start()
+    try:
+        admin = Redis(port=server.port)
+        rules = f"on >s3cret ~{{agent-stores:* resetchannels -@all {ACL_COMMANDS}"
+        await admin.execute_command("ACL", "SETUSER", "agent", *rules.split())
+        await admin.set("other-app:secret", b"x")
+        url = f"redis://agent:s3cret@127.0.0.1:{server.port}/0"
+        async with open_stores(url) as stores:
+            history, files = stores.history_provider(ttl=60), stores.file_store()
+            sessions = stores.session_store()
+            await history.save_messages("s", [_msg("hi")])
+            await files.write("a.txt", "needle")
+            assert [m.text for m in await history.get_messages("s")] == ["hi"]
+            assert [r.file_name for r in await files.search("", "needle")] == ["a.txt"]
+            assert await history.list_sessions() == ["s"]  # type: ignore[attr-defined]
+            await sessions.delete("x")
+        limited = Redis.from_url(url)
+        with pytest.raises(NoPermissionError):
+            await limited.get("other-app:secret")
+        await limited.aclose()
+        await admin.aclose()
+    finally:
+        server.stop()

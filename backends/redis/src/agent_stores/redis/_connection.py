@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 import logging
 import zlib
 from collections.abc import Sequence
@@ -388,11 +389,21 @@ class RedisConnection:
         """
         try:
             if self.cluster and not self._cluster_ready:
-                await self._initialize_cluster()
+                try:
+                    await self._initialize_cluster()
+                except BaseException:
+                    if inspect.iscoroutine(call):
+                        call.close()  # never started: close it rather than leave it unawaited
+                    raise
             return await call
         except (redis_errors.AuthenticationError, redis_errors.AuthorizationError) as err:
             raise StoreError(f"{what}: Redis at {self.address} refused the credentials") from err
-        except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as err:
+        except (
+            redis_errors.ConnectionError,
+            redis_errors.TimeoutError,
+            redis_errors.RedisClusterException,  # no startup node answered with a usable slot map
+            OSError,
+        ) as err:
             logger.debug("%s failed: Redis at %s unavailable", what, self.address, exc_info=True)
             raise StoreUnavailableError(
                 f"{what}: Redis at {self.address} is unavailable ({type(err).__name__})"
