@@ -101,6 +101,11 @@ async def test_bad_urls_are_value_errors(url: str) -> None:
         parse_redis_url(url)
 
 
+async def test_unknown_client_option_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="client option"):
+        RedisHistoryProvider.from_url("redis://127.0.0.1:1/0", no_such_option=1)
+
+
 async def test_bad_key_prefix_and_shards(client: Redis) -> None:
     with pytest.raises(ValueError):
         RedisConnection(client, key_prefix="a{b")

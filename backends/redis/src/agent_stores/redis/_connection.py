@@ -199,7 +199,11 @@ def default_retry() -> Retry:
 
 
 def open_client(parsed: RedisURL, **options: Any) -> RedisClient:
-    """Create (without connecting) the client ``parsed`` names; ``options`` override the URL's and the defaults."""
+    """Create (without connecting) the client ``parsed`` names; ``options`` override the URL's and the defaults.
+
+    Raises:
+        ValueError: The client does not take one of ``options``.
+    """
     settings: dict[str, Any] = {
         "socket_timeout": DEFAULT_TIMEOUT,
         "socket_connect_timeout": DEFAULT_TIMEOUT,
@@ -213,11 +217,14 @@ def open_client(parsed: RedisURL, **options: Any) -> RedisClient:
         settings.setdefault("password", parsed.password)
     if parsed.tls:
         settings.setdefault("ssl", True)
-    if parsed.cluster:
-        nodes = [ClusterNode(host, port) for host, port in parsed.nodes]
-        return RedisCluster(startup_nodes=nodes, **settings)
-    host, port = parsed.nodes[0]
-    return Redis(host=host, port=port, db=parsed.db, **settings)
+    try:
+        if parsed.cluster:
+            nodes = [ClusterNode(host, port) for host, port in parsed.nodes]
+            return RedisCluster(startup_nodes=nodes, **settings)
+        host, port = parsed.nodes[0]
+        return Redis(host=host, port=port, db=parsed.db, **settings)
+    except TypeError as err:  # an option the client does not take
+        raise ValueError(f"invalid Redis client option: {err}") from err
 
 
 def client_address(client: RedisClient) -> str:
