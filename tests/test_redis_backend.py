@@ -32,6 +32,8 @@ from agent_stores.testing.servers.redis import LocalRedis, server_binary, valkey
 
 pytestmark = pytest.mark.asyncio
 
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "redis_quickstart.py"
+
 #: What the README's security posture tells users to allow (the commands the client sends and the scripts run).
 ACL_COMMANDS = (
     "+evalsha +eval +ping +lrange +llen +hget +hmget +get +set +del +pttl +pexpire +persist +rpush"
@@ -369,12 +371,12 @@ async def test_cluster_end_to_end(redis_cluster: Server) -> None:
         assert await history.list_sessions(limit=100) == sorted(f"s{i}" for i in range(20))  # type: ignore[attr-defined]
 
 
-def test_readme_example_runs(redis_single: Server) -> None:
+async def test_readme_example_runs(redis_single: Server) -> None:
     import subprocess
     import sys
 
-    example = Path(__file__).resolve().parents[1] / "examples" / "redis_quickstart.py"
-    done = subprocess.run([sys.executable, str(example), redis_single.url], capture_output=True, text=True, timeout=60)
+    command = [sys.executable, str(EXAMPLE), redis_single.url]
+    done = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "history: ['My name is Ada.', 'Hi Ada!']" in done.stdout
     assert "files: ['user.md']" in done.stdout
