@@ -412,3 +412,33 @@ async def test_an_acl_user_limited_to_the_stores_keys_and_commands_suffices(tmp_
         await admin.aclose()
     finally:
         server.stop()
+
+
+async def test_purge_expired_drops_expired_logs_from_the_index(connection: RedisConnection) -> None:
+    driver = RedisLogDriver(connection)
+    await driver.append("a", [LogRecord("d", b"1")], expected_version=None, session_id="a", ttl=0.05)
+    await driver.append("b", [LogRecord("d", b"1")], expected_version=None, session_id="b", ttl=60)
+    await driver.append("c", [LogRecord("d", b"1")], expected_version=None, session_id="c")
+    await asyncio.sleep(0.15)
+    assert await driver.purge_expired() == 1
+    assert await driver.purge_expired() == 0
+    assert [info.session_id for info in await driver.list_logs("")] == ["b", "c"]
+
+
+async def test_files_and_sessions_on_a_decoding_client(redis_single: Server, key_prefix: str) -> None:
+    from agent_framework import AgentSession
+
+    client = Redis.from_url(redis_single.url, decode_responses=True)
+    try:
+        files = RedisAgentFileStore(client, key_prefix=key_prefix)
+        sessions = RedisSessionStore(client, key_prefix=key_prefix)
+        await files.write("dir/é.txt", "ünïcode ✓")
+        assert await files.read("dir/é.txt") == "ünïcode ✓"
+        assert [e.name for e in await files.list_children("dir")] == ["é.txt"]
+        session = AgentSession(session_id="s")
+        session.state["k"] = [1, "two"]
+        await sessions.set("s", session)
+        restored = await sessions.get("s")
+        assert restored is not None and restored.state["k"] == [1, "two"]
+    finally:
+        await client.aclose()
