@@ -16,7 +16,7 @@ import pytest
 import pytest_asyncio
 from redis.asyncio import Redis
 
-from agent_stores.redis import RedisAgentFileStore, RedisHistoryProvider, RedisSessionStore
+from agent_stores.redis import RedisAgentFileStore, RedisConnection, RedisHistoryProvider, RedisSessionStore
 from agent_stores.testing import (
     FileStoreCapabilities,
     FileStoreConformance,
@@ -155,7 +155,25 @@ class TestValkeySessions(_Sessions):
 
 
 class TestClusterHistory(_History):
+    """Providers on one cluster client per clause (and their own clients in the multi-process clause).
+
+    A new cluster client learns the slot map and the server's command table before its first
+    command, which takes longer than the TTL clauses' 0.3 s on a loaded machine; one client
+    initialized up front keeps those clauses about expiry rather than client start-up.
+    """
+
     server_fixture = "redis_cluster"
+
+    @pytest_asyncio.fixture(autouse=True)
+    async def cluster_client(self, server: Server, key_prefix: str) -> AsyncIterator[RedisConnection]:
+        connection = RedisConnection.from_url(server.url, key_prefix=key_prefix)
+        await connection.run("initialize", connection.client.ping())
+        yield connection
+        await connection.aclose()
+
+    @pytest.fixture
+    def history_factory(self, cluster_client: RedisConnection) -> Callable[..., RedisHistoryProvider]:
+        return lambda **options: RedisHistoryProvider(cluster_client, **options)
 
 
 class TestClusterFiles(_Files):
