@@ -254,8 +254,9 @@ class Script:
 
     A restart, a failover or ``SCRIPT FLUSH`` empties the cache; on the ``NOSCRIPT`` reply the
     call is repeated as ``EVAL`` with the script's text, which runs it on the node that owns
-    the keys and caches it there. (redis-py's ``register_script`` reloads with ``SCRIPT LOAD``,
-    which its asyncio cluster client sends to one node only, so ``NOSCRIPT`` repeats there.)
+    the keys and caches it there. (redis-py's ``register_script`` reloads with ``SCRIPT LOAD``
+    and repeats the ``EVALSHA``; on a fresh asyncio cluster client that retry still failed with
+    ``NOSCRIPT`` in our tests, while ``EVAL`` needs no cache at all.)
     """
 
     def __init__(self, client: RedisClient, source: str) -> None:
