@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
+pytest_plugins = ["conftest_redis"]
+
 
 def pytest_report_header() -> str:
     return f"sqlite: SQLite {sqlite3.sqlite_version} (Python sqlite3 module, used by aiosqlite)"
