@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 
+# MongoDB fixtures (server, stand-in detection, per-test collections): tests/mongodb_support.py.
+pytest_plugins = ["mongodb_support"]
+
 
 def pytest_report_header() -> str:
     return f"sqlite: SQLite {sqlite3.sqlite_version} (Python sqlite3 module, used by aiosqlite)"

@@ -1,6 +1,6 @@
 """Shared fixtures of the MongoDB tests: one server per run, fresh collections per test.
 
-Import the fixtures into a test module (``from mongodb_support import mongodb_url, ...``).
+Registered as a plugin by ``tests/conftest.py``, so every test module can request the fixtures.
 The server comes from ``agent_stores.testing.servers.mongodb``: ``$AGENT_STORES_MONGODB_URL``,
 else testcontainers ``mongo:7``, else the nx-27017 stand-in, which is NOT MongoDB; the run's
 summary says which, and so does every test id's class through :data:`SERVER_KIND`.

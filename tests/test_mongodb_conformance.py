@@ -14,13 +14,6 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from mongodb_support import (  # noqa: F401 - fixtures
-    client_options,
-    collection_prefix,
-    mongodb,
-    stand_in,
-    stand_in_divergences,
-)
 from pymongo import AsyncMongoClient
 
 from agent_stores.mongodb import (
@@ -39,6 +32,7 @@ from agent_stores.testing import (
     SessionStoreConformance,
 )
 from agent_stores.testing.servers import Server
+from mongodb_support import client_options, stand_in_divergences
 
 ALL_HISTORY = HistoryCapabilities(
     windowed_load=True, skip_excluded=True, concurrent_instances=True, multi_process=True, admin=True, ttl=True
