@@ -235,6 +235,8 @@ class OpenAIAgentsSQLite(Subject):
         self._session.close()
 
 
+from _subjects_mongodb import MongoDBOurs, OpenAIAgentsMongoDB, RawPymongo  # noqa: E402 - they subclass the above
+
 #: Every subject, floor first; the order rotates between repetitions.
 SUBJECTS: tuple[Callable[[], Subject], ...] = (
     RawAiosqlite,
@@ -243,6 +245,9 @@ SUBJECTS: tuple[Callable[[], Subject], ...] = (
     FrameworkFile,
     FrameworkInMemory,
     OpenAIAgentsSQLite,
+    RawPymongo,
+    MongoDBOurs,
+    OpenAIAgentsMongoDB,  # fmt: skip
 )
 
 

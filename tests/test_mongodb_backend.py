@@ -485,3 +485,22 @@ async def test_store_survives_a_server_restart(tmp_path: Path) -> None:
         await history.aclose()
     finally:
         server.stop()
+
+
+async def test_a_gap_in_a_live_log_is_corrupt_and_a_deleted_log_is_absent(database: MongoDBDatabase) -> None:
+    driver = MongoDBLogDriver(database)
+    version = None
+    for name in ("a", "b", "c"):
+        version = await driver.append("log", records(name), expected_version=version, session_id="s")
+    batches = database.collection("batches")
+    middle = await batches.find_one({"k": "log", "s": 1})
+    assert middle is not None
+    await batches.delete_one({"_id": middle["_id"]})
+    for reader in (driver, MongoDBLogDriver(database)):  # with and without the epoch remembered
+        with pytest.raises(CorruptRecordError, match="ends at"):
+            await reader.read("log")
+        assert await reader.read("log", last=1) == [b"c"]  # the newest batch alone is whole
+    # Half-way through a delete (head gone, batches not yet): the log is absent, not torn.
+    await database.collection("logs").delete_one({"_id": "log"})
+    assert await driver.read("log") == []
+    assert (await driver.tail("log", 3)).version is None

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, TypeVar
 from urllib.parse import unquote, urlsplit
 
-from pymongo import ASCENDING, AsyncMongoClient
+from pymongo import ASCENDING, AsyncMongoClient, ReadPreference
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import (
@@ -304,7 +304,9 @@ class MongoDBDatabase:
 
     def collection(self, which: str) -> AsyncCollection[Document]:
         """Return one of our collections by attribute name of :class:`CollectionNames` (no I/O)."""
-        return self._open()[getattr(self.collections, which)]
+        # Conditional writes decide on what the primary holds: reads go to the primary too,
+        # whatever read preference a borrowed client was configured with.
+        return self._open().get_collection(getattr(self.collections, which), read_preference=ReadPreference.PRIMARY)
 
     def _open(self) -> AsyncDatabase[Document]:
         """The database; an owned client is created here on first use (pymongo connects lazily)."""

@@ -30,8 +30,10 @@ never as field names or operators, and are checked to be ``str`` first.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -63,6 +65,8 @@ _SAFE_ESTIMATE: Final = MAX_DOCUMENT_BYTES - 64 * 1024
 
 # Keys fetched per query while folding a delimited listing.
 _LIST_CHUNK: Final = 256
+# Logs whose epoch a driver remembers (for reads that fetch head and batches concurrently).
+_EPOCHS_KEPT: Final = 4096
 # Orphan batches (of logs the TTL monitor removed) examined per purge_expired call, at most.
 _PURGE_SCAN: Final = 10_000
 
@@ -165,6 +169,8 @@ class MongoDBLogDriver:
     def __init__(self, database: MongoDBDatabase, *, clock: Callable[[], float] = time.time) -> None:
         self.database = database
         self._clock = clock
+        # The epoch this driver last saw per log, so a read can fetch head and batches at once.
+        self._epochs: OrderedDict[str, str] = OrderedDict()
 
     def _now(self) -> int:
         """Now, in milliseconds since the epoch."""
@@ -177,31 +183,74 @@ class MongoDBLogDriver:
             lambda: self.database.collection("logs").find_one({"_id": _check_key(key), **_live(now)}),
         )
 
-    async def _newest(self, key: str, epoch: str, count: int, fields: Document) -> list[Document]:
-        """The newest ``count`` batches of the incarnation, newest first: one index scan, at most ``count``."""
+    async def _newest(self, key: str, epoch: str, count: int | None, fields: Document) -> list[Document]:
+        """The newest ``count`` batches of the incarnation (all without ``count``), newest first.
+
+        One backward scan of the unique (k, x, s) index with a limit: every batch holds at least
+        one record, so ``count`` batches always cover the newest ``count`` records.
+        """
         batches = self.database.collection("batches")
+        limit = 0 if count is None else max(1, count)
 
         async def fetch() -> list[Document]:
-            cursor = batches.find({"k": key, "x": epoch}, fields).sort("s", DESCENDING).limit(max(1, count))
-            return await cursor.to_list()
+            return await batches.find({"k": key, "x": epoch}, fields).sort("s", DESCENDING).limit(limit).to_list()
 
         return await self.database.run("read newest batches", fetch)
 
+    async def _snapshot(self, key: str, count: int | None, fields: Document) -> tuple[str, list[Document]] | None:
+        """The live log's epoch and its newest ``count`` batches (newest first), or ``None`` when absent.
+
+        When this driver already knows the log's epoch, the head and the batches are read
+        concurrently (one round trip of latency); the head decides, and a changed epoch is
+        read again. The batches read must form one unbroken chain (each ending where the next
+        starts, the oldest at 0 unless ``count`` records are covered); a gap means the log was
+        deleted or expired while being read (then it is absent), or, if the head still names
+        the same epoch, a corrupt log.
+        """
+        now = self._now()
+        _check_key(key)
+        known = self._epochs.get(key)
+        docs: list[Document] | None = None
+        if known is None:
+            head = await self._head(key, now)
+        else:
+            head, docs = await asyncio.gather(self._head(key, now), self._newest(key, known, count, fields))
+        if head is None:
+            self._epochs.pop(key, None)
+            return None
+        epoch = head["x"]
+        if epoch != known or docs is None:
+            docs = await self._newest(key, epoch, count, fields)
+        self._remember(key, epoch)
+        gap = _gap(key, docs, count)
+        if gap is not None:
+            again = await self._head(key, self._now())
+            if again is None or again["x"] != epoch:
+                self._epochs.pop(key, None)
+                return None
+            raise CorruptRecordError(f"log {key!r} is corrupt: {gap}")
+        return epoch, docs
+
+    def _remember(self, key: str, epoch: str) -> None:
+        self._epochs[key] = epoch
+        self._epochs.move_to_end(key)
+        while len(self._epochs) > _EPOCHS_KEPT:
+            self._epochs.popitem(last=False)
+
     async def tail(self, key: str, count: int) -> LogTail:
         """Return the live log's length, version and the digests of its last ``count`` records."""
-        head = await self._head(key, self._now())
-        if head is None:
+        snapshot = await self._snapshot(key, max(0, count), {"s": 1, "n": 1, "d": 1})
+        if snapshot is None:
             return LogTail(0, [], None)
-        epoch = head["x"]
-        docs = await self._newest(key, epoch, count, {"s": 1, "n": 1, "d": 1})
+        epoch, docs = snapshot
         if not docs:
             return LogTail(0, [], f"{epoch}:0")
         length = _end(key, docs[0])
         digests: list[str] = []
         for doc in docs:
-            digests[:0] = _digests(key, doc)
             if len(digests) >= count:
                 break
+            digests[:0] = _digests(key, doc)
         return LogTail(length, digests[max(0, len(digests) - count) :] if count > 0 else [], f"{epoch}:{length}")
 
     async def append(
@@ -250,6 +299,7 @@ class MongoDBLogDriver:
             # Deleted, expired or recreated since the writer read its version: take the batch back.
             await self.database.run("withdraw batch", lambda: batches.delete_one({"_id": batch["_id"]}))
             raise StoreConflictError(f"log {key!r} is no longer at version {expected_version!r}")
+        self._remember(key, epoch)
         return f"{epoch}:{start + len(records)}"
 
     async def _create(
@@ -276,45 +326,32 @@ class MongoDBLogDriver:
                 raise StoreConflictError(f"log {key!r} exists; expected it to be absent") from err
             old_epoch = replaced.get("x")
             await self.database.run("remove expired batches", lambda: batches.delete_many({"k": key, "x": old_epoch}))
+        self._remember(key, epoch)
         return f"{epoch}:{len(records)}"
 
     async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
         """Return the live log's payloads in append order; with ``last``, only the newest ``last`` (newest batches)."""
         if last is not None and last <= 0:
             return []
-        head = await self._head(key, self._now())
-        if head is None:
+        snapshot = await self._snapshot(key, last, {"s": 1, "n": 1, "p": 1})
+        if snapshot is None:
             return []
-        epoch = head["x"]
-        if last is not None:
-            docs = await self._newest(key, epoch, last, {"s": 1, "n": 1, "p": 1})
-            payloads: list[bytes] = []
-            for doc in docs:
-                payloads[:0] = _payloads(key, doc)
-                if len(payloads) >= last:
-                    break
-            return payloads[max(0, len(payloads) - last) :]
-        batches = self.database.collection("batches")
-
-        async def fetch() -> list[Document]:
-            return await batches.find({"k": key, "x": epoch}, {"s": 1, "n": 1, "p": 1}).sort("s", ASCENDING).to_list()
-
-        result: list[bytes] = []
-        for doc in await self.database.run("read batches", fetch):
-            result.extend(_payloads(key, doc))
-        return result
+        payloads: list[bytes] = []
+        for doc in snapshot[1]:
+            if last is not None and len(payloads) >= last:
+                break
+            payloads[:0] = _payloads(key, doc)
+        return payloads if last is None else payloads[max(0, len(payloads) - last) :]
 
     async def length(self, key: str) -> int:
         """Return the live log's length (0 when absent or expired)."""
-        head = await self._head(key, self._now())
-        if head is None:
-            return 0
-        docs = await self._newest(key, head["x"], 1, {"s": 1, "n": 1})
-        return _end(key, docs[0]) if docs else 0
+        snapshot = await self._snapshot(key, 1, {"s": 1, "n": 1})
+        return _end(key, snapshot[1][0]) if snapshot and snapshot[1] else 0
 
     async def delete(self, key: str) -> bool:
         """Remove the log (its head first, one operation: from then on it is absent), then its batches."""
         now = self._now()
+        self._epochs.pop(key, None)
         head = await self.database.run(
             "delete log head", lambda: self.database.collection("logs").find_one_and_delete({"_id": _check_key(key)})
         )
@@ -408,6 +445,19 @@ def _batch(key: str, epoch: str, start: int, records: Sequence[LogRecord], expir
             "messages at a time. Nothing was written."
         )
     return doc
+
+
+def _gap(key: str, docs: Sequence[Document], count: int | None) -> str | None:
+    """Where the newest-first batches ``docs`` break their chain, or ``None`` when unbroken."""
+    covered = 0
+    for i, doc in enumerate(docs):
+        end = _end(key, doc)
+        if i and end != docs[i - 1]["s"]:
+            return f"batch {doc.get('_id')!r} ends at {end}, the next one starts at {docs[i - 1]['s']!r}"
+        covered += end - doc["s"]
+    if docs and (count is None or covered < count) and docs[-1]["s"] != 0:
+        return f"its oldest batch {docs[-1].get('_id')!r} starts at {docs[-1]['s']!r}, not 0"
+    return None
 
 
 def _corrupt(key: str, doc: Document, what: str) -> CorruptRecordError:
