@@ -247,7 +247,7 @@ SUBJECTS: tuple[Callable[[], Subject], ...] = (
     OpenAIAgentsSQLite,
     RawPymongo,
     MongoDBOurs,
-    OpenAIAgentsMongoDB,  # fmt: skip
+    OpenAIAgentsMongoDB,
 )
 
 

@@ -5,7 +5,7 @@ In :func:`~agent_stores.testing.servers.provide_server` order:
 1. ``$AGENT_STORES_MONGODB_URL`` (``mongodb://host:port/database``): always wins, never
    started or stopped here;
 2. testcontainers, where a Docker engine answers: the image ``$AGENT_STORES_MONGODB_IMAGE``
-   (default ``mongo:7``);
+   (default ``mongo:7``), never pulled when ``$AGENT_STORES_NO_PULL`` is set;
 3. the wire-protocol server ``nx-27017`` (PyPI), started on a free loopback port with a data
    directory of its own. **It is not MongoDB**: a SQLite-backed reimplementation of the wire
    protocol that gets some operations wrong; every run that uses it says so.
@@ -31,6 +31,7 @@ from . import Server, ServerUnavailable, free_port, provide_server, wait_for_por
 
 __all__ = [
     "IMAGE_ENV",
+    "NO_PULL_ENV",
     "STAND_IN_NOTE",
     "STORE",
     "URL_ENV",
@@ -44,6 +45,8 @@ __all__ = [
 STORE = "mongodb"
 URL_ENV = "AGENT_STORES_MONGODB_URL"
 IMAGE_ENV = "AGENT_STORES_MONGODB_IMAGE"
+#: When set, a missing image is never pulled: the container path is skipped at once (CI has no registry).
+NO_PULL_ENV = "AGENT_STORES_NO_PULL"
 DEFAULT_IMAGE = "mongo:7"
 #: The database tests use on a server they did not start (each clause uses fresh ids within it).
 TEST_DATABASE = "agent_stores_test"
@@ -79,6 +82,11 @@ def mongodb_container() -> Generator[Server]:
     except Exception as err:  # docker raises several unrelated classes when no engine answers
         raise ServerUnavailable(f"no Docker engine answers ({type(err).__name__})") from err
     image = os.environ.get(IMAGE_ENV) or DEFAULT_IMAGE
+    if os.environ.get(NO_PULL_ENV):
+        try:
+            docker.from_env().images.get(image)  # pyright: ignore[reportUnknownMemberType]
+        except Exception as err:  # docker.errors.ImageNotFound, or the engine went away
+            raise ServerUnavailable(f"{image} is not present locally and ${NO_PULL_ENV} forbids pulling") from err
     container: Any = MongoDbContainer(image)
     try:
         container.start()
