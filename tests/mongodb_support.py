@@ -17,7 +17,15 @@ import pytest
 from agent_stores.testing.servers import Server, announce
 from agent_stores.testing.servers.mongodb import is_stand_in, mongodb_server
 
-__all__ = ["SERVER", "client_options", "collection_prefix", "mongodb", "stand_in", "stand_in_divergences"]
+__all__ = [
+    "SERVER",
+    "client_options",
+    "collection_prefix",
+    "mongodb",
+    "stand_in",
+    "stand_in_divergences",
+    "url_with_database",
+]
 
 #: Client options of every store the tests open: fail fast when the server is gone.
 CLIENT_OPTIONS: dict[str, Any] = {"serverSelectionTimeoutMS": 5000}
@@ -25,6 +33,14 @@ CLIENT_OPTIONS: dict[str, Any] = {"serverSelectionTimeoutMS": 5000}
 
 def client_options() -> dict[str, Any]:
     return dict(CLIENT_OPTIONS)
+
+
+def url_with_database(url: str, database: str) -> str:
+    """``url`` naming ``database`` instead of its own (query options kept)."""
+    scheme, _, rest = url.partition("://")
+    hosts, _, tail = rest.partition("/")
+    _, question, query = tail.partition("?")
+    return f"{scheme}://{hosts}/{database}" + (f"?{query}" if question else "")
 
 
 @pytest.fixture(scope="session")

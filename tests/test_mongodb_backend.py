@@ -11,6 +11,7 @@ import asyncio
 import calendar
 import random
 import time
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ from agent_stores.mongodb import (
 )
 from agent_stores.testing.servers import Server, ServerUnavailable
 from agent_stores.testing.servers.mongodb import NX27017Process
-from mongodb_support import client_options
+from mongodb_support import client_options, url_with_database
 
 pytestmark = pytest.mark.asyncio
 
@@ -504,3 +505,22 @@ async def test_a_gap_in_a_live_log_is_corrupt_and_a_deleted_log_is_absent(databa
     await database.collection("logs").delete_one({"_id": "log"})
     assert await driver.read("log") == []
     assert (await driver.tail("log", 3)).version is None
+
+
+async def test_readme_example_runs(mongodb: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.util
+
+    path = Path(__file__).parents[1] / "examples" / "mongodb_quickstart.py"
+    spec = importlib.util.spec_from_file_location("mongodb_quickstart", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    database = f"example_{uuid.uuid4().hex[:8]}"
+    await module.main(url_with_database(mongodb.url, database))
+    client: AsyncMongoClient[Doc] = AsyncMongoClient(mongodb.url, **client_options())
+    await client.drop_database(database)
+    await client.close()
+    out = capsys.readouterr().out
+    assert "history: ['My name is Ada.']" in out
+    assert "files: ['user.md']" in out
+    assert "session restored: True" in out
