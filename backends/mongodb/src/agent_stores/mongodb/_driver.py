@@ -159,7 +159,8 @@ class MongoDBLogDriver:
     descending index scan with a limit), ``length`` 2 each; ``delete`` 2; ``list_logs`` 1.
     Expiry: the head carries the expiry, refreshed by every append; reads treat an expired log
     as absent to the millisecond; MongoDB's TTL monitor removes expired heads about once a
-    minute, and :meth:`purge_expired` (or the next save to the session) removes their batches.
+    minute, and :meth:`purge_expired` removes their batches (a save that takes over an expired
+    head still there removes them at once).
 
     Args:
         database: The shared database; closed by :meth:`aclose` only when it owns its client.

@@ -50,8 +50,9 @@ class MongoDBHistoryProvider(OwnedOpeners, LogHistoryProvider):
         ttl: Sliding expiry (seconds or ``timedelta``): a session expires this long after the
             last save that stored messages, then reads as empty (exact to the millisecond);
             a later save starts a fresh history. MongoDB's TTL monitor removes the expired
-            session's head within about a minute; its message documents go with the next save
-            to the session or :meth:`purge_expired`.
+            session's head within about a minute; its message documents are removed by
+            :meth:`purge_expired` (schedule it), or at once by a save to the session that
+            comes before the monitor.
         skip_excluded: Omit messages whose ``additional_properties["_excluded"]`` is truthy.
         **kwargs: ``load_messages``, ``store_inputs``, ``store_context_messages``,
             ``store_context_from``, ``store_outputs`` as in ``HistoryProvider``.
