@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from agent_stores.testing.servers import Server, announce
-from agent_stores.testing.servers.mongodb import is_stand_in, mongodb_server
+from agent_stores.testing.servers.mongodb import describe, is_stand_in, mongodb_server
 
 __all__ = [
     "SERVER",
@@ -52,6 +52,8 @@ def mongodb() -> Iterator[Server]:
                 "mongodb: the nx-27017 stand-in answered. It is NOT MongoDB; clauses it cannot pass run as "
                 "declared divergences of the stand-in (strict xfail)."
             )
+        else:
+            announce(f"mongodb: the server answers as {describe(server.url)}")
         yield server
 
 

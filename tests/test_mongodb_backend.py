@@ -524,3 +524,34 @@ async def test_readme_example_runs(mongodb: Server, capsys: pytest.CaptureFixtur
     assert "history: ['My name is Ada.']" in out
     assert "files: ['user.md']" in out
     assert "session restored: True" in out
+
+
+# -- error translation (server answers a test cannot provoke on demand) ------------------------------
+
+
+async def test_errors_are_translated_by_class_and_code_never_by_text() -> None:
+    from pymongo.errors import (
+        AutoReconnect,
+        BulkWriteError,
+        DuplicateKeyError,
+        NotPrimaryError,
+        OperationFailure,
+        ServerSelectionTimeoutError,
+    )
+
+    from agent_stores.core import StoreError
+    from agent_stores.mongodb._database import translate_error
+
+    def kind(err: Exception) -> type:
+        return type(translate_error(err, "op"))  # type: ignore[arg-type]
+
+    assert kind(DuplicateKeyError("E11000", 11000)) is StoreConflictError
+    assert kind(BulkWriteError({"writeErrors": [{"index": 0, "code": 11000, "errmsg": "x"}]})) is StoreConflictError
+    assert kind(OperationFailure("whatever the text", 11000)) is StoreConflictError
+    assert kind(OperationFailure("E11000 duplicate key error", 2)) is StoreError  # text is not read
+    assert kind(OperationFailure("shutting down", 91)) is StoreUnavailableError
+    assert kind(OperationFailure("stepped down", 189)) is StoreUnavailableError
+    assert kind(NotPrimaryError("election")) is StoreUnavailableError
+    assert kind(AutoReconnect("gone")) is StoreUnavailableError
+    assert kind(ServerSelectionTimeoutError("no server")) is StoreUnavailableError
+    assert kind(OperationFailure("not authorized", 13)) is StoreError

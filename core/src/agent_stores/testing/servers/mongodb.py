@@ -36,6 +36,7 @@ __all__ = [
     "STORE",
     "URL_ENV",
     "NX27017Process",
+    "describe",
     "is_stand_in",
     "mongodb_container",
     "mongodb_server",
@@ -216,13 +217,25 @@ def mongodb_server() -> Generator[Server]:
         yield Server(server.store, _with_database(server.url, TEST_DATABASE), server.via, server.description)
 
 
-def is_stand_in(url: str) -> bool:
-    """Whether the server at ``url`` is the nx-27017 stand-in rather than MongoDB (asks its ``buildInfo``)."""
+def _build_info(url: str) -> dict[str, Any]:
     from pymongo import MongoClient
 
     client: MongoClient[dict[str, Any]] = MongoClient(url, serverSelectionTimeoutMS=5000)
     try:
-        info = client.admin.command("buildInfo")
+        return client.admin.command("buildInfo")
     finally:
         client.close()
+
+
+def is_stand_in(url: str) -> bool:
+    """Whether the server at ``url`` is the nx-27017 stand-in rather than MongoDB (asks its ``buildInfo``)."""
+    info = _build_info(url)
     return info.get("process") == "nx_27017" or "gitVersion" not in info
+
+
+def describe(url: str) -> str:
+    """What the server at ``url`` is, said plainly: ``MongoDB 7.0.14`` or the stand-in's note."""
+    info = _build_info(url)
+    if info.get("process") == "nx_27017" or "gitVersion" not in info:
+        return f"{STAND_IN_NOTE} (it reports version {info.get('version', '?')})"
+    return f"MongoDB {info.get('version', '?')}"
