@@ -676,8 +676,8 @@ class MongoDBObjectDriver:
         every other document is kept (a superset, never a miss).
         """
         condition: Document = {"_id": _key_range(prefix)}
-        pattern = "^" + regex_escape(prefix) + ("[^/]*$" if not recursive else "")
-        condition["_id"]["$regex"] = pattern
+        if "\x00" not in prefix:  # a server regex cannot hold NUL; the range and the check below suffice
+            condition["_id"]["$regex"] = "^" + regex_escape(prefix) + ("[^/]*$" if not recursive else "")
         if literal is not None:
             condition["$or"] = [{"a": {"$ne": 1}}, {"t": {"$regex": regex_escape(literal), "$options": "i"}}]
         objects = self._objects()
