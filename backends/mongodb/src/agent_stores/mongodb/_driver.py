@@ -154,9 +154,12 @@ def _head_doc(key: str, epoch: str, session_id: str, expires: int | None) -> Doc
 class MongoDBLogDriver:
     """A :class:`~agent_stores.core.LogDriver` in a heads collection and a batches collection.
 
-    Costs (round trips): ``append`` on a known version 2 (insert the batch, refresh the head);
+    Costs (round trips): ``append`` on a known version 2 (insert the batch, then refresh the
+    head; they cannot overlap: the refresh is what catches a delete that came in between);
     creating a log 2; ``tail``, ``read`` (also ``read(last=N)``: the newest batches only, by a
-    descending index scan with a limit), ``length`` 2 each; ``delete`` 2; ``list_logs`` 1.
+    descending index scan with a limit) and ``length`` read the head and the batches, at once
+    when this driver already knows the log's epoch (one round trip of latency), else one after
+    the other; ``delete`` 2; ``list_logs`` 1.
     Expiry: the head carries the expiry, refreshed by every append; reads treat an expired log
     as absent to the millisecond; MongoDB's TTL monitor removes expired heads about once a
     minute, and :meth:`purge_expired` removes their batches (a save that takes over an expired
