@@ -555,3 +555,37 @@ async def test_errors_are_translated_by_class_and_code_never_by_text() -> None:
     assert kind(AutoReconnect("gone")) is StoreUnavailableError
     assert kind(ServerSelectionTimeoutError("no server")) is StoreUnavailableError
     assert kind(OperationFailure("not authorized", 13)) is StoreError
+
+
+class _Killed(BaseException):
+    """The writer process dies here (not an Exception: nothing may catch it)."""
+
+
+async def test_a_writer_dying_between_its_two_writes_leaves_whole_batches(
+    database: MongoDBDatabase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer, other = MongoDBLogDriver(database), MongoDBLogDriver(database)
+    version = await writer.append("log", records("a"), expected_version=None, session_id="s")
+    run = database.run
+
+    async def dies_before(step: str, *args: Any, **kwargs: Any) -> Any:
+        if step in {"refresh log head", "create log head"}:
+            raise _Killed(step)
+        return await run(step, *args, **kwargs)
+
+    monkeypatch.setattr(database, "run", dies_before)
+    with pytest.raises(_Killed):
+        await writer.append("log", records("b", "c"), expected_version=version, session_id="s")
+    with pytest.raises(_Killed):
+        await writer.append("new-log", records("x"), expected_version=None, session_id="n")
+    monkeypatch.setattr(database, "run", run)
+    # The batch insert was the commit: whole and visible; the log creation never happened.
+    assert await other.read("log") == [b"a", b"b", b"c"]
+    assert await other.read("new-log") == []
+    with pytest.raises(StoreConflictError):  # the dead writer's version is taken
+        await other.append("log", records("late"), expected_version=version, session_id="s")
+    tail = await other.tail("log", 5)
+    await other.append("log", records("d"), expected_version=tail.version, session_id="s")
+    await other.append("new-log", records("y"), expected_version=None, session_id="n")
+    assert await other.read("log") == [b"a", b"b", b"c", b"d"]
+    assert await other.read("new-log") == [b"y"]
