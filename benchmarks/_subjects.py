@@ -241,6 +241,7 @@ class OpenAIAgentsSQLite(Subject):
 
 
 # Imported here, after Subject and _ProviderSubject exist: the Redis rows subclass them.
+from _subjects_mongodb import MongoDBOurs, OpenAIAgentsMongoDB, RawPymongo  # noqa: E402 - they subclass the above
 from _subjects_redis import (  # noqa: E402
     SERVER_STARTERS,
     AgentFrameworkRedis,
@@ -263,6 +264,9 @@ SUBJECTS: tuple[Callable[[], Subject], ...] = (
     OursRedisCluster,
     AgentFrameworkRedis,
     OpenAIAgentsRedis,
+    RawPymongo,
+    MongoDBOurs,
+    OpenAIAgentsMongoDB,
 )
 
 

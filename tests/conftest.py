@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
-pytest_plugins = ["conftest_redis"]
+# Real-server fixtures of each backend: tests/conftest_redis.py, tests/mongodb_support.py.
+pytest_plugins = ["conftest_redis", "mongodb_support"]
 
 
 def pytest_report_header() -> str:

@@ -1,0 +1,376 @@
+"""``MongoDBDatabase``: the client, database and collections the MongoDB stores share, and the funnel every call takes.
+
+Every driver call of the backend passes through :meth:`MongoDBDatabase.run`, which makes sure
+the indexes exist, logs the call and translates pymongo's exceptions by class and server error
+code (never message text) into the store error family, chained with ``from``. Indexes are
+created lazily on first use by a numbered list of idempotent migrations, recorded in the
+migrations collection; ``create_index`` with an identical specification is a no-op on the
+server, so processes starting at the same time are safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final, TypeVar
+from urllib.parse import unquote, urlsplit
+
+from pymongo import ASCENDING, AsyncMongoClient, ReadPreference
+from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.asynchronous.database import AsyncDatabase
+from pymongo.errors import (
+    BulkWriteError,
+    ConnectionFailure,
+    DuplicateKeyError,
+    ExecutionTimeout,
+    OperationFailure,
+    PyMongoError,
+    WaitQueueTimeoutError,
+    WriteConcernError,
+    WTimeoutError,
+)
+
+from agent_stores.core import StoreConflictError, StoreError, StoreUnavailableError
+
+__all__ = [
+    "DEFAULT_DATABASE",
+    "DEFAULT_PREFIX",
+    "SCHEMA_VERSION",
+    "CollectionNames",
+    "Document",
+    "MongoDBDatabase",
+    "parse_mongodb_url",
+    "redact",
+    "translate_error",
+    "utc_from_timestamp",
+]
+
+logger = logging.getLogger("agent_stores.mongodb")
+
+Document = dict[str, Any]
+T = TypeVar("T")
+
+#: Database used when neither the URL nor the caller names one.
+DEFAULT_DATABASE: Final = "agent_stores"
+#: Prefix of every collection name the stores use.
+DEFAULT_PREFIX: Final = "agent_stores_"
+
+_SCHEMES = ("mongodb", "mongodb+srv")
+
+# Server error codes: a unique index refused the write; the server is shutting down, stepping
+# down, not primary, or answered too late. (Network failures arrive as ConnectionFailure.)
+_DUPLICATE_KEY = 11000
+_UNAVAILABLE_CODES = frozenset(
+    {
+        6,  # HostUnreachable
+        7,  # HostNotFound
+        89,  # NetworkTimeout
+        91,  # ShutdownInProgress
+        189,  # PrimarySteppedDown
+        262,  # ExceededTimeLimit
+        9001,  # SocketException
+        10107,  # NotWritablePrimary
+        11600,  # InterruptedAtShutdown
+        11602,  # InterruptedDueToReplStateChange
+        13435,  # NotPrimaryNoSecondaryOk
+        13436,  # NotPrimaryOrSecondary
+        50,  # MaxTimeMSExpired
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionNames:
+    """The collections the stores use; every name is configurable.
+
+    Attributes:
+        logs: One head document per history log: its current incarnation, session id and expiry
+            (the TTL index lives here).
+        batches: One document per appended batch of messages, claimed by a unique index on
+            (log key, incarnation, first sequence number).
+        objects: One document per file or session snapshot, keyed by ``_id``.
+        migrations: One document per applied index migration.
+    """
+
+    logs: str = f"{DEFAULT_PREFIX}logs"
+    batches: str = f"{DEFAULT_PREFIX}batches"
+    objects: str = f"{DEFAULT_PREFIX}objects"
+    migrations: str = f"{DEFAULT_PREFIX}migrations"
+
+    @classmethod
+    def with_prefix(cls, prefix: str) -> CollectionNames:
+        """Return the default names under ``prefix`` (``"agent_stores_"`` gives the defaults).
+
+        Raises:
+            ValueError: ``prefix`` would make an invalid collection name.
+        """
+        if not isinstance(prefix, str) or "$" in prefix or "\x00" in prefix or prefix.startswith("system."):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError(f"invalid collection prefix {prefix!r}")
+        return cls(f"{prefix}logs", f"{prefix}batches", f"{prefix}objects", f"{prefix}migrations")
+
+
+# -- indexes -------------------------------------------------------------------------------------
+#
+# Numbered, idempotent migrations: (number, description, [(collection attribute, keys, options)]).
+# History heads are keyed by the log key (``_id``), so listing sessions is a range query on the
+# ``_id`` index. A head's expiry is kept twice: ``e``, a date, for the server's TTL monitor (which
+# removes expired heads about once a minute), and ``t``, integer milliseconds (2**62 without a ttl),
+# which every read filters on exactly. Batches are claimed by the unique (k, x, s) index: log key, incarnation
+# epoch, first sequence number; ``t`` on batches lets ``purge_expired`` find the batches of logs
+# the TTL monitor removed. Objects are keyed by ``_id`` (the unique path index).
+
+_Index = tuple[str, list[tuple[str, int]], dict[str, Any]]
+
+_MIGRATIONS: Final[tuple[tuple[int, str, tuple[_Index, ...]], ...]] = (
+    (
+        1,
+        "history heads with TTL expiry, batches claimed by (log, epoch, seq), batch expiry for purge",
+        (
+            ("logs", [("e", ASCENDING)], {"name": "agent_stores_ttl", "expireAfterSeconds": 0}),
+            ("logs", [("t", ASCENDING)], {"name": "agent_stores_expiry"}),
+            (
+                "batches",
+                [("k", ASCENDING), ("x", ASCENDING), ("s", ASCENDING)],
+                {"name": "agent_stores_log_seq", "unique": True},
+            ),
+            ("batches", [("t", ASCENDING)], {"name": "agent_stores_batch_expiry", "sparse": True}),
+        ),
+    ),
+)
+
+#: The schema version this release writes: the number of the last migration.
+SCHEMA_VERSION: Final = _MIGRATIONS[-1][0]
+
+
+def parse_mongodb_url(url: str) -> str | None:
+    """Return the database name a ``mongodb://`` or ``mongodb+srv://`` URL names, or ``None``.
+
+    Raises:
+        ValueError: Not a MongoDB URL.
+    """
+    if not isinstance(url, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ValueError(f"expected a mongodb:// URL string, got {type(url).__name__}")
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in _SCHEMES or not parts.netloc:
+        raise ValueError(f"not a MongoDB URL (expected mongodb://host/db or mongodb+srv://host/db): {url!r}")
+    name = unquote(parts.path.lstrip("/"))
+    return name or None
+
+
+def translate_error(err: PyMongoError, what: str) -> StoreError:
+    """Map a pymongo exception to the store error family by its class and server error code."""
+    code = _error_code(err)
+    message = f"{what}: {type(err).__name__}" + (f" (code {code})" if code is not None else "")
+    if code == _DUPLICATE_KEY:
+        return StoreConflictError(message)
+    if isinstance(err, ConnectionFailure | WaitQueueTimeoutError | ExecutionTimeout | WTimeoutError):
+        return StoreUnavailableError(message)
+    if code is not None and code in _UNAVAILABLE_CODES:
+        return StoreUnavailableError(message)
+    if isinstance(err, WriteConcernError):
+        return StoreUnavailableError(message)
+    return StoreError(message)
+
+
+def _error_code(err: PyMongoError) -> int | None:
+    if isinstance(err, DuplicateKeyError):
+        return _DUPLICATE_KEY
+    if isinstance(err, BulkWriteError):
+        details: Any = err.details
+        for item in details.get("writeErrors", []):
+            code = item.get("code")
+            if code == _DUPLICATE_KEY:
+                return _DUPLICATE_KEY
+        return None
+    if isinstance(err, OperationFailure):
+        return err.code
+    return None
+
+
+def redact(url: str) -> str:
+    """Return ``url`` with its password replaced by ``***``."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    return url.replace(f":{parts.password}@", ":***@", 1)
+
+
+def utc_from_timestamp(seconds: float) -> datetime:
+    """Return ``seconds`` since the epoch as an aware UTC datetime (BSON dates keep milliseconds)."""
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+class MongoDBDatabase:
+    """One MongoDB database and the collections every MongoDB store built on it shares.
+
+    Borrowed (``MongoDBDatabase(client)`` or ``MongoDBDatabase(database)``): the client is
+    never closed, and nothing but our own collections' indexes is created. Owned
+    (:meth:`from_url`): the ``AsyncMongoClient`` is created on first use and closed by
+    :meth:`aclose`. Retryable writes and reads are pymongo's defaults (on); server selection
+    gives up after the client's ``serverSelectionTimeoutMS`` (pymongo's default: 30 s), and a
+    server that cannot be reached is a ``StoreUnavailableError``. The same database works again
+    once the server is back.
+
+    Args:
+        connection: A pymongo ``AsyncMongoClient`` (its default database is used, else
+            ``database``, else ``"agent_stores"``) or an ``AsyncDatabase``.
+        database: Database name, when ``connection`` is a client.
+        collections: Collection names (default: :class:`CollectionNames`).
+
+    Raises:
+        TypeError: ``connection`` is neither an ``AsyncMongoClient`` nor an ``AsyncDatabase``
+            (a Motor client is refused: see the README).
+    """
+
+    def __init__(
+        self,
+        connection: AsyncMongoClient[Document] | AsyncDatabase[Document],
+        *,
+        database: str | None = None,
+        collections: CollectionNames | None = None,
+    ) -> None:
+        if isinstance(connection, AsyncDatabase):
+            self._database: AsyncDatabase[Document] | None = connection
+            self._client: AsyncMongoClient[Document] | None = connection.client
+        elif isinstance(connection, AsyncMongoClient):  # pyright: ignore[reportUnnecessaryIsInstance]
+            self._client = connection
+            self._database = connection.get_default_database(database or DEFAULT_DATABASE)
+            if database is not None:
+                self._database = connection[database]
+        else:
+            raise TypeError(
+                "expected a pymongo AsyncMongoClient or AsyncDatabase, got "
+                f"{type(connection).__module__}.{type(connection).__name__}"
+            )
+        self._owned = False
+        self._url: str | None = None
+        self._client_options: dict[str, Any] = {}
+        self._database_name = self._database.name
+        self._init_state(collections)
+
+    def _init_state(self, collections: CollectionNames | None) -> None:
+        self.collections = collections or CollectionNames()
+        self._ready_event = False
+        self._setup_lock = asyncio.Lock()
+        self._closed = False
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str,
+        *,
+        database: str | None = None,
+        collections: CollectionNames | None = None,
+        client_options: dict[str, Any] | None = None,
+    ) -> MongoDBDatabase:
+        """Return an owned database for ``url``; the client is created on first use (no I/O here).
+
+        Args:
+            url: ``mongodb://[user:password@]host[:port][,host...]/[database][?options]`` or
+                ``mongodb+srv://[user:password@]host/[database][?options]``; the query carries
+                pymongo's URI options (``tls``, ``authSource``, ``replicaSet``,
+                ``serverSelectionTimeoutMS``, ...).
+            database: Database name; overrides the URL's. Default ``"agent_stores"``.
+            collections: Collection names (default: :class:`CollectionNames`).
+            client_options: Keyword arguments for ``AsyncMongoClient`` (they override the URL's).
+
+        Raises:
+            ValueError: ``url`` is not a MongoDB URL.
+        """
+        name = database or parse_mongodb_url(url) or DEFAULT_DATABASE
+        self = cls.__new__(cls)
+        self._client = None
+        self._database = None
+        self._owned = True
+        self._url = url
+        self._client_options = dict(client_options or {})
+        self._database_name = name
+        self._init_state(collections)
+        return self
+
+    @property
+    def owned(self) -> bool:
+        """Whether :meth:`aclose` closes the client (it was created here)."""
+        return self._owned
+
+    @property
+    def name(self) -> str:
+        """The database name."""
+        return self._database_name
+
+    def collection(self, which: str) -> AsyncCollection[Document]:
+        """Return one of our collections by attribute name of :class:`CollectionNames` (no I/O)."""
+        # Conditional writes decide on what the primary holds: reads go to the primary too,
+        # whatever read preference a borrowed client was configured with.
+        return self._open().get_collection(getattr(self.collections, which), read_preference=ReadPreference.PRIMARY)
+
+    def _open(self) -> AsyncDatabase[Document]:
+        """The database; an owned client is created here on first use (pymongo connects lazily)."""
+        if self._database is not None:
+            return self._database
+        if self._closed:
+            raise StoreUnavailableError("the MongoDB database was closed")
+        assert self._url is not None  # owned databases always have a URL
+        try:
+            client: AsyncMongoClient[Document] = AsyncMongoClient(self._url, **self._client_options)
+        except PyMongoError as err:
+            raise translate_error(err, "cannot create the MongoDB client") from err
+        self._client = client
+        self._database = client[self._database_name]
+        return self._database
+
+    # -- the funnel --------------------------------------------------------------------------
+
+    async def run(self, what: str, operation: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
+        """Run ``operation(*args, **kwargs)``: ensure the indexes, log, translate errors (``what`` names it)."""
+        if not self._ready_event:
+            await self.ready()
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("mongodb: %s", what)
+        try:
+            return await operation(*args, **kwargs)
+        except PyMongoError as err:
+            raise translate_error(err, f"MongoDB {what} failed") from err
+
+    async def ready(self) -> None:
+        """Open the client (when owned) and apply the index migrations once."""
+        async with self._setup_lock:
+            if self._ready_event:
+                return
+            if self._closed:
+                raise StoreUnavailableError("the MongoDB database was closed")
+            self._open()
+            try:
+                await self._migrate()
+            except PyMongoError as err:
+                raise translate_error(err, "MongoDB index setup failed") from err
+            self._ready_event = True
+
+    async def _migrate(self) -> None:
+        migrations = self.collection("migrations")
+        applied = {doc["_id"] async for doc in migrations.find({}, {"_id": 1})}
+        for number, description, indexes in _MIGRATIONS:
+            if number in applied:
+                continue
+            for which, keys, options in indexes:
+                await self.collection(which).create_index(keys, **options)
+            record = {"_id": number, "description": description, "applied_at": datetime.now(UTC)}
+            with contextlib.suppress(DuplicateKeyError):  # another process recorded the same migration first
+                await migrations.insert_one(record)
+            logger.info("mongodb: applied migration %d (%s) in %s", number, description, self._database_name)
+
+    async def aclose(self) -> None:
+        """Close the client if it was created here; idempotent. A borrowed client stays open."""
+        self._closed = True
+        self._ready_event = False
+        if self._owned and self._client is not None:
+            client, self._client, self._database = self._client, None, None
+            await client.close()
+
+    def __repr__(self) -> str:
+        where = f" at {redact(self._url)!r}" if self._url else ""
+        return f"MongoDBDatabase({self._database_name!r}{where}, owned={self._owned})"

@@ -1,0 +1,696 @@
+"""The MongoDB log and object drivers: every all-or-nothing write is one single-document operation.
+
+No multi-document transaction is used anywhere (a standalone server has none).
+
+History. A log is a *head* document in the logs collection, ``{_id: key, x: epoch, sid, e}``
+(``x`` names the log's current incarnation, a random epoch drawn when the log is created;
+``e`` its expiry), and one *batch* document per append in the batches collection,
+``{k: key, x: epoch, s: first sequence number, n: count, d: [digests], p: [payloads], e}``.
+A batch is claimed by the unique index on ``(k, x, s)``: an append made on version
+``"<epoch>:<length>"`` inserts its batch at ``s = length``, so two writers holding the same
+version collide (duplicate key, error code 11000 → ``StoreConflictError``) and exactly one
+batch is stored. The insert is the commit: the batch is whole or absent, and it carries its
+version (epoch and end) itself. The head is then refreshed, conditioned on still naming the
+same epoch and being live; when it does not (the log was deleted, expired or recreated after
+the writer read its version) the writer removes its own batch, which no reader can see
+(readers only read the epoch the live head names), and conflicts. So a writer holding an old
+version always conflicts, and a version is never repeated: a log deleted and written again
+has a new random epoch. A log is created by inserting its first batch under a fresh epoch,
+then the head (an insert: a live head makes it a conflict; an expired head is taken over by
+one conditional update). A writer dying between the two leaves an unreachable batch, never a
+half-written one.
+
+Objects: one document per key, ``{_id: key, v: version, t: text | b: bytes, a: plain}``. The
+version is a fresh ObjectId per put; compare-and-set filters on it; exclusive create is an
+insert that the ``_id`` index decides.
+
+Ids are values only: keys go into filters as ``{"_id": key}`` / ``{"k": key}`` string values,
+never as field names or operators, and are checked to be ``str`` first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+import bson
+from bson import ObjectId
+from pymongo import ASCENDING, DESCENDING, ReturnDocument
+from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.asynchronous.cursor import AsyncCursor
+
+from agent_stores.core import (
+    CorruptRecordError,
+    Listing,
+    LogInfo,
+    LogRecord,
+    LogTail,
+    LogVersion,
+    StoreConflictError,
+    StoredObject,
+)
+
+from ._database import Document, MongoDBDatabase, utc_from_timestamp
+
+__all__ = ["MAX_DOCUMENT_BYTES", "MongoDBLogDriver", "MongoDBObjectDriver", "prefix_bounds", "regex_escape"]
+
+#: MongoDB's BSON document limit (16 MiB): a batch or an object larger than this is refused before the write.
+MAX_DOCUMENT_BYTES: Final = 16 * 1024 * 1024
+# Below this estimate a document cannot reach the limit; above it the exact BSON size is computed.
+_SAFE_ESTIMATE: Final = MAX_DOCUMENT_BYTES - 64 * 1024
+
+# Keys fetched per query while folding a delimited listing.
+_LIST_CHUNK: Final = 256
+# Logs whose epoch a driver remembers (for reads that fetch head and batches concurrently).
+_EPOCHS_KEPT: Final = 4096
+# Orphan batches (of logs the TTL monitor removed) examined per purge_expired call, at most.
+_PURGE_SCAN: Final = 10_000
+
+
+def _check_key(key: str) -> str:
+    if not isinstance(key, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise TypeError(f"keys are strings, got {type(key).__name__}")
+    return key
+
+
+def prefix_bounds(prefix: str) -> tuple[str, str | None]:
+    """Return ``(low, high)`` with ``low <= key < high`` exactly when ``key`` starts with ``prefix``.
+
+    MongoDB compares strings by their UTF-8 bytes without a collation, which orders like code
+    points; ``high`` is the prefix with its last character incremented (``None``: no bound).
+    """
+    head = prefix
+    while head:
+        code = ord(head[-1]) + 1
+        if 0xD800 <= code <= 0xDFFF:  # surrogates cannot be encoded: step over them
+            code = 0xE000
+        if code <= 0x10FFFF:
+            return prefix, head[:-1] + chr(code)
+        head = head[:-1]
+    return prefix, None
+
+
+def _key_range(prefix: str, *, after: str | None = None, start: str | None = None) -> Document:
+    """The ``_id`` condition for keys under ``prefix``, strictly after ``after``, from ``start`` on."""
+    low, high = prefix_bounds(prefix)
+    condition: Document = {"$gte": low if start is None else max(low, start)}
+    if after is not None and after >= condition["$gte"]:
+        condition = {"$gt": after}
+    if high is not None:
+        condition["$lt"] = high
+    return condition
+
+
+def regex_escape(text: str) -> str:
+    """Escape ``text`` for a MongoDB (PCRE) ``$regex`` so it matches only itself.
+
+    Every ASCII character that is not a letter or digit is backslash-escaped, which PCRE (and
+    Python's ``re``) read as the literal character; other characters are literal already.
+    """
+    return "".join(c if (c.isascii() and c.isalnum()) or not c.isascii() else "\\" + c for c in text)
+
+
+# -- history -------------------------------------------------------------------------------------
+
+
+def _parse_version(version: LogVersion) -> tuple[str, int] | None:
+    """``"<epoch>:<length>"`` → ``(epoch, length)``; ``None`` when it cannot be one of ours."""
+    if not isinstance(version, str):
+        return None
+    epoch, _, length = version.rpartition(":")
+    if not epoch or not length.isdigit():
+        return None
+    return epoch, int(length)
+
+
+def _new_epoch() -> str:
+    return secrets.token_hex(8)
+
+
+# The expiry of a log that never expires: far beyond any clock, inside int64.
+_NEVER: Final = 2**62
+
+
+def _live(now: int) -> Document:
+    """Live logs at ``now`` (milliseconds): those expiring after ``now`` (one indexable condition).
+
+    Expiry is compared as an integer of milliseconds (``t``; :data:`_NEVER` without a ttl),
+    exact on every server; the date ``e`` beside it exists for MongoDB's TTL monitor only.
+    """
+    return {"t": {"$gt": now}}
+
+
+def _head_doc(key: str, epoch: str, session_id: str, expires: int | None) -> Document:
+    head: Document = {"_id": key, "x": epoch, "sid": session_id, "t": _NEVER if expires is None else expires}
+    if expires is not None:
+        head["e"] = utc_from_timestamp(expires / 1000)
+    return head
+
+
+class MongoDBLogDriver:
+    """A :class:`~agent_stores.core.LogDriver` in a heads collection and a batches collection.
+
+    Costs (round trips): ``append`` on a known version 2 (insert the batch, then refresh the
+    head; they cannot overlap: the refresh is what catches a delete that came in between);
+    creating a log 2; ``tail``, ``read`` (also ``read(last=N)``: the newest batches only, by a
+    descending index scan with a limit) and ``length`` read the head and the batches, at once
+    when this driver already knows the log's epoch (one round trip of latency), else one after
+    the other; ``delete`` 2; ``list_logs`` 1.
+    Expiry: the head carries the expiry, refreshed by every append; reads treat an expired log
+    as absent to the millisecond; MongoDB's TTL monitor removes expired heads about once a
+    minute, and :meth:`purge_expired` removes their batches (a save that takes over an expired
+    head still there removes them at once).
+
+    Args:
+        database: The shared database; closed by :meth:`aclose` only when it owns its client.
+        clock: Seconds since the epoch, for expiry (tests may pass a fake clock).
+    """
+
+    def __init__(self, database: MongoDBDatabase, *, clock: Callable[[], float] = time.time) -> None:
+        self.database = database
+        self._clock = clock
+        # The epoch this driver last saw per log, so a read can fetch head and batches at once.
+        self._epochs: OrderedDict[str, str] = OrderedDict()
+
+    def _now(self) -> int:
+        """Now, in milliseconds since the epoch."""
+        return round(self._clock() * 1000)
+
+    async def _head(self, key: str, now: int) -> Document | None:
+        """The live head of ``key`` (``None`` when absent or expired)."""
+        return await self.database.run(
+            "read log head",
+            lambda: self.database.collection("logs").find_one({"_id": _check_key(key), **_live(now)}),
+        )
+
+    async def _newest(self, key: str, epoch: str, count: int | None, fields: Document) -> list[Document]:
+        """The newest ``count`` batches of the incarnation (all without ``count``), newest first.
+
+        One backward scan of the unique (k, x, s) index with a limit: every batch holds at least
+        one record, so ``count`` batches always cover the newest ``count`` records.
+        """
+        batches = self.database.collection("batches")
+        limit = 0 if count is None else max(1, count)
+
+        async def fetch() -> list[Document]:
+            return await batches.find({"k": key, "x": epoch}, fields).sort("s", DESCENDING).limit(limit).to_list()
+
+        return await self.database.run("read newest batches", fetch)
+
+    async def _snapshot(self, key: str, count: int | None, fields: Document) -> tuple[str, list[Document]] | None:
+        """The live log's epoch and its newest ``count`` batches (newest first), or ``None`` when absent.
+
+        When this driver already knows the log's epoch, the head and the batches are read
+        concurrently (one round trip of latency); the head decides, and a changed epoch is
+        read again. The batches read must form one unbroken chain (each ending where the next
+        starts, the oldest at 0 unless ``count`` records are covered); a gap means the log was
+        deleted or expired while being read (then it is absent), or, if the head still names
+        the same epoch, a corrupt log.
+        """
+        now = self._now()
+        _check_key(key)
+        known = self._epochs.get(key)
+        docs: list[Document] | None = None
+        if known is None:
+            head = await self._head(key, now)
+        else:
+            head, docs = await asyncio.gather(self._head(key, now), self._newest(key, known, count, fields))
+        if head is None:
+            self._epochs.pop(key, None)
+            return None
+        epoch = head["x"]
+        if epoch != known or docs is None:
+            docs = await self._newest(key, epoch, count, fields)
+        self._remember(key, epoch)
+        gap = _gap(key, docs, count)
+        if gap is not None:
+            again = await self._head(key, self._now())
+            if again is None or again["x"] != epoch:
+                self._epochs.pop(key, None)
+                return None
+            raise CorruptRecordError(f"log {key!r} is corrupt: {gap}")
+        return epoch, docs
+
+    def _remember(self, key: str, epoch: str) -> None:
+        self._epochs[key] = epoch
+        self._epochs.move_to_end(key)
+        while len(self._epochs) > _EPOCHS_KEPT:
+            self._epochs.popitem(last=False)
+
+    async def tail(self, key: str, count: int) -> LogTail:
+        """Return the live log's length, version and the digests of its last ``count`` records."""
+        snapshot = await self._snapshot(key, max(0, count), {"s": 1, "n": 1, "d": 1})
+        if snapshot is None:
+            return LogTail(0, [], None)
+        epoch, docs = snapshot
+        if not docs:
+            return LogTail(0, [], f"{epoch}:0")
+        length = _end(key, docs[0])
+        digests: list[str] = []
+        for doc in docs:
+            if len(digests) >= count:
+                break
+            digests[:0] = _digests(key, doc)
+        return LogTail(length, digests[max(0, len(digests) - count) :] if count > 0 else [], f"{epoch}:{length}")
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        """Append ``records`` as one batch document if the live log is at ``expected_version``.
+
+        Raises:
+            StoreConflictError: The log is not at ``expected_version``; nothing was appended.
+            ValueError: The batch would exceed MongoDB's 16 MiB document limit; nothing was written.
+        """
+        _check_key(key)
+        now_s = self._clock()
+        now = round(now_s * 1000)
+        expires = None if ttl is None else round((now_s + ttl) * 1000)
+        if not records:
+            current = (await self.tail(key, 0)).version
+            if current != expected_version:
+                raise StoreConflictError(f"log {key!r} is not at version {expected_version!r}")
+            return current
+        if expected_version is None:
+            return await self._create(key, records, session_id=session_id, now=now, expires=expires)
+        parsed = _parse_version(expected_version)
+        if parsed is None:
+            raise StoreConflictError(f"log {key!r} is not at version {expected_version!r}")
+        epoch, start = parsed
+        batch = _batch(key, epoch, start, records, expires)
+        batches = self.database.collection("batches")
+        try:
+            await self.database.run("append batch", lambda: batches.insert_one(batch))
+        except StoreConflictError as err:
+            raise StoreConflictError(f"log {key!r} is not at version {expected_version!r}") from err
+        # A whole-document replace (not $set): the head is rewritten with the same epoch and session id.
+        head = _head_doc(key, epoch, session_id, expires)
+        heads = self.database.collection("logs")
+        result = await self.database.run(
+            "refresh log head", heads.replace_one, {"_id": key, "x": epoch, **_live(now)}, head
+        )
+        if result.matched_count == 0:
+            # Deleted, expired or recreated since the writer read its version: take the batch back.
+            await self.database.run("withdraw batch", lambda: batches.delete_one({"_id": batch["_id"]}))
+            raise StoreConflictError(f"log {key!r} is no longer at version {expected_version!r}")
+        self._remember(key, epoch)
+        return f"{epoch}:{start + len(records)}"
+
+    async def _create(
+        self, key: str, records: Sequence[LogRecord], *, session_id: str, now: int, expires: int | None
+    ) -> str:
+        epoch = _new_epoch()
+        batch = _batch(key, epoch, 0, records, expires)
+        batches = self.database.collection("batches")
+        heads = self.database.collection("logs")
+        await self.database.run("append first batch", lambda: batches.insert_one(batch))
+        head = _head_doc(key, epoch, session_id, expires)
+        try:
+            await self.database.run("create log head", lambda: heads.insert_one(head))
+        except StoreConflictError as err:
+            # A head exists: take it over only if it expired (one conditional update), else conflict.
+            replaced = await self.database.run(
+                "replace expired log head",
+                lambda: heads.find_one_and_replace(
+                    {"_id": key, "t": {"$lte": now}}, head, return_document=ReturnDocument.BEFORE
+                ),
+            )
+            if replaced is None:
+                await self.database.run("withdraw batch", lambda: batches.delete_one({"_id": batch["_id"]}))
+                raise StoreConflictError(f"log {key!r} exists; expected it to be absent") from err
+            old_epoch = replaced.get("x")
+            await self.database.run("remove expired batches", lambda: batches.delete_many({"k": key, "x": old_epoch}))
+        self._remember(key, epoch)
+        return f"{epoch}:{len(records)}"
+
+    async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
+        """Return the live log's payloads in append order; with ``last``, only the newest ``last`` (newest batches)."""
+        if last is not None and last <= 0:
+            return []
+        snapshot = await self._snapshot(key, last, {"s": 1, "n": 1, "p": 1})
+        if snapshot is None:
+            return []
+        payloads: list[bytes] = []
+        for doc in snapshot[1]:
+            if last is not None and len(payloads) >= last:
+                break
+            payloads[:0] = _payloads(key, doc)
+        return payloads if last is None else payloads[max(0, len(payloads) - last) :]
+
+    async def length(self, key: str) -> int:
+        """Return the live log's length (0 when absent or expired)."""
+        snapshot = await self._snapshot(key, 1, {"s": 1, "n": 1})
+        return _end(key, snapshot[1][0]) if snapshot and snapshot[1] else 0
+
+    async def delete(self, key: str) -> bool:
+        """Remove the log (its head first, one operation: from then on it is absent), then its batches."""
+        now = self._now()
+        self._epochs.pop(key, None)
+        head = await self.database.run(
+            "delete log head", lambda: self.database.collection("logs").find_one_and_delete({"_id": _check_key(key)})
+        )
+        if head is None:
+            return False
+        epoch = head.get("x")
+        await self.database.run(
+            "delete batches", lambda: self.database.collection("batches").delete_many({"k": key, "x": epoch})
+        )
+        expires = head.get("t")
+        return not isinstance(expires, int) or expires > now
+
+    async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
+        """Return up to ``limit`` live logs under ``prefix`` in key order, after ``after`` (a range query)."""
+        if limit <= 0:
+            return []
+        heads = self.database.collection("logs")
+        condition = {"_id": _key_range(prefix, after=after), **_live(self._now())}
+
+        async def fetch() -> list[Document]:
+            return await heads.find(condition, {"sid": 1}).sort("_id", ASCENDING).limit(limit).to_list()
+
+        docs = await self.database.run("list logs", fetch)
+        return [LogInfo(doc["_id"], str(doc.get("sid", ""))) for doc in docs]
+
+    async def purge_expired(self) -> int:
+        """Remove every expired log now, and the batches of logs MongoDB's TTL monitor removed; return how many logs."""
+        now = self._now()
+        heads = self.database.collection("logs")
+        batches = self.database.collection("batches")
+        removed = 0
+        expired = await self.database.run("find expired heads", _to_list, heads.find({"t": {"$lte": now}}, {"x": 1}))
+        for head in expired:
+            key, epoch = head["_id"], head.get("x")
+            gone = await self.database.run(
+                "delete expired head", heads.delete_one, {"_id": key, "x": epoch, "t": {"$lte": now}}
+            )
+            if gone.deleted_count:
+                removed += 1
+                await self.database.run("delete expired batches", batches.delete_many, {"k": key, "x": epoch})
+        # Batches whose recorded expiry passed: their log is gone (TTL monitor), expired, or alive
+        # with a later expiry on its head (then the batches' expiry is brought up to date).
+        stale = await self.database.run(
+            "find expired batches", _to_list, batches.find({"t": {"$lte": now}}, {"k": 1, "x": 1}).limit(_PURGE_SCAN)
+        )
+        for key, epoch in dict.fromkeys((doc.get("k"), doc.get("x")) for doc in stale):
+            head = await self.database.run("read log head", heads.find_one, {"_id": key})
+            if head is not None and head.get("x") == epoch:
+                live_until = head.get("t")
+                if not isinstance(live_until, int) or live_until > now:
+                    # A live log's older batches: stop finding them. Its newest batch keeps the
+                    # head's expiry, so the log is still found once it expires.
+                    forget: Document = {"$unset": {"t": ""}}
+                    condition: Document = {"k": key, "x": epoch, "t": {"$lte": now}}
+                    await self.database.run("forget batch expiry", batches.update_many, condition, forget)
+                    continue
+            await self.database.run("delete orphan batches", batches.delete_many, {"k": key, "x": epoch})
+            removed += 1
+        return removed
+
+    async def aclose(self) -> None:
+        """Close the database if it owns its client."""
+        await self.database.aclose()
+
+
+async def _to_list(cursor: AsyncCursor[Document]) -> list[Document]:
+    return await cursor.to_list()
+
+
+def _batch(key: str, epoch: str, start: int, records: Sequence[LogRecord], expires: int | None) -> Document:
+    digests = [r.digest for r in records]
+    payloads = [bytes(r.payload) for r in records]
+    doc: Document = {
+        "_id": ObjectId(),
+        "k": key,
+        "x": epoch,
+        "s": start,
+        "n": len(records),
+        "d": digests,
+        "p": payloads,
+    }
+    if expires is not None:
+        doc["t"] = expires
+    estimate = (
+        256 + 2 * len(key.encode("utf-8")) + sum(len(p) + len(d) + 32 for p, d in zip(payloads, digests, strict=True))
+    )
+    if estimate > _SAFE_ESTIMATE and len(bson.encode(doc)) > MAX_DOCUMENT_BYTES:
+        raise ValueError(
+            f"a batch of {len(records)} messages for log {key!r} exceeds MongoDB's 16 MiB document limit "
+            "(a history batch is one document so that it is stored whole or not at all); save fewer or smaller "
+            "messages at a time. Nothing was written."
+        )
+    return doc
+
+
+def _gap(key: str, docs: Sequence[Document], count: int | None) -> str | None:
+    """Where the newest-first batches ``docs`` break their chain, or ``None`` when unbroken."""
+    covered = 0
+    for i, doc in enumerate(docs):
+        end = _end(key, doc)
+        if i and end != docs[i - 1]["s"]:
+            return f"batch {doc.get('_id')!r} ends at {end}, the next one starts at {docs[i - 1]['s']!r}"
+        covered += end - doc["s"]
+    if docs and (count is None or covered < count) and docs[-1]["s"] != 0:
+        return f"its oldest batch {docs[-1].get('_id')!r} starts at {docs[-1]['s']!r}, not 0"
+    return None
+
+
+def _corrupt(key: str, doc: Document, what: str) -> CorruptRecordError:
+    return CorruptRecordError(f"history batch {doc.get('_id')!r} of log {key!r} is corrupt: {what}")
+
+
+def _end(key: str, doc: Document) -> int:
+    start, count = doc.get("s"), doc.get("n")
+    if type(start) is not int or type(count) is not int or start < 0 or count <= 0:
+        raise _corrupt(key, doc, "its sequence number or count is not a non-negative integer")
+    return start + count
+
+
+def _digests(key: str, doc: Document) -> list[str]:
+    digests: Any = doc.get("d")
+    if not _list_of(digests, str, doc.get("n")):
+        raise _corrupt(key, doc, "its digests are not a list of strings of its count")
+    return digests
+
+
+def _payloads(key: str, doc: Document) -> list[bytes]:
+    payloads: Any = doc.get("p")
+    if not _list_of(payloads, bytes, doc.get("n")):
+        raise _corrupt(key, doc, "its payloads are not a list of binary values of its count")
+    return payloads
+
+
+def _list_of(value: Any, kind: type, count: Any) -> bool:
+    return type(value) is list and len(value) == count and all(type(item) is kind for item in value)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+
+
+# -- objects -------------------------------------------------------------------------------------
+
+
+def _object_doc(key: str, data: bytes, version: str) -> Document:
+    doc: Document = {"_id": key, "v": version}
+    text: str | None
+    try:
+        text = data.decode("utf-8") if b"\x00" not in data else None
+    except UnicodeDecodeError:
+        text = None
+    if text is None:
+        doc["b"] = data
+        doc["a"] = 0
+    else:
+        doc["t"] = text
+        doc["a"] = 1 if data.isascii() else 0
+    if len(data) + 2 * len(key.encode("utf-8")) + 128 > _SAFE_ESTIMATE and len(bson.encode(doc)) > MAX_DOCUMENT_BYTES:
+        raise ValueError(
+            f"object {key!r} of {len(data)} bytes exceeds MongoDB's 16 MiB document limit; nothing was written"
+        )
+    return doc
+
+
+def _object_data(doc: Document) -> StoredObject:
+    version, text, data = doc.get("v"), doc.get("t"), doc.get("b")
+    if not isinstance(version, str):
+        raise CorruptRecordError(f"object {doc.get('_id')!r} is corrupt: its version is not a string")
+    if isinstance(text, str):
+        return StoredObject(text.encode("utf-8"), version)
+    if isinstance(data, bytes):
+        return StoredObject(data, version)
+    raise CorruptRecordError(f"object {doc.get('_id')!r} is corrupt: it holds neither text nor bytes")
+
+
+class MongoDBObjectDriver:
+    """A :class:`~agent_stores.core.ObjectDriver` in one collection, one document per key (``_id``).
+
+    Every call is one operation (one round trip) except :meth:`list` with a delimiter, which
+    walks the key range in chunks and skips each common prefix with one more range query.
+    UTF-8 data without NUL is stored as a string (so file search can filter it with ``$regex``),
+    anything else as binary; ``get`` returns the exact bytes either way.
+
+    Args:
+        database: The shared database; closed by :meth:`aclose` only when it owns its client.
+    """
+
+    def __init__(self, database: MongoDBDatabase) -> None:
+        self.database = database
+
+    def _objects(self) -> AsyncCollection[Document]:
+        return self.database.collection("objects")
+
+    async def get(self, key: str) -> StoredObject | None:
+        """Return the object, or ``None`` when absent.
+
+        Raises:
+            CorruptRecordError: The stored document is not one of ours (named in the message).
+        """
+        doc = await self.database.run("get object", lambda: self._objects().find_one({"_id": _check_key(key)}))
+        return None if doc is None else _object_data(doc)
+
+    async def head(self, key: str) -> str | None:
+        """Return the object's version, or ``None``."""
+        doc = await self.database.run(
+            "head object", lambda: self._objects().find_one({"_id": _check_key(key)}, {"v": 1})
+        )
+        if doc is None:
+            return None
+        version = doc.get("v")
+        if not isinstance(version, str):
+            raise CorruptRecordError(f"object {key!r} is corrupt: its version is not a string")
+        return version
+
+    async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
+        """Store ``data`` under ``key`` (conditionally) in one operation; return the new version.
+
+        Raises:
+            StoreConflictError: ``if_absent`` and the key exists, or ``if_version`` is not current.
+            ValueError: The document would exceed the 16 MiB limit; nothing was written.
+        """
+        version = str(ObjectId())
+        doc = _object_doc(_check_key(key), bytes(data), version)
+        objects = self._objects()
+        if if_version is not None:
+            if if_absent or not isinstance(if_version, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise StoreConflictError(f"object {key!r} is not at version {if_version!r}")
+            result = await self.database.run(
+                "compare-and-set object", lambda: objects.replace_one({"_id": key, "v": if_version}, doc)
+            )
+            if result.matched_count == 0:
+                raise StoreConflictError(f"object {key!r} is not at version {if_version!r}")
+        elif if_absent:
+            try:
+                await self.database.run("create object", lambda: objects.insert_one(doc))
+            except StoreConflictError as err:
+                raise StoreConflictError(f"object {key!r} exists") from err
+        else:
+            try:
+                await self.database.run("put object", lambda: objects.replace_one({"_id": key}, doc, upsert=True))
+            except StoreConflictError:
+                # Two upserts of a new key raced and the other inserted first: now it exists, replace it.
+                await self.database.run("put object", lambda: objects.replace_one({"_id": key}, doc, upsert=True))
+        return version
+
+    async def delete(self, key: str, *, if_version: str | None = None) -> bool:
+        """Remove ``key``; return whether it existed.
+
+        Raises:
+            StoreConflictError: ``if_version`` is given and is not the current version.
+        """
+        condition: Document = {"_id": _check_key(key)}
+        if if_version is not None:
+            if not isinstance(if_version, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise StoreConflictError(f"object {key!r} is not at version {if_version!r}")
+            condition["v"] = if_version
+        result = await self.database.run("delete object", lambda: self._objects().delete_one(condition))
+        if if_version is not None and result.deleted_count == 0:
+            raise StoreConflictError(f"object {key!r} is not at version {if_version!r}")
+        return result.deleted_count > 0
+
+    async def _keys(self, condition: Document, limit: int) -> list[str]:
+        objects = self._objects()
+
+        async def fetch() -> list[Document]:
+            return await objects.find({"_id": condition}, {"_id": 1}).sort("_id", ASCENDING).limit(limit).to_list()
+
+        return [doc["_id"] for doc in await self.database.run("list objects", fetch)]
+
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        """List keys under ``prefix`` in code-point order, paged by ``after`` / ``limit``.
+
+        A range query on ``_id`` (binary UTF-8 order without a collation). With a delimiter the
+        range is read in chunks; each common prefix found is reported once and skipped with a
+        new range query starting after it, so the cost grows with the entries listed, never
+        with the keys folded away.
+        """
+        if limit is not None and limit <= 0:
+            raise ValueError(f"limit must be positive, got {limit!r}")
+        _check_key(prefix)
+        if not delimiter:
+            keys = await self._keys(_key_range(prefix, after=after), 0 if limit is None else limit)
+            return Listing(keys, [])
+        keys: list[str] = []
+        prefixes: list[str] = []
+        start: str | None = None  # the next query starts at this key (inclusive) ...
+        cursor = after  # ... or strictly after this one
+        while True:
+            chunk = await self._keys(_key_range(prefix, after=cursor, start=start), _LIST_CHUNK)
+            skipping: str | None = None  # the common prefix whose keys are being passed over
+            for key in chunk:
+                if skipping is not None and key.startswith(skipping):
+                    continue
+                rest = key[len(prefix) :]
+                cut = rest.find(delimiter)
+                if cut < 0:
+                    skipping = None
+                    if after is None or key > after:
+                        keys.append(key)
+                else:
+                    skipping = prefix + rest[: cut + len(delimiter)]
+                    if after is None or skipping > after:
+                        prefixes.append(skipping)
+                if limit is not None and len(keys) + len(prefixes) >= limit:
+                    return Listing(keys, prefixes)
+            if len(chunk) < _LIST_CHUNK:
+                return Listing(keys, prefixes)
+            if skipping is None:
+                start, cursor = None, chunk[-1]
+                continue
+            # Every remaining key of the common prefix sorts below ``high``: resume there.
+            _, high = prefix_bounds(skipping)
+            if high is None:
+                return Listing(keys, prefixes)
+            start, cursor = high, None
+
+    async def find_keys(self, prefix: str, *, recursive: bool, literal: str | None = None) -> list[str]:
+        """Return the keys under ``prefix`` that are not directory markers (search candidates), by key.
+
+        One query: the key range, an anchored escaped ``$regex`` on the key (without
+        ``recursive``: no ``/`` after the prefix) and, with ``literal`` (a lowercase plain ASCII
+        string), a case-insensitive ``$regex`` on the text of documents that are plain ASCII;
+        every other document is kept (a superset, never a miss).
+        """
+        condition: Document = {"_id": _key_range(prefix)}
+        if "\x00" not in prefix:  # a server regex cannot hold NUL; the range and the check below suffice
+            condition["_id"]["$regex"] = "^" + regex_escape(prefix) + ("[^/]*$" if not recursive else "")
+        if literal is not None:
+            condition["$or"] = [{"a": {"$ne": 1}}, {"t": {"$regex": regex_escape(literal), "$options": "i"}}]
+        objects = self._objects()
+
+        async def fetch() -> list[Document]:
+            return await objects.find(condition, {"_id": 1}).sort("_id", ASCENDING).to_list()
+
+        keys = [doc["_id"] for doc in await self.database.run("find objects", fetch)]
+        return [k for k in keys if not k.endswith("/") and (recursive or "/" not in k[len(prefix) :])]
+
+    async def aclose(self) -> None:
+        """Close the database if it owns its client."""
+        await self.database.aclose()

@@ -1,0 +1,65 @@
+"""``MongoDBAgentFileStore``: harness files as MongoDB documents, with search push-down."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from agent_stores.core import ObjectAgentFileStore
+
+from ._connect import Connectable, OwnedOpeners, as_database
+from ._driver import MongoDBObjectDriver
+
+__all__ = ["MongoDBAgentFileStore", "plain_literal"]
+
+# Characters with a meaning in the framework's regex dialect (the ``regex`` module, VERSION1).
+# A pattern without any of them matches exactly its own text.
+_REGEX_SYNTAX: Final = frozenset("\\.^$*+?{}[]|()")
+
+
+def plain_literal(pattern: str) -> str | None:
+    """Return ``pattern`` lowercased when it is a plain printable ASCII literal, else ``None`` (no content filter).
+
+    Only then can MongoDB's case-insensitive ``$regex`` narrow the search without losing a
+    file: the framework matches with full Unicode case folding (``ss`` matches ``ß``), so only
+    documents that are plain ASCII are filtered by content, and every other one is kept.
+    """
+    if not pattern or not pattern.isascii() or not pattern.isprintable() or not _REGEX_SYNTAX.isdisjoint(pattern):
+        return None
+    return pattern.lower()
+
+
+class MongoDBAgentFileStore(OwnedOpeners, ObjectAgentFileStore):
+    """The framework's ``AgentFileStore`` on MongoDB: one document per file, ``_id`` = ``prefix`` + path.
+
+    Paths follow the framework's rules (``_normalize_relative_path``); names are case
+    sensitive; ``create_directory`` records an empty directory (a marker document ``<dir>/``);
+    exclusive create (``overwrite=False``) is an insert that the unique ``_id`` index decides,
+    atomic across processes (the loser gets ``FileExistsError``). Listing is a range query on
+    ``_id``. ``search`` narrows candidates in one query — the key range, an anchored escaped
+    ``$regex`` on the key (direct children only unless recursive) and, for a plain ASCII
+    literal pattern, a case-insensitive ``$regex`` on the content of plain ASCII files — and
+    the base class then reads, scans and numbers lines as the framework does. A file larger
+    than MongoDB's 16 MiB document limit is a ``ValueError`` before anything is written.
+    Borrowing and owning the client work as in ``MongoDBHistoryProvider``.
+
+    Security posture:
+        Content is stored as plaintext in the database; protect it with authentication, TLS
+        and roles as for the history provider (``readWrite`` on the database). Every key
+        starts with ``prefix`` and no path can escape it (``..`` and rooted paths are
+        rejected); paths are string values in queries, and patterns pushed into ``$regex``
+        are escaped. Tenants sharing a collection are isolated only by distinct prefixes.
+
+    Args:
+        connection: The client, database or shared :class:`MongoDBDatabase` to borrow.
+        prefix: Key prefix of every file (``""`` or ending with ``/``); stores sharing a
+            collection need distinct prefixes.
+    """
+
+    def __init__(self, connection: Connectable, *, prefix: str = "files/") -> None:
+        self.database = as_database(connection)
+        self.objects = MongoDBObjectDriver(self.database)
+        super().__init__(self.objects, prefix=prefix)
+
+    async def _candidate_keys(self, base: str, regex_pattern: str, *, recursive: bool) -> list[str]:
+        """Narrow the search in one query: key range and depth, and a literal filter (see :func:`plain_literal`)."""
+        return await self.objects.find_keys(base, recursive=recursive, literal=plain_literal(regex_pattern))
