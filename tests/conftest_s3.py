@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
@@ -26,6 +26,8 @@ class S3Target:
     name: str
     endpoint: S3Endpoint
     bucket: str
+    #: What the server needs declared (``S3ObjectDriver`` options), also passed in every URL.
+    driver_options: dict[str, Any] = field(default_factory=dict[str, Any])
 
     def session(self) -> boto3.Session:
         return boto3.Session(**self.endpoint.client_kwargs())
@@ -34,7 +36,13 @@ class S3Target:
         return self.session().client("s3", endpoint_url=self.endpoint.endpoint_url)  # pyright: ignore[reportUnknownMemberType]
 
     def url(self, prefix: str = "", **query: str) -> str:
-        options = {"endpoint_url": self.endpoint.endpoint_url or "", "region": self.endpoint.region, **query}
+        declared = {k: str(v).lower() for k, v in self.driver_options.items()}
+        options = {
+            "endpoint_url": self.endpoint.endpoint_url or "",
+            "region": self.endpoint.region,
+            **declared,
+            **query,
+        }
         text = "&".join(f"{k}={v}" for k, v in options.items() if v)
         return f"s3://{self.bucket}/{prefix}?{text}"
 
@@ -45,9 +53,9 @@ class S3Target:
         return S3SessionStore.from_url(self.url(prefix), session=self.session(), **options)
 
 
-def _target(server: Server) -> Iterator[S3Target]:
+def _target(server: Server, **driver_options: Any) -> Iterator[S3Target]:
     endpoint = s3_endpoint(server)
-    target = S3Target(server.store, endpoint, f"agent-stores-test-{uuid.uuid4().hex[:12]}")
+    target = S3Target(server.store, endpoint, f"agent-stores-test-{uuid.uuid4().hex[:12]}", driver_options)
     client = target.client()
     try:
         client.create_bucket(Bucket=target.bucket)
@@ -58,9 +66,9 @@ def _target(server: Server) -> Iterator[S3Target]:
 
 @pytest.fixture(scope="session")
 def seaweedfs() -> Iterator[S3Target]:
-    """A bucket on SeaweedFS (``s3`` in ``AGENT_STORES_REQUIRE``)."""
+    """A bucket on SeaweedFS (``s3`` in ``AGENT_STORES_REQUIRE``), which lists in path-component order."""
     with provide_seaweedfs() as server:
-        yield from _target(server)
+        yield from _target(server, ordered_listing=False)
 
 
 @pytest.fixture(scope="session")

@@ -60,6 +60,8 @@ class S3Location:
             ``endpoint_url``, else botocore's default.
         create_bucket: Create the bucket on first use when it does not exist.
         conditional_delete: The server honours ``If-Match`` on DELETE (see ``S3ObjectDriver``).
+        ordered_listing: The server lists in S3's byte order (``False`` for SeaweedFS; see
+            ``S3ObjectDriver``).
         max_attempts: botocore retry attempts, first try included ("standard" mode: exponential
             backoff with jitter on throttling, 5xx answers and connection errors).
         connect_timeout: Seconds to wait for a connection.
@@ -75,6 +77,7 @@ class S3Location:
     addressing_style: str | None = None
     create_bucket: bool = False
     conditional_delete: bool = True
+    ordered_listing: bool = True
     max_attempts: int = 4
     connect_timeout: float = 5.0
     read_timeout: float = 30.0
@@ -90,7 +93,7 @@ class S3Location:
         for name, value in options.items():
             if name in {"endpoint_url", "region", "profile", "addressing_style"}:
                 changes[name] = None if value in (None, "") else str(value)
-            elif name in {"create_bucket", "conditional_delete"}:
+            elif name in {"create_bucket", "conditional_delete", "ordered_listing"}:
                 changes[name] = _flag(name, value)
             elif name in {"max_attempts", "max_concurrency"}:
                 changes[name] = int(value)
@@ -174,6 +177,7 @@ def open_driver(
         create_bucket=location.create_bucket,
         conditional_delete=location.conditional_delete,
         max_concurrency=location.max_concurrency,
+        ordered_listing=location.ordered_listing,
     )
 
 

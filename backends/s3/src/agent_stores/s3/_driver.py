@@ -103,6 +103,11 @@ class S3ObjectDriver:
         conditional_delete: The server honours ``If-Match`` on ``DeleteObject`` (AWS S3 since
             2024, SeaweedFS, MinIO, moto). ``False`` selects the fallback described above.
         max_concurrency: Worker threads, hence S3 requests in flight at once (parallel GETs).
+        ordered_listing: The server lists in S3's UTF-8 byte order, so a page of ``limit``
+            entries is one request of ``MaxKeys=limit``. SeaweedFS lists in path-component
+            order instead (``a/`` before ``a-b``: a directory sorts at its bare name), so with
+            ``False`` a listing reads every entry under the prefix and sorts them: correct,
+            but a paged listing costs one request per 1,000 entries under the prefix.
 
     Raises:
         ValueError: ``bucket`` is empty or ``max_concurrency`` is not positive.
@@ -117,6 +122,7 @@ class S3ObjectDriver:
         create_bucket: bool = False,
         conditional_delete: bool = True,
         max_concurrency: int = 32,
+        ordered_listing: bool = True,
     ) -> None:
         if not bucket or "/" in bucket:
             raise ValueError(f"an S3 bucket name is required (without '/'), got {bucket!r}")
@@ -133,6 +139,7 @@ class S3ObjectDriver:
         self.create_bucket = create_bucket
         self.conditional_delete = conditional_delete
         self.max_concurrency = max_concurrency
+        self.ordered_listing = ordered_listing
         self._executor: ThreadPoolExecutor | None = None
         self._ready = False
         self._lock = threading.Lock()
@@ -301,8 +308,10 @@ class S3ObjectDriver:
     ) -> Listing:
         """List keys under ``prefix`` in S3's (UTF-8 byte) order; ``after`` exclusive, ``limit`` entries at most.
 
-        One ``ListObjectsV2`` request per 1,000 entries. With a delimiter and ``after`` equal to
-        a common prefix, S3 may list that prefix again: entries ``<= after`` are dropped here.
+        With ``ordered_listing`` (S3's own order), one ``ListObjectsV2`` request per 1,000 entries
+        returned. Without it, every entry under ``prefix`` is listed, then sorted and cut here.
+        With a delimiter and ``after`` equal to a common prefix, S3 may list that prefix again:
+        entries ``<= after`` are dropped here.
 
         Raises:
             ValueError: ``limit`` is not positive, or ``prefix`` is not a valid key prefix.
@@ -312,24 +321,31 @@ class S3ObjectDriver:
         _check_prefix(prefix)
         bucket = self.bucket
 
+        ordered = self.ordered_listing
+        # StartAfter skips what the server orders before it, which is only what sorts before it
+        # when the server lists in byte order (SeaweedFS skips "a/" after "a", for one).
+        start_after = after if ordered and after is not None and after >= prefix else None
+
         def call(client: S3Client) -> Listing:
             entries: list[tuple[str, bool]] = []
             request: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix}
             if delimiter:
                 request["Delimiter"] = delimiter
-            if after is not None and after >= prefix:
-                request["StartAfter"] = after
+            if start_after is not None:
+                request["StartAfter"] = start_after
             while True:
-                wanted = _PAGE if limit is None else min(_PAGE, limit - len(entries))
+                wanted = _PAGE if limit is None or not ordered else min(_PAGE, limit - len(entries))
                 answer = client.list_objects_v2(**request, MaxKeys=wanted)
                 page = [(o["Key"], False) for o in answer.get("Contents", ()) if "Key" in o]
                 page += [(p["Prefix"], True) for p in answer.get("CommonPrefixes", ()) if "Prefix" in p]
-                page.sort()
                 entries += [e for e in page if after is None or e[0] > after]
                 token = answer.get("NextContinuationToken")
-                if not answer.get("IsTruncated") or not token or (limit is not None and len(entries) >= limit):
+                if not answer.get("IsTruncated") or not token:
+                    break
+                if ordered and limit is not None and len(entries) >= limit:
                     break
                 request["ContinuationToken"] = token
+            entries.sort()
             if limit is not None:
                 del entries[limit:]
             return Listing([k for k, folded in entries if not folded], [k for k, folded in entries if folded])
