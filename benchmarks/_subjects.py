@@ -243,6 +243,8 @@ SUBJECTS: tuple[Callable[[], Subject], ...] = (
     FrameworkFile,
     FrameworkInMemory,
     OpenAIAgentsSQLite,
+    lambda: importlib.import_module("_subjects_s3").RawBoto3(),
+    lambda: importlib.import_module("_subjects_s3").OursS3(),
 )
 
 
