@@ -82,3 +82,48 @@ class TestSeaweedFSHistoryCompacting(HistoryProviderConformance):
             return LogHistoryProvider(log, owns_driver=True, **options)
 
         return open_provider
+
+
+class _Requests:
+    """Counts the S3 operations a borrowed client sends (botocore's event hooks)."""
+
+    def __init__(self, client: Any) -> None:
+        self.names: list[str] = []
+        client.meta.events.register("before-call.s3", self._seen)
+
+    def _seen(self, model: Any, **_: Any) -> None:
+        self.names.append(model.name)
+
+    def take(self) -> list[str]:
+        names, self.names = self.names, []
+        return names
+
+
+@pytest.mark.asyncio
+async def test_a_steady_save_is_one_put_and_a_window_reads_only_the_newest_segments(
+    s3: S3Target, s3_prefix: str
+) -> None:
+    """The costs the design promises: one PUT per save on a known session; a windowed load lists one key."""
+    from agent_framework import Message
+
+    client = s3.client()
+    requests = _Requests(client)
+    provider = S3HistoryProvider(client, s3.bucket, prefix=s3_prefix, max_messages=4, driver_options=s3.driver_options)
+    try:
+        await provider.save_messages("s", [Message(role="user", contents=["first"])])
+        requests.take()
+        for turn in range(30):
+            await provider.save_messages(
+                "s", [Message(role="user", contents=[f"q{turn}"]), Message(role="assistant", contents=[f"a{turn}"])]
+            )
+            assert requests.take() == ["PutObject"], f"turn {turn}"
+        loaded = await provider.get_messages("s")
+        assert [m.text for m in loaded] == ["q28", "a28", "q29", "a29"]
+        names = requests.take()
+        # One LIST of one key, then the 2 newest segments (the core's estimate may fetch one
+        # more in the same parallel round) — never the 31 segments of the session.
+        assert names.count("ListObjectsV2") == 1 and 2 <= names.count("GetObject") <= 3, names
+        assert set(names) == {"ListObjectsV2", "GetObject"}, names
+    finally:
+        await provider.aclose()
+        client.close()
