@@ -84,3 +84,18 @@ async def test_stores_opened_by_url_share_the_data(s3: S3Target, s3_prefix: str)
         assert [e.name for e in await two.file_store().list_children("x")] == ["y.txt"]
     finally:
         await two.aclose()
+
+
+def test_a_borrowed_client_caps_the_parallel_requests_at_its_pool() -> None:
+    import boto3
+    from botocore.config import Config
+
+    from agent_stores.s3 import S3ObjectDriver
+
+    session = boto3.Session(aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1")
+    small = session.client("s3", endpoint_url="http://127.0.0.1:9", config=Config(max_pool_connections=4))  # pyright: ignore[reportUnknownMemberType]
+    try:
+        assert S3ObjectDriver(small, "bucket").max_concurrency == 4
+        assert S3ObjectDriver(small, "bucket", max_concurrency=2).max_concurrency == 2
+    finally:
+        small.close()

@@ -320,3 +320,34 @@ async def test_search_reads_every_candidate_once_in_parallel_windows(s3: S3Targe
         assert len(deep) == 28 and "sub/deep.txt" in {r.file_name for r in deep}
         # Reads outside a search are plain reads again.
         assert await files.read("docs/f000.txt") == "needle here\n"
+
+
+@pytest.mark.asyncio
+async def test_a_server_that_goes_away_is_store_unavailable_and_loses_nothing_written() -> None:
+    """A server stopped between operations: the next one is StoreUnavailableError (cause chained), not a hang."""
+    import boto3
+
+    from agent_stores.testing.servers import ServerUnavailable
+    from agent_stores.testing.servers.s3 import moto_local, s3_endpoint
+
+    try:
+        context = moto_local()
+        server = context.__enter__()
+    except ServerUnavailable as err:
+        pytest.skip(str(err))
+    endpoint = s3_endpoint(server)
+    session = boto3.Session(**endpoint.client_kwargs())
+    url = f"s3://gone/p?endpoint_url={endpoint.endpoint_url}&region=us-east-1&create_bucket=true"
+    files = S3AgentFileStore.from_url(url, session=session, max_attempts=2, connect_timeout=1, read_timeout=2)
+    try:
+        await files.write("kept.txt", "written before the outage")
+        assert await files.read("kept.txt") == "written before the outage"
+    finally:
+        context.__exit__(None, None, None)
+    try:
+        for call in (files.read("kept.txt"), files.write("new.txt", "x"), files.list_children("")):
+            with pytest.raises(StoreUnavailableError) as caught:
+                await call
+            assert caught.value.__cause__ is not None
+    finally:
+        await files.aclose()

@@ -19,7 +19,7 @@ def test_the_s3_example_runs(seaweedfs: S3Target, s3_prefix: str) -> None:
         "AWS_ACCESS_KEY_ID": credentials["aws_access_key_id"],
         "AWS_SECRET_ACCESS_KEY": credentials["aws_secret_access_key"],
     }
-    done = subprocess.run(  # noqa: S603 - our own example
+    done = subprocess.run(
         [sys.executable, str(EXAMPLE), seaweedfs.url(s3_prefix)],
         capture_output=True,
         text=True,

@@ -102,7 +102,8 @@ class S3ObjectDriver:
         create_bucket: Create the bucket on first use if it does not exist.
         conditional_delete: The server honours ``If-Match`` on ``DeleteObject`` (AWS S3 since
             2024, SeaweedFS, MinIO, moto). ``False`` selects the fallback described above.
-        max_concurrency: Worker threads, hence S3 requests in flight at once (parallel GETs).
+        max_concurrency: Worker threads, hence S3 requests in flight at once (parallel GETs);
+            at most the borrowed client's ``max_pool_connections``.
         ordered_listing: The server lists in S3's UTF-8 byte order, so a page of ``limit``
             entries is one request of ``MaxKeys=limit``. SeaweedFS lists in path-component
             order instead (``a/`` before ``a-b``: a directory sorts at its bare name), so with
@@ -136,6 +137,11 @@ class S3ObjectDriver:
         else:
             self._client = client  # type: ignore[assignment]
             self._make_client = None
+            # More threads than the borrowed client's connection pool would only make urllib3
+            # open and discard connections (with a warning each time).
+            pool = getattr(getattr(getattr(client, "meta", None), "config", None), "max_pool_connections", None)
+            if isinstance(pool, int) and pool > 0:
+                max_concurrency = min(max_concurrency, pool)
         self.bucket = bucket
         self.owns_client = owns_client
         self.create_bucket = create_bucket
