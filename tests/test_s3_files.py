@@ -41,7 +41,7 @@ async def test_exclusive_create_of_a_file_named_like_a_directory(
 async def test_a_file_beside_an_empty_directory_keeps_the_directory(
     request: pytest.FixtureRequest, s3: S3Target, s3_prefix: str
 ) -> None:
-    """A file ``x`` written after ``create_directory("x")`` leaves the empty directory listed (SeaweedFS: it vanishes)."""
+    """A file ``x`` written after ``create_directory("x")`` keeps the empty directory (SeaweedFS: it vanishes)."""
     _diverges_on_seaweedfs(request, s3)
     async with s3.files(s3_prefix) as files:
         await files.create_directory("x")
