@@ -240,7 +240,11 @@ def seaweedfs_container() -> Generator[Server]:
         .with_env("AWS_ACCESS_KEY_ID", _ACCESS_KEY)
         .with_env("AWS_SECRET_ACCESS_KEY", _SECRET_KEY)
         .with_exposed_ports(8333)
-        .with_command("mini -dir=/data -ip.bind=0.0.0.0 -s3.autoCreateBucket=false -webdav=false -admin.ui=false")
+        # The official image's entrypoint passes an unknown first word ("mini") to weed as is.
+        .with_command(
+            "mini -dir=/data -ip.bind=0.0.0.0 -s3.autoCreateBucket=false -webdav=false -admin.ui=false"
+            " -master.telemetry=false"
+        )
     )
     try:
         container.start()
