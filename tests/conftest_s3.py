@@ -14,7 +14,7 @@ from typing import Any
 import boto3
 import pytest
 
-from agent_stores.s3 import S3AgentFileStore, S3SessionStore
+from agent_stores.s3 import S3AgentFileStore, S3ObjectDriver, S3SessionStore
 from agent_stores.testing.servers import Server
 from agent_stores.testing.servers.s3 import S3Endpoint, provide_moto, provide_seaweedfs, s3_endpoint
 
@@ -57,6 +57,10 @@ class S3Target:
         }
         text = "&".join(f"{k}={v}" for k, v in options.items() if v)
         return f"s3://{self.bucket}/{prefix}?{text}"
+
+    def objects(self) -> S3ObjectDriver:
+        """A new driver over this bucket, owning its own client (for driver-level suites)."""
+        return S3ObjectDriver(self.client(), self.bucket, owns_client=True, **self.driver_options)
 
     def files(self, prefix: str, **options: Any) -> S3AgentFileStore:
         return S3AgentFileStore.from_url(self.url(prefix), session=self.session(), **options)
