@@ -127,3 +127,65 @@ async def test_a_steady_save_is_one_put_and_a_window_reads_only_the_newest_segme
     finally:
         await provider.aclose()
         client.close()
+
+
+def _records(*names: str) -> list[Any]:
+    from agent_stores.core import LogRecord
+
+    return [LogRecord(f"d-{n}", n.encode()) for n in names]
+
+
+@pytest.mark.asyncio
+async def test_logs_are_listed_once_each_in_folder_order(s3: S3Target, s3_prefix: str) -> None:
+    """Keys where byte order and path-component order differ (``ab`` / ``ab-c`` / ``ab.d``) page correctly."""
+    log = ObjectLogDriver(s3.objects(), prefix=f"{s3_prefix}/history/", owns_objects=True)
+    try:
+        keys = ["p/ab", "p/ab-c", "p/ab.d", "p/b", "p/a", "q/x"]
+        for key in keys:
+            version = None
+            for i in range(3):
+                version = await log.append(key, _records(str(i)), expected_version=version, session_id=key.upper())
+        await log.delete("p/b")
+        seen: list[str] = []
+        after = None
+        for _ in range(20):
+            page = await log.list_logs("p/", after=after, limit=2)
+            if not page:
+                break
+            seen.extend(info.key for info in page)
+            after = page[-1].key
+        assert seen == sorted(["p/ab", "p/ab-c", "p/ab.d", "p/a"], key=lambda k: k + "/")
+    finally:
+        await log.aclose()
+
+
+@pytest.mark.asyncio
+async def test_versions_never_repeat_after_delete_and_racing_appends_have_one_winner(
+    s3: S3Target, s3_prefix: str
+) -> None:
+    import asyncio
+
+    from agent_stores.core import StoreConflictError
+
+    log = ObjectLogDriver(s3.objects(), prefix=f"{s3_prefix}/history/", owns_objects=True)
+    try:
+        versions = [await log.append("k", _records("a"), expected_version=None, session_id="s")]
+        for name in "bc":
+            versions.append(await log.append("k", _records(name), expected_version=versions[-1], session_id="s"))
+        results = await asyncio.gather(
+            *(log.append("k", _records(f"w{i}"), expected_version=versions[-1], session_id="s") for i in range(5)),
+            return_exceptions=True,
+        )
+        assert sum(1 for r in results if not isinstance(r, BaseException)) == 1
+        assert all(isinstance(r, StoreConflictError) for r in results if isinstance(r, BaseException))
+        assert len(await log.read("k")) == 4
+        assert await log.delete("k") is True
+        assert await log.read("k") == []
+        rewritten = await log.append("k", _records("x"), expected_version=None, session_id="s")
+        assert rewritten not in versions
+        for stale in versions:
+            with pytest.raises(StoreConflictError):
+                await log.append("k", _records("zombie"), expected_version=stale, session_id="s")
+        assert await log.read("k") == [b"x"]
+    finally:
+        await log.aclose()
