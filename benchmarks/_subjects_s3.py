@@ -68,8 +68,8 @@ def _client() -> Any:
 
 
 def _declared() -> str:
-    # SeaweedFS lists in path-component order; a URL server is assumed to be S3 itself.
-    return "" if os.environ.get("AGENT_STORES_S3_URL") else "&ordered_listing=false"
+    # SeaweedFS keeps keys as paths, listed in component order; a URL server is assumed to be S3 itself.
+    return "" if os.environ.get("AGENT_STORES_S3_URL") else "&ordered_listing=false&path_keys=true"
 
 
 def _url(bucket: str, prefix: str = "bench") -> str:

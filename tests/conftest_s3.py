@@ -82,9 +82,9 @@ def _target(server: Server, **driver_options: Any) -> Iterator[S3Target]:
 
 @pytest.fixture(scope="session")
 def seaweedfs() -> Iterator[S3Target]:
-    """A bucket on SeaweedFS (``s3`` in ``AGENT_STORES_REQUIRE``), which lists in path-component order."""
+    """A bucket on SeaweedFS (``s3`` in ``AGENT_STORES_REQUIRE``): keys are file paths, listed in component order."""
     with provide_seaweedfs() as server:
-        yield from _target(server, ordered_listing=False)
+        yield from _target(server, ordered_listing=False, path_keys=True)
 
 
 @pytest.fixture(scope="session")

@@ -27,8 +27,9 @@ class S3Backend:
 
     Args:
         url: ``s3://bucket/prefix`` with options in the query: ``endpoint_url``, ``region``,
-            ``profile``, ``addressing_style``, ``create_bucket``, ``conditional_delete``, ``ordered_listing``,
-            ``max_attempts``, ``connect_timeout``, ``read_timeout``, ``max_concurrency``.
+            ``profile``, ``addressing_style``, ``create_bucket``, ``conditional_delete``,
+            ``ordered_listing``, ``path_keys``, ``max_attempts``, ``connect_timeout``,
+            ``read_timeout``, ``max_concurrency``.
         session: A ``boto3.Session`` to make the client from.
         **options: The same options as keywords (they win over the query).
 

@@ -63,6 +63,8 @@ class S3Location:
         conditional_delete: The server honours ``If-Match`` on DELETE (see ``S3ObjectDriver``).
         ordered_listing: The server lists in S3's byte order (``False`` for SeaweedFS; see
             ``S3ObjectDriver``).
+        path_keys: The server stores keys as file paths (``True`` for SeaweedFS; see
+            ``S3ObjectDriver``).
         max_attempts: botocore retry attempts, first try included ("standard" mode: exponential
             backoff with jitter on throttling, 5xx answers and connection errors).
         connect_timeout: Seconds to wait for a connection.
@@ -79,6 +81,7 @@ class S3Location:
     create_bucket: bool = False
     conditional_delete: bool = True
     ordered_listing: bool = True
+    path_keys: bool = False
     max_attempts: int = 4
     connect_timeout: float = 5.0
     read_timeout: float = 30.0
@@ -94,7 +97,7 @@ class S3Location:
         for name, value in options.items():
             if name in {"endpoint_url", "region", "profile", "addressing_style"}:
                 changes[name] = None if value in (None, "") else str(value)
-            elif name in {"create_bucket", "conditional_delete", "ordered_listing"}:
+            elif name in {"create_bucket", "conditional_delete", "ordered_listing", "path_keys"}:
                 changes[name] = _flag(name, value)
             elif name in {"max_attempts", "max_concurrency"}:
                 changes[name] = int(value)
@@ -110,7 +113,7 @@ class S3Location:
         if location.max_attempts < 1 or location.max_concurrency < 1:
             raise ValueError("max_attempts and max_concurrency must be positive")
         if location.prefix:
-            check_key(location.prefix, what="prefix")
+            check_key(location.prefix, what="prefix", path_keys=True)
         return location
 
 
@@ -196,6 +199,7 @@ def open_driver(
         conditional_delete=location.conditional_delete,
         max_concurrency=location.max_concurrency,
         ordered_listing=location.ordered_listing,
+        path_keys=location.path_keys,
     )
 
 

@@ -35,13 +35,14 @@ _PAGE: Final = 1000
 _DELETE_ATTEMPTS: Final = 8
 
 
-def check_key(key: str, *, what: str = "key") -> str:
+def check_key(key: str, *, what: str = "key", path_keys: bool = False) -> str:
     """Return ``key`` when S3 stores it exactly as given, else raise ``ValueError``.
 
-    Refused: non-strings, the empty key, NUL, more than 1,024 UTF-8 bytes, unencodable text
-    (lone surrogates), a leading ``/``, empty segments other than a trailing one (``a//b``),
-    and ``.`` or ``..`` segments. Several S3 servers (SeaweedFS, for one) normalize such keys
-    into other keys, so accepting them would let one key alias another — or leave the prefix.
+    Always refused: non-strings, the empty key, NUL, more than 1,024 UTF-8 bytes (S3's limit)
+    and unencodable text (lone surrogates). With ``path_keys`` (a server that stores keys as
+    file paths, such as SeaweedFS, which would silently turn ``a//b`` into ``a/b``, drop a
+    leading ``/`` and refuse ``..``), also a leading ``/``, empty segments other than a trailing
+    one, and ``.`` or ``..`` segments: on such a server they would alias another key.
 
     Raises:
         ValueError: ``key`` is one of the above.
@@ -56,16 +57,13 @@ def check_key(key: str, *, what: str = "key") -> str:
         raise ValueError(f"S3 {what} is not encodable as UTF-8: {key!r}") from err
     if size > MAX_KEY_BYTES:
         raise ValueError(f"S3 {what} is {size} bytes of UTF-8, over S3's limit of {MAX_KEY_BYTES}: {key[:80]!r}...")
-    if key.startswith("/"):
-        raise ValueError(f"S3 {what} must be relative (no leading '/'): {key!r}")
-    segments = key.split("/")
-    if any(s in {".", ".."} for s in segments) or "" in segments[:-1]:
-        raise ValueError(f"S3 {what} must not hold '.', '..' or empty segments: {key!r}")
+    if path_keys:
+        if key.startswith("/"):
+            raise ValueError(f"S3 {what} must be relative (no leading '/') on this server: {key!r}")
+        segments = key.split("/")
+        if any(s in {".", ".."} for s in segments) or "" in segments[:-1]:
+            raise ValueError(f"S3 {what} must not hold '.', '..' or empty segments on this server: {key!r}")
     return key
-
-
-def _check_prefix(prefix: str) -> str:
-    return prefix if prefix == "" else check_key(prefix, what="prefix")
 
 
 class S3ObjectDriver:
@@ -111,6 +109,9 @@ class S3ObjectDriver:
             but a paged listing costs one request per 1,000 entries under the prefix — except a
             first page (no ``after``) whose entries hold no ``/`` below the prefix, which is
             provably exact and costs one request (the newest segment of a history log, say).
+        path_keys: The server stores keys as file paths (SeaweedFS): keys it would rewrite into
+            other keys (``a//b``, ``/a``, ``a/../b``) are refused with ``ValueError`` (see
+            :func:`check_key`). Keys our stores derive never have that shape.
 
     Raises:
         ValueError: ``bucket`` is empty or ``max_concurrency`` is not positive.
@@ -126,6 +127,7 @@ class S3ObjectDriver:
         conditional_delete: bool = True,
         max_concurrency: int = 32,
         ordered_listing: bool = True,
+        path_keys: bool = False,
     ) -> None:
         if not bucket or "/" in bucket:
             raise ValueError(f"an S3 bucket name is required (without '/'), got {bucket!r}")
@@ -148,6 +150,7 @@ class S3ObjectDriver:
         self.conditional_delete = conditional_delete
         self.max_concurrency = max_concurrency
         self.ordered_listing = ordered_listing
+        self.path_keys = path_keys
         self._executor: ThreadPoolExecutor | None = None
         self._ready = False
         self._lock = threading.Lock()
@@ -214,7 +217,7 @@ class S3ObjectDriver:
 
     async def get(self, key: str) -> StoredObject | None:
         """Return the object's bytes and ETag, or ``None`` when absent (one GET)."""
-        check_key(key)
+        check_key(key, path_keys=self.path_keys)
         bucket = self.bucket
 
         def call(client: S3Client) -> StoredObject | None:
@@ -235,7 +238,7 @@ class S3ObjectDriver:
 
     async def head(self, key: str) -> str | None:
         """Return the object's ETag, or ``None`` when absent (one HEAD)."""
-        check_key(key)
+        check_key(key, path_keys=self.path_keys)
         bucket = self.bucket
 
         def call(client: S3Client) -> str | None:
@@ -256,7 +259,7 @@ class S3ObjectDriver:
                 current ETag (including when the key is absent). Nothing was written.
             ValueError: ``key`` is not a key S3 stores as given (see :func:`check_key`).
         """
-        check_key(key)
+        check_key(key, path_keys=self.path_keys)
         if if_absent and if_version is not None:
             # Absent and at a version cannot both hold.
             raise StoreConflictError(f"s3://{self.bucket}/{key}: if_absent and if_version cannot both hold")
@@ -278,7 +281,7 @@ class S3ObjectDriver:
         Raises:
             StoreConflictError: ``if_version`` is given and is not the current ETag.
         """
-        check_key(key)
+        check_key(key, path_keys=self.path_keys)
         bucket = self.bucket
         conditional = self.conditional_delete
 
@@ -326,7 +329,8 @@ class S3ObjectDriver:
         """
         if limit is not None and limit <= 0:
             raise ValueError(f"limit must be positive, got {limit!r}")
-        _check_prefix(prefix)
+        if prefix:
+            check_key(prefix, what="prefix", path_keys=self.path_keys)
         bucket = self.bucket
 
         ordered = self.ordered_listing

