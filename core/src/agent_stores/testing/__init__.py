@@ -25,11 +25,12 @@ automatically, so no pytest configuration is needed.
 from ._base import ConformanceBase, requires, unique_id
 from .files import FileStoreCapabilities, FileStoreConformance
 from .history import HistoryCapabilities, HistoryProviderConformance
-from .log_driver import LogDriverCapabilities, LogDriverConformance
+from .log_driver import OBJECT_LOG_DIVERGENCES, LogDriverCapabilities, LogDriverConformance
 from .object_driver import ObjectDriverCapabilities, ObjectDriverConformance
 from .sessions import SessionStoreCapabilities, SessionStoreConformance
 
 __all__ = [
+    "OBJECT_LOG_DIVERGENCES",
     "ConformanceBase",
     "FileStoreCapabilities",
     "FileStoreConformance",
