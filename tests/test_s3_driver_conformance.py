@@ -14,6 +14,7 @@ import pytest
 from agent_stores.core import ObjectLogDriver
 from agent_stores.s3 import S3ObjectDriver
 from agent_stores.testing import (
+    OBJECT_LOG_DIVERGENCES,
     LogDriverCapabilities,
     LogDriverConformance,
     ObjectDriverCapabilities,
@@ -70,26 +71,9 @@ class _S3Log(LogDriverConformance):
         return lambda: ObjectLogDriver(target.objects(), prefix=prefix, owns_objects=True)
 
 
-# Divergences of the core's ObjectLogDriver itself (not of S3): they fail on every object driver.
-_OBJECT_LOG = {
-    "test_append_at_a_wrong_version_conflicts_and_stores_nothing": (
-        "ObjectLogDriver versions are not bound to one log: a version from elsewhere whose next "
-        "sequence number is free claims it, leaving a gap, instead of conflicting"
-    ),
-    "test_list_logs_lists_live_logs_under_the_prefix_in_key_order": (
-        "ObjectLogDriver does not support nested keys ('k' and 'k/x') and lists logs in the order "
-        "of key + '/', not of the keys"
-    ),
-    "test_list_logs_pages_return_each_log_once_in_order": "ObjectLogDriver lists logs in the order of key + '/'",
-    "test_list_logs_after_is_exclusive_and_need_not_be_a_key": (
-        "ObjectLogDriver pages by key + '/': after='a\\x00' still lists 'a' (whose folder 'a/' sorts after it)"
-    ),
-}
-
-
 class TestSeaweedFSObjectLog(_S3Log):
     target_fixture = "seaweedfs"
-    divergences = _OBJECT_LOG | {
+    divergences = OBJECT_LOG_DIVERGENCES | {
         "test_logs_with_related_keys_are_independent": f"{_SEAWEEDFS_TREE}; log keys ending in '/' nest",
         "test_list_logs_prefix_is_literal": f"{_SEAWEEDFS_TREE}; log keys ending in '/' nest",
     }
@@ -97,4 +81,4 @@ class TestSeaweedFSObjectLog(_S3Log):
 
 class TestMotoObjectLog(_S3Log):
     target_fixture = "moto_s3"
-    divergences = _OBJECT_LOG
+    divergences = OBJECT_LOG_DIVERGENCES
