@@ -145,17 +145,20 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             process.wait(timeout=10)
 
 
-def _weed_arguments(data_dir: str, s3_port: int, *, bind: str) -> list[str]:
-    """``weed mini`` with every port free and on loopback, without the parts tests do not use."""
+def _weed_arguments(directory: Path, s3_port: int, admin_grpc_port: int, *, bind: str) -> list[str]:
+    """``weed mini`` with every port free and on loopback, its files in ``directory``, without unused parts."""
     ports: dict[str, int] = {}
     for name in ("master", "volume", "filer", "admin"):
         ports[f"{name}.port"] = free_port()
         ports[f"{name}.port.grpc"] = free_port()
+    ports["admin.port.grpc"] = admin_grpc_port
     ports["s3.port.grpc"] = free_port()
     ports["debug.port"] = free_port()
     return [
         "mini",
-        f"-dir={data_dir}",
+        f"-dir={directory / 'data'}",
+        f"-filer.localSocket={directory / 'filer.sock'}",
+        f"-s3.localSocket={directory / 's3.sock'}",
         "-ip=127.0.0.1",
         f"-ip.bind={bind}",
         f"-s3.port={s3_port}",
@@ -183,13 +186,13 @@ def seaweedfs_local() -> Generator[Server]:
     """
     binary = _weed_binary()
     with tempfile.TemporaryDirectory(prefix="agent-stores-seaweedfs-") as tmp:
-        port = free_port()
+        port, admin_grpc = free_port(), free_port()
         env = {**os.environ, "AWS_ACCESS_KEY_ID": _ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": _SECRET_KEY}
         env.pop("S3_BUCKET", None)
         log_path = Path(tmp) / "weed.log"
         with log_path.open("wb") as log:
             process = subprocess.Popen(
-                [binary, *_weed_arguments(str(Path(tmp) / "data"), port, bind="127.0.0.1")],
+                [binary, *_weed_arguments(Path(tmp), port, admin_grpc, bind="127.0.0.1")],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
@@ -211,6 +214,8 @@ def seaweedfs_local() -> Generator[Server]:
             )
         finally:
             _stop(process)
+            # The one file weed mini puts outside its directory (no flag moves it).
+            Path(tempfile.gettempdir(), f"seaweedfs-admin-grpc-{admin_grpc}.sock").unlink(missing_ok=True)
 
 
 def _docker_engine() -> None:
