@@ -20,7 +20,7 @@ from agent_framework import AgentSession, FileHistoryProvider, HistoryProvider, 
 
 from _payloads import Turn, make_turns
 
-__all__ = ["SESSION_ID", "SUBJECTS", "Subject", "unavailable_reason"]
+__all__ = ["SERVER_STARTERS", "SESSION_ID", "SUBJECTS", "Subject", "unavailable_reason"]
 
 SESSION_ID = "bench-session"
 _WARMUP_SESSION_ID = "bench-warmup"
@@ -34,6 +34,10 @@ class Subject:
     """One store under test. Subclasses set ``name`` and implement the hooks."""
 
     name = ""
+    #: The floor row this subject's ratios are computed against (the floor names itself).
+    floor = "raw aiosqlite (floor)"
+    #: The kind of server the subject needs (``redis``, ``redis-cluster``), started by the run; ``None``: none.
+    server: str | None = None
     #: Largest history (messages) ``prefill`` reaches in reasonable time; ``None`` means any.
     max_history: int | None = None
     #: Why ``max_history`` is set, for the results.
@@ -71,13 +75,14 @@ def _messages(turns: Sequence[Turn]) -> list[Message]:
 
 
 class RawAiosqlite(Subject):
-    """The floor: the same work on ``aiosqlite`` with no abstraction.
+    """The SQLite floor: the same work on ``aiosqlite`` with no abstraction.
 
     Per turn: ``to_dict`` + msgspec encode, one ``executemany`` of 2 rows, ``commit``. Load: one
     indexed ``SELECT`` of the session, msgspec decode, ``Message.from_dict``.
     """
 
     name = "raw aiosqlite (floor)"
+    floor = "raw aiosqlite (floor)"
     requires = ("aiosqlite",)
 
     async def open(self, directory: Path) -> None:
@@ -235,7 +240,17 @@ class OpenAIAgentsSQLite(Subject):
         self._session.close()
 
 
-#: Every subject, floor first; the order rotates between repetitions.
+# Imported here, after Subject and _ProviderSubject exist: the Redis rows subclass them.
+from _subjects_redis import (  # noqa: E402
+    SERVER_STARTERS,
+    AgentFrameworkRedis,
+    OpenAIAgentsRedis,
+    OursRedis,
+    OursRedisCluster,
+    RawRedisPy,
+)
+
+#: Every subject, each floor before the rows compared with it; the order rotates between repetitions.
 SUBJECTS: tuple[Callable[[], Subject], ...] = (
     RawAiosqlite,
     OursSQLite,
@@ -243,13 +258,23 @@ SUBJECTS: tuple[Callable[[], Subject], ...] = (
     FrameworkFile,
     FrameworkInMemory,
     OpenAIAgentsSQLite,
+    RawRedisPy,
+    OursRedis,
+    OursRedisCluster,
+    AgentFrameworkRedis,
+    OpenAIAgentsRedis,
     lambda: importlib.import_module("_subjects_s3").RawBoto3(),
     lambda: importlib.import_module("_subjects_s3").OursS3(),
 )
 
 
-def unavailable_reason(subject: Subject) -> str | None:
-    """Return why ``subject`` cannot run here (a package is missing), or ``None``."""
+def unavailable_reason(subject: Subject, servers: dict[str, str] | None = None) -> str | None:
+    """Return why ``subject`` cannot run here (a package or its server is missing), or ``None``.
+
+    ``servers`` maps each server kind that could not be started to the reason.
+    """
+    if subject.server is not None and servers and subject.server in servers:
+        return f"no {subject.server} server: {servers[subject.server]}"
     for requirement in subject.requires:
         module, _, name = requirement.partition(":")
         try:

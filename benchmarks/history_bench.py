@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import os
@@ -43,7 +44,7 @@ from typing import Any
 from agent_framework._feature_stage import ExperimentalWarning
 
 from _payloads import Turn, make_turns
-from _subjects import SUBJECTS, Subject, unavailable_reason
+from _subjects import SERVER_STARTERS, SUBJECTS, Subject, unavailable_reason
 
 # Subclassing the framework's experimental bases warns; expected here, and noise in the output.
 warnings.filterwarnings("ignore", category=ExperimentalWarning)
@@ -61,6 +62,9 @@ _PACKAGES = (
     "aiosqlite",
     "msgspec",
     "openai-agents",
+    "agent-stores-redis",
+    "redis",
+    "agent-framework-redis",
 )
 
 
@@ -89,6 +93,7 @@ class Row:
     """Every sample of one store."""
 
     name: str
+    floor: str = ""
     status: str = "ok"
     append_turns_per_s: list[float] = field(default_factory=lambda: [])
     loads_per_s: list[float] = field(default_factory=lambda: [])
@@ -222,12 +227,32 @@ async def measure_save_latency(
     }
 
 
+#: Which server each kind of server-backed row used in this run (for the results' header).
+SERVERS_USED: dict[str, str] = {}
+
+
 async def run(config: Config) -> list[Row]:
-    """Run every workload on every available store; return the samples."""
-    rows = {factory().name: Row(factory().name) for factory in SUBJECTS}
+    """Start the servers the rows need, run every workload on every available store; return the samples."""
+    with contextlib.ExitStack() as servers:
+        missing: dict[str, str] = {}
+        kinds = sorted({f().server for f in SUBJECTS if f().server is not None and unavailable_reason(f()) is None})
+        for kind in kinds:
+            try:
+                _, description = servers.enter_context(SERVER_STARTERS[kind]())  # type: ignore[index]
+            except Exception as err:  # a server that cannot start here: its rows report why
+                missing[kind] = str(err) or type(err).__name__
+                _log(f"no {kind} server: {missing[kind]}")
+            else:
+                SERVERS_USED[kind] = description
+                _log(f"{kind}: {description}")
+        return await _run(config, missing)
+
+
+async def _run(config: Config, missing_servers: dict[str, str]) -> list[Row]:
+    rows = {factory().name: Row(factory().name, floor=factory().floor) for factory in SUBJECTS}
     available: list[Callable[[], Subject]] = []
     for factory in SUBJECTS:
-        reason = unavailable_reason(factory())
+        reason = unavailable_reason(factory(), missing_servers)
         if reason is None:
             available.append(factory)
         else:
@@ -313,14 +338,15 @@ def _fmt_ratio(value: float | None) -> str:
 def summarize(rows: Sequence[Row], config: Config) -> dict[str, Any]:
     """Return medians and ratios per store, the shape written to ``history.json``."""
     by_name = {row.name: row for row in rows}
-    floor = by_name.get(FLOOR, Row(FLOOR))
     base = config.sizes[0]
     stores: list[dict[str, Any]] = []
     for row in rows:
+        floor = by_name.get(row.floor or FLOOR, Row(row.floor or FLOOR))
         saves = row.save_latency_us
         stores.append(
             {
                 "name": row.name,
+                "floor": floor.name,
                 "status": row.status,
                 "append_turns_per_s": _median(row.append_turns_per_s),
                 "append_vs_floor": _paired_ratio(row.append_turns_per_s, floor.append_turns_per_s),
@@ -385,6 +411,7 @@ def machine_info(config: Config) -> dict[str, Any]:
         "machine": f"{_cpu_model()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}",
         "python": platform.python_version(),
         "sqlite": sqlite3.sqlite_version,
+        "servers": dict(SERVERS_USED),
         "packages": {package: _version(package) for package in _PACKAGES},
     }
 
@@ -423,6 +450,7 @@ def render_markdown(summary: dict[str, Any]) -> str:
         f"- date: {meta['date']}",
         f"- machine: {meta['machine']}",
         f"- python {meta['python']}, SQLite {meta['sqlite']}",
+        *(f"- {kind} server: {description}" for kind, description in meta.get("servers", {}).items()),
         f"- packages: {packages}",
         f"- databases in {config['tmpdir']}; whole run {meta.get('duration_s', '?')} s",
         f"- run: {config['reps']} repetitions of append ({config['turns']} turns) and load ({config['loads']} loads);"
@@ -432,11 +460,20 @@ def render_markdown(summary: dict[str, Any]) -> str:
         " (the two stores that re-read the whole history on every save in their own rotation);"
         " medians over repetitions",
         "",
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
-        *(_store_line(store, sizes) for store in summary["stores"] if store["status"] == "ok"),
-        "",
     ]
+    floors = list(dict.fromkeys(store.get("floor") or FLOOR for store in summary["stores"]))
+    for number, floor in enumerate(floors):
+        group = [s for s in summary["stores"] if (s.get("floor") or FLOOR) == floor and s["status"] == "ok"]
+        if not group:
+            continue
+        if number:
+            lines += [f"Compared with {floor}:", ""]
+        lines += [
+            "| " + " | ".join(header) + " |",
+            "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
+            *(_store_line(store, sizes) for store in group),
+            "",
+        ]
     lines += _notes(summary)
     lines += ["", "Spread over repetitions (min..max):", ""]
     lines += [_spread_line(store) for store in summary["stores"] if store["status"] == "ok"]
@@ -471,8 +508,10 @@ def _notes(summary: dict[str, Any]) -> list[str]:
             f"- ours vs FileHistoryProvider: append {_fmt_ratio(versus['append'])}, load {_fmt_ratio(versus['load'])}"
         )
     notes += [
-        "- x floor: the store's rate divided by the raw aiosqlite floor's in the same repetition, median over"
+        "- x floor: the store's rate divided by its floor's (raw aiosqlite for the SQLite and in-process rows,"
+        " raw redis-py on the same single server for the Redis rows) in the same repetition, median over"
         " repetitions (above 1 is faster than the floor); growth ratios are paired the same way.",
+        "- The cluster row runs on 3 local primaries and is compared with the single-server floor.",
         "- The floor does no de-duplication and no windowing; the providers do the framework's"
         " `filter_new_messages` work (ours through stored digests).",
         "- FileHistoryProvider and InMemoryHistoryProvider re-read (hash) the whole history on every save,"

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
+pytest_plugins = ["conftest_redis", "conftest_s3"]  # real-server fixtures of each backend
+
 
 def pytest_report_header() -> str:
     return f"sqlite: SQLite {sqlite3.sqlite_version} (Python sqlite3 module, used by aiosqlite)"
-
-
-# S3 servers and buckets (session-scoped fixtures in their own module).
-pytest_plugins = ["conftest_s3"]

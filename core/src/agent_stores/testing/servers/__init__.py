@@ -23,20 +23,25 @@ import time
 from collections.abc import Callable, Generator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
 __all__ = [
+    "NO_PULL_ENV",
     "REQUIRE_ENV",
     "Server",
     "ServerUnavailable",
     "announce",
     "announced",
+    "container_image",
+    "docker_engine",
     "free_port",
     "is_required",
     "provide_server",
     "redact",
+    "run_container",
     "wait_for_port",
 ]
 
@@ -171,3 +176,125 @@ def provide_server(
         pytest.fail(f"{message} — and {REQUIRE_ENV} requires {store}", pytrace=False)
     announce(f"{store}: skipped — {message}")
     pytest.skip(message)
+
+
+# ---------------------------------------------------------------------------------------------- containers
+#
+# The testcontainers path, shared by every store: find a Docker engine fast, name the image
+# from the environment (defaulting to the official one), refuse to pull when told to, and
+# reach published ports through 127.0.0.1 only.
+
+#: When set (``1``/``true``), nothing contacts an image registry: a missing local image fails the
+#: test clearly instead of being pulled, and the testcontainers reaper (an image of its own) is off.
+NO_PULL_ENV = "AGENT_STORES_NO_PULL"
+
+_ENGINE_TIMEOUT_S = 3
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def container_image(env_var: str, default: str) -> str:
+    """Return the image a container fixture runs: ``$env_var`` when set, else the official ``default``.
+
+    CI points the variable at an image built locally (``agent-stores/redis:local``); users with a
+    registry run the official image unchanged.
+    """
+    return os.environ.get(env_var, "").strip() or default
+
+
+def docker_engine() -> Any:
+    """Return a ``docker`` client whose engine answered a ping, configuring testcontainers for it.
+
+    Fast: the ping times out after 3 s. Connections go to ``127.0.0.1`` when the engine is local
+    (``TESTCONTAINERS_CONNECTION_MODE=docker_host``, ``TC_HOST=127.0.0.1`` unless set), and the
+    reaper is disabled under ``AGENT_STORES_NO_PULL`` (its image cannot be pulled then).
+
+    Raises:
+        ServerUnavailable: testcontainers is not installed or no engine answers.
+    """
+    try:
+        import docker
+        from testcontainers.core.config import ConnectionMode, testcontainers_config
+    except ImportError as err:
+        raise ServerUnavailable(f"testcontainers is not installed ({err.name})") from err
+    try:
+        client = docker.from_env(timeout=_ENGINE_TIMEOUT_S)
+        client.ping()  # pyright: ignore[reportUnknownMemberType]
+    except Exception as err:  # docker raises DockerException, requests' and OS errors alike
+        raise ServerUnavailable(f"no Docker engine answers ({type(err).__name__})") from err
+    local = urlsplit(str(client.api.base_url)).scheme in {"http+unix", "unix", "http+docker", ""}
+    if local and not os.environ.get("TC_HOST") and not os.environ.get("TESTCONTAINERS_HOST_OVERRIDE"):
+        testcontainers_config.tc_host_override = "127.0.0.1"
+    if local and not os.environ.get("TESTCONTAINERS_CONNECTION_MODE"):
+        testcontainers_config.connection_mode_override = ConnectionMode.docker_host
+    if _env_flag(NO_PULL_ENV):
+        testcontainers_config.ryuk_disabled = True
+    return client
+
+
+def _ensure_image(client: Any, image: str) -> None:
+    """Fail the test when ``image`` is not present locally and pulling is forbidden."""
+    if not _env_flag(NO_PULL_ENV):
+        return  # testcontainers pulls a missing image
+    import docker.errors
+
+    try:
+        client.images.get(image)
+    except docker.errors.ImageNotFound:
+        pytest.fail(
+            f"container image {image!r} is not present locally and {NO_PULL_ENV} forbids pulling it; "
+            "build it (see .ci/images/build.sh) or point the image variable at a local tag",
+            pytrace=False,
+        )
+
+
+@contextlib.contextmanager
+def run_container(
+    image: str,
+    port: int,
+    *,
+    command: str | list[str] | None = None,
+    environment: dict[str, str] | None = None,
+    ready: Callable[[str, int], bool] | None = None,
+    timeout: float = 30.0,
+) -> Generator[tuple[str, int]]:
+    """Run ``image`` through testcontainers and yield ``(host, port)`` where its ``port`` is published.
+
+    The port is published on the loopback interface only, on a free port; the container is
+    stopped and removed on exit. ``ready(host, port)`` (optional) is polled after the port
+    accepts connections until it returns true.
+
+    Raises:
+        ServerUnavailable: No engine answers, or the container did not become ready.
+    """
+    client = docker_engine()
+    _ensure_image(client, image)
+    from testcontainers.core.container import DockerContainer
+
+    container = DockerContainer(image)
+    container.ports[port] = ("127.0.0.1", None)  # type: ignore[assignment]  # loopback only, random port
+    if command is not None:
+        container.with_command(command)
+    for name, value in (environment or {}).items():
+        container.with_env(name, value)
+    try:
+        container.start()
+    except Exception as err:
+        with contextlib.suppress(Exception):
+            container.stop()
+        raise ServerUnavailable(f"{image} did not start ({type(err).__name__}: {err})") from err
+    try:
+        host = container.get_container_host_ip()
+        mapped = int(container.get_exposed_port(port))
+        wait_for_port(host, mapped, timeout=timeout)
+        deadline = time.monotonic() + timeout
+        while ready is not None and not ready(host, mapped):
+            if time.monotonic() > deadline:
+                raise ServerUnavailable(f"{image} on {host}:{mapped} was not ready within {timeout:.0f} s")
+            time.sleep(0.05)
+        yield host, mapped
+    finally:
+        with contextlib.suppress(Exception):
+            container.stop()

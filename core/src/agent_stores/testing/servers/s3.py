@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from . import Server, ServerUnavailable, free_port, provide_server, wait_for_port
+from . import Server, ServerUnavailable, container_image, free_port, provide_server, run_container, wait_for_port
 
 __all__ = [
     "MOTO_URL_ENV",
@@ -218,58 +218,40 @@ def seaweedfs_local() -> Generator[Server]:
             Path(tempfile.gettempdir(), f"seaweedfs-admin-grpc-{admin_grpc}.sock").unlink(missing_ok=True)
 
 
-def _docker_engine() -> None:
-    """Raise :class:`ServerUnavailable` unless testcontainers is installed and a Docker engine answers."""
-    try:
-        import docker
-    except ImportError as err:
-        raise ServerUnavailable("testcontainers/docker is not installed") from err
-    try:
-        docker.from_env(timeout=3).ping()  # pyright: ignore[reportUnknownMemberType]
-    except Exception as err:
-        raise ServerUnavailable(f"no Docker engine answers ({type(err).__name__})") from err
-
-
 @contextlib.contextmanager
 def seaweedfs_container() -> Generator[Server]:
-    """Run ``$AGENT_STORES_SEAWEEDFS_IMAGE`` (``weed mini``) through testcontainers; S3 on a published port.
+    """Run ``$AGENT_STORES_SEAWEEDFS_IMAGE`` (``weed mini``) through testcontainers; S3 on a loopback port.
+
+    The image defaults to the official ``chrislusf/seaweedfs``; CI points the variable at an
+    image built locally from the same ``weed`` binary (see ``run_container`` for the no-pull rule).
+    Any other image must have ``weed`` on its ``PATH``, a ``/data`` directory and no entrypoint.
 
     Raises:
         ServerUnavailable: No Docker engine answers, or the container did not serve in time.
     """
-    _docker_engine()
-    from testcontainers.core.container import DockerContainer
-
-    image = os.environ.get(SEAWEEDFS_IMAGE_ENV, DEFAULT_SEAWEEDFS_IMAGE)
-    container = (
-        DockerContainer(image)
-        .with_env("AWS_ACCESS_KEY_ID", _ACCESS_KEY)
-        .with_env("AWS_SECRET_ACCESS_KEY", _SECRET_KEY)
-        .with_exposed_ports(8333)
-        # The official image's entrypoint passes an unknown first word ("mini") to weed as is.
-        .with_command(
-            "mini -dir=/data -ip.bind=0.0.0.0 -s3.autoCreateBucket=false -webdav=false -admin.ui=false"
-            " -master.telemetry=false"
-        )
+    image = container_image(SEAWEEDFS_IMAGE_ENV, DEFAULT_SEAWEEDFS_IMAGE)
+    arguments = (
+        "mini -dir=/data -ip.bind=0.0.0.0 -s3.autoCreateBucket=false -webdav=false -admin.ui=false"
+        " -master.telemetry=false"
     )
-    try:
-        container.start()
-    except Exception as err:
-        with contextlib.suppress(Exception):
-            container.stop()
-        raise ServerUnavailable(f"could not start {image} ({type(err).__name__}: {err})") from err
-    try:
-        host = container.get_container_host_ip()
-        port = int(container.get_exposed_port(8333))
-        _wait_until_serving(S3Endpoint(f"http://{host}:{port}", _ACCESS_KEY, _SECRET_KEY))
-        yield Server(
-            "s3",
-            f"http://{_ACCESS_KEY}:{_SECRET_KEY}@{host}:{port}",
-            "testcontainers",
-            f"SeaweedFS ({image}) on {host}:{port}",
-        )
-    finally:
-        container.stop()
+    # The official images' entrypoint runs weed with the command as its arguments; an image
+    # built from the bare binary (CI's) has no entrypoint, so the command names weed itself.
+    official = image.split(":", 1)[0] in {"chrislusf/seaweedfs", "seaweedfs/seaweedfs"}
+    command = arguments if official else f"weed {arguments}"
+    credentials = {"AWS_ACCESS_KEY_ID": _ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": _SECRET_KEY}
+
+    def serving(host: str, port: int) -> bool:
+        try:
+            _wait_until_serving(S3Endpoint(f"http://{host}:{port}", _ACCESS_KEY, _SECRET_KEY), timeout=1)
+        except ServerUnavailable:
+            return False
+        return True
+
+    with run_container(
+        image, 8333, command=command, environment=credentials, ready=serving, timeout=_READY_TIMEOUT
+    ) as (host, port):
+        url = f"http://{_ACCESS_KEY}:{_SECRET_KEY}@{host}:{port}"
+        yield Server("s3", url, "testcontainers", f"SeaweedFS ({image}) on {host}:{port}")
 
 
 #: moto's server, handling one request at a time. moto checks ``If-None-Match`` / ``If-Match``

@@ -1,0 +1,472 @@
+"""``RedisConnection``: the client the Redis stores share, their key layout, and the funnel every command takes.
+
+Every command of the backend passes through :meth:`RedisConnection.run`, which translates
+redis-py's exceptions by class (and a server error by its error code, the reply's first
+word, never the rest of its text) into the ``agent_stores.core`` errors, chained with
+``from err``. Retries and timeouts are the client's: an owned client is built with
+``Retry(ExponentialWithJitterBackoff(...))`` and finite socket timeouts; a borrowed one keeps
+the configuration its owner gave it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import logging
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final, cast
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from agent_stores.core import CorruptRecordError, StoreError, StoreUnavailableError
+from redis import exceptions as redis_errors
+from redis.asyncio import Redis, RedisCluster
+from redis.asyncio.cluster import ClusterNode
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.retry import Retry
+
+from . import _scripts
+
+__all__ = [
+    "DEFAULT_KEY_PREFIX",
+    "DEFAULT_SHARDS",
+    "RedisClient",
+    "RedisConnection",
+    "RedisURL",
+    "parse_redis_url",
+]
+
+logger = logging.getLogger("agent_stores.redis")
+
+#: What a store borrows: a ``redis.asyncio`` client for one server or for a cluster.
+RedisClient = Redis | RedisCluster
+
+#: Prefix of every key the stores write (inside the hash tag).
+DEFAULT_KEY_PREFIX: Final = "agent-stores:"
+#: Index shards per kind (logs, objects); see :class:`RedisConnection`.
+DEFAULT_SHARDS: Final = 16
+
+#: Seconds an owned client waits to connect and for a reply, per attempt.
+DEFAULT_TIMEOUT: Final = 5.0
+#: Retries of an owned client after a connection error or timeout (backoff with jitter).
+DEFAULT_RETRIES: Final = 3
+
+_SCHEMES: Final = {
+    "redis": (False, False),
+    "rediss": (True, False),
+    "valkey": (False, False),
+    "valkeys": (True, False),
+    "redis+cluster": (False, True),
+    "rediss+cluster": (True, True),
+    "valkey+cluster": (False, True),
+    "valkeys+cluster": (True, True),
+}
+# Connection options accepted as URL query parameters, with their types.
+_QUERY_OPTIONS: Final[dict[str, type]] = {
+    "socket_timeout": float,
+    "socket_connect_timeout": float,
+    "health_check_interval": float,
+    "max_connections": int,
+    "client_name": str,
+    "ssl_cert_reqs": str,
+    "ssl_ca_certs": str,
+    "ssl_certfile": str,
+    "ssl_keyfile": str,
+    "ssl_check_hostname": bool,
+    "key_prefix": str,
+    "shards": int,
+}
+_TRUE: Final = frozenset({"1", "true", "yes", "on"})
+
+# Server errors after which retrying later may succeed (failover, loading, cluster reshaping).
+_UNAVAILABLE_CODES: Final = frozenset({"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY"})
+
+
+_UNAVAILABLE_ERRORS: Final = (redis_errors.ClusterDownError, redis_errors.TryAgainError, redis_errors.ReadOnlyError)
+
+
+@dataclass(frozen=True, slots=True)
+class RedisURL:
+    """A parsed store URL.
+
+    Attributes:
+        nodes: ``(host, port)`` of the server, or the cluster's startup nodes.
+        cluster: Whether the URL names a Redis Cluster (``redis+cluster://``).
+        tls: Whether connections use TLS (``rediss://``).
+        username: ACL user, or ``None``.
+        password: Password, or ``None`` (never shown by ``repr`` or in errors).
+        db: Database number (single server only).
+        options: Client options from the query string.
+        key_prefix: Prefix of every key the stores write.
+        shards: Index shards per kind.
+    """
+
+    nodes: tuple[tuple[str, int], ...]
+    cluster: bool = False
+    tls: bool = False
+    username: str | None = None
+    password: str | None = None
+    db: int = 0
+    options: tuple[tuple[str, Any], ...] = ()
+    key_prefix: str = DEFAULT_KEY_PREFIX
+    shards: int = DEFAULT_SHARDS
+
+    def __repr__(self) -> str:
+        password = "" if self.password is None else ", password='***'"
+        return f"RedisURL(nodes={self.nodes!r}, cluster={self.cluster}, tls={self.tls}, db={self.db}{password})"
+
+    @property
+    def address(self) -> str:
+        """``host:port[,host:port]``: where the server is, with no credentials."""
+        return ",".join(f"{host}:{port}" for host, port in self.nodes)
+
+
+def parse_redis_url(url: str) -> RedisURL:
+    """Parse ``redis://``, ``rediss://``, ``valkey://`` and ``redis+cluster://`` URLs.
+
+    Forms: ``redis://[[user]:password@]host[:port][/db][?option=value...]``; ``rediss://`` for
+    TLS; ``valkey://`` is ``redis://``; ``redis+cluster://[[user]:password@]host:port[,host:port...]``
+    names a cluster by its startup nodes (no db). Query options: ``socket_timeout``,
+    ``socket_connect_timeout``, ``health_check_interval``, ``max_connections``,
+    ``client_name``, ``ssl_*``, and the stores' ``key_prefix`` and ``shards``.
+
+    Raises:
+        ValueError: The scheme, host list, port, db or an option is malformed.
+    """
+    if not isinstance(url, str) or "://" not in url:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ValueError(f"not a Redis URL: {url!r}")
+    scheme, rest = url.split("://", 1)
+    kind = _SCHEMES.get(scheme.lower())
+    if kind is None:
+        raise ValueError(f"unsupported Redis URL scheme {scheme!r}; expected one of {', '.join(_SCHEMES)}")
+    tls, cluster = kind
+    parts = urlsplit("redis://" + rest)
+    netloc = parts.netloc
+    username = password = None
+    if "@" in netloc:
+        credentials, netloc = netloc.rsplit("@", 1)
+        user, has_password, secret = credentials.partition(":")
+        username = unquote(user) or None
+        password = unquote(secret) if has_password else None
+    nodes = tuple(_node(item) for item in netloc.split(",")) if netloc else (("127.0.0.1", 6379),)
+    if not cluster and len(nodes) > 1:
+        raise ValueError("several hosts need a cluster URL: redis+cluster://host:port,host:port")
+    path = parts.path.strip("/")
+    db = 0
+    if path:
+        if cluster:
+            raise ValueError("a cluster has no database number; drop the path from the URL")
+        if not path.isdigit():
+            raise ValueError(f"the URL's path must be a database number, got {path!r}")
+        db = int(path)
+    options: dict[str, Any] = {}
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        kind_of = _QUERY_OPTIONS.get(name)
+        if kind_of is None:
+            raise ValueError(f"unknown Redis URL option {name!r}; known: {', '.join(sorted(_QUERY_OPTIONS))}")
+        try:
+            options[name] = value.lower() in _TRUE if kind_of is bool else kind_of(value)
+        except ValueError as err:
+            raise ValueError(f"Redis URL option {name}={value!r} is not a valid {kind_of.__name__}") from err
+    key_prefix = options.pop("key_prefix", DEFAULT_KEY_PREFIX)
+    shards = options.pop("shards", DEFAULT_SHARDS)
+    return RedisURL(nodes, cluster, tls, username, password, db, tuple(sorted(options.items())), key_prefix, shards)
+
+
+def _node(text: str) -> tuple[str, int]:
+    host, _, port = text.strip().rpartition(":") if text.count(":") == 1 or "]" in text else (text, "", "")
+    if not host:
+        host, port = text, ""
+    host = host.strip("[]")
+    if not host:
+        raise ValueError(f"missing host in Redis URL node {text!r}")
+    if not port:
+        return host, 6379
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"invalid port in Redis URL node {text!r}")
+    return host, int(port)
+
+
+def default_retry() -> Retry:
+    """The retry policy of an owned client: 3 retries after connection errors and timeouts, with jittered backoff."""
+    return Retry(
+        ExponentialWithJitterBackoff(base=0.05, cap=1.0),
+        DEFAULT_RETRIES,
+        supported_errors=(redis_errors.ConnectionError, redis_errors.TimeoutError, ConnectionError, TimeoutError),
+    )
+
+
+def open_client(parsed: RedisURL, **options: Any) -> RedisClient:
+    """Create (without connecting) the client ``parsed`` names; ``options`` override the URL's and the defaults.
+
+    Raises:
+        ValueError: The client does not take one of ``options``.
+    """
+    settings: dict[str, Any] = {
+        "socket_timeout": DEFAULT_TIMEOUT,
+        "socket_connect_timeout": DEFAULT_TIMEOUT,
+        "retry": default_retry(),
+        **dict(parsed.options),
+        **options,
+    }
+    if parsed.username is not None:
+        settings.setdefault("username", parsed.username)
+    if parsed.password is not None:
+        settings.setdefault("password", parsed.password)
+    if parsed.tls:
+        settings.setdefault("ssl", True)
+    try:
+        if parsed.cluster:
+            nodes = [ClusterNode(host, port) for host, port in parsed.nodes]
+            return RedisCluster(startup_nodes=nodes, **settings)
+        host, port = parsed.nodes[0]
+        return Redis(host=host, port=port, db=parsed.db, **settings)
+    except TypeError as err:  # an option the client does not take
+        raise ValueError(f"invalid Redis client option: {err}") from err
+
+
+def client_address(client: RedisClient) -> str:
+    """``host:port`` (or the cluster's startup nodes) of a client, never with credentials."""
+    if isinstance(client, RedisCluster):
+        startup: Any = client.nodes_manager.startup_nodes
+        nodes = cast(Sequence[ClusterNode], list(startup.values() if isinstance(startup, dict) else startup))  # pyright: ignore[reportUnknownArgumentType]
+        return ",".join(node.name for node in nodes) or "the cluster"
+    kwargs = cast(dict[str, Any], client.connection_pool.connection_kwargs)  # pyright: ignore[reportUnknownMemberType]
+    if kwargs.get("path"):
+        return f"unix:{kwargs['path']}"
+    return f"{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}"
+
+
+def as_bytes(value: bytes | str) -> bytes:
+    """A reply as bytes, whichever ``decode_responses`` the client uses."""
+    return value.encode("utf-8") if isinstance(value, str) else value
+
+
+def as_str(value: bytes | str) -> str:
+    """A reply as str, whichever ``decode_responses`` the client uses."""
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+class Script:
+    """A Lua script run by ``EVALSHA``, loaded again when the server's script cache lost it.
+
+    A restart, a failover or ``SCRIPT FLUSH`` empties the cache; on the ``NOSCRIPT`` reply the
+    call is repeated as ``EVAL`` with the script's text, which runs it on the node that owns
+    the keys and caches it there. (redis-py's ``register_script`` reloads with ``SCRIPT LOAD``
+    and repeats the ``EVALSHA``; on a fresh asyncio cluster client that retry still failed with
+    ``NOSCRIPT`` in our tests, while ``EVAL`` needs no cache at all.)
+    """
+
+    def __init__(self, client: RedisClient, source: str) -> None:
+        self.client = client
+        self.source = source
+        self.sha = hashlib.sha1(source.encode("utf-8")).hexdigest()  # the server's name for the script
+
+    async def __call__(self, keys: Sequence[str], args: Sequence[str | bytes | int]) -> Any:
+        """Run the script on ``keys`` with ``args``; return its reply."""
+        client = cast(Any, self.client)
+        try:
+            return await client.evalsha(self.sha, len(keys), *keys, *args)
+        except redis_errors.NoScriptError:
+            # EVAL runs the script on the node that owns the keys and caches it there.
+            return await client.eval(self.source, len(keys), *keys, *args)
+
+
+class RedisConnection:
+    """One ``redis.asyncio`` client (a server or a cluster) shared by the Redis stores, with their key layout.
+
+    Keys: every key starts with a hash tag ``{<key_prefix><kind><shard>}`` where ``kind`` is
+    ``log`` or ``obj`` and ``shard`` is the CRC-32 of the core key modulo ``shards``. All keys
+    of one log (its payloads, digests and epoch) share that tag with the shard's index, so
+    every script runs on one cluster slot. Each shard keeps a sorted-set index of its keys
+    (all scores 0, so ordered by bytes): listing is a ``ZRANGEBYLEX`` per shard and a merge,
+    exact, ordered and paged, on a single server and on every primary of a cluster alike,
+    with no ``KEYS`` or ``SCAN`` over the keyspace. ``shards`` spreads a store over that many
+    cluster slots; every client of one store must use the same ``key_prefix`` and ``shards``.
+
+    Args:
+        client: A ``redis.asyncio.Redis`` or ``RedisCluster``, either ``decode_responses``;
+            borrowed (never closed) unless ``owned``.
+        key_prefix: Prefix of every key (no ``{`` or ``}``); stores with different prefixes
+            share nothing.
+        shards: Index shards per kind, 1 to 1024.
+        owned: Close the client on :meth:`aclose`.
+        address: How errors name the server (defaults to the client's host and port).
+
+    Raises:
+        TypeError: ``client`` is not a ``redis.asyncio`` client.
+        ValueError: ``key_prefix`` holds a brace, or ``shards`` is out of range.
+    """
+
+    def __init__(
+        self,
+        client: RedisClient,
+        *,
+        key_prefix: str = DEFAULT_KEY_PREFIX,
+        shards: int = DEFAULT_SHARDS,
+        owned: bool = False,
+        address: str | None = None,
+    ) -> None:
+        if not isinstance(client, Redis | RedisCluster):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(f"expected a redis.asyncio Redis or RedisCluster client, got {type(client).__name__}")
+        if not isinstance(key_prefix, str) or "{" in key_prefix or "}" in key_prefix:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError(f"key_prefix must be a string without braces, got {key_prefix!r}")
+        if isinstance(shards, bool) or not isinstance(shards, int) or not 1 <= shards <= 1024:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError(f"shards must be an int from 1 to 1024, got {shards!r}")
+        self.client = client
+        self.key_prefix = key_prefix
+        self.shards = shards
+        self.owned = owned
+        self.address = address or client_address(client)
+        self.cluster = isinstance(client, RedisCluster)
+        self._closed = False
+        self._cluster_ready = False
+        self._cluster_lock = asyncio.Lock()
+        self.log_append = Script(client, _scripts.LOG_APPEND)
+        self.log_tail = Script(client, _scripts.LOG_TAIL)
+        self.log_delete = Script(client, _scripts.LOG_DELETE)
+        self.log_list = Script(client, _scripts.LOG_LIST)
+        self.log_purge = Script(client, _scripts.LOG_PURGE)
+        self.object_put = Script(client, _scripts.OBJECT_PUT)
+        self.object_delete = Script(client, _scripts.OBJECT_DELETE)
+        self.object_list = Script(client, _scripts.OBJECT_LIST)
+        self.object_find = Script(client, _scripts.OBJECT_FIND)
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> RedisConnection:
+        """Create a connection that owns a new client for ``url`` (see :func:`parse_redis_url`).
+
+        ``options`` go to the client (``socket_timeout``, ``retry``, ``decode_responses``,
+        ``ssl_ca_certs``, ...) except ``key_prefix`` and ``shards``. Nothing connects until
+        first use.
+
+        Raises:
+            ValueError: The URL or an option is malformed.
+        """
+        parsed = parse_redis_url(url)
+        key_prefix = options.pop("key_prefix", parsed.key_prefix)
+        shards = options.pop("shards", parsed.shards)
+        client = open_client(parsed, **options)
+        return cls(client, key_prefix=key_prefix, shards=shards, owned=True, address=parsed.address)
+
+    # -- keys ---------------------------------------------------------------------------------
+
+    def _tag(self, kind: str, key: str) -> str:
+        return f"{{{self.key_prefix}{kind}{zlib.crc32(key.encode('utf-8')) % self.shards}}}"
+
+    def log_keys(self, key: str) -> list[str]:
+        """The keys one log's scripts touch: payloads, digests, epoch, then its shard's index, expiry and sessions."""
+        tag = self._tag("log", key)
+        return [f"{tag}m:{key}", f"{tag}d:{key}", f"{tag}v:{key}", f"{tag}index", f"{tag}expiry", f"{tag}sessions"]
+
+    def log_payloads(self, key: str) -> str:
+        """The list holding one log's payloads."""
+        return f"{self._tag('log', key)}m:{key}"
+
+    def log_shards(self) -> list[list[str]]:
+        """Each log shard's index, expiry and sessions keys."""
+        tags = [f"{{{self.key_prefix}log{n}}}" for n in range(self.shards)]
+        return [[f"{tag}index", f"{tag}expiry", f"{tag}sessions"] for tag in tags]
+
+    def object_keys(self, key: str) -> list[str]:
+        """One object's hash and its shard's index."""
+        tag = self._tag("obj", key)
+        return [f"{tag}o:{key}", f"{tag}index"]
+
+    def object_shards(self) -> list[tuple[str, str]]:
+        """Each object shard's index key and its objects' key prefix."""
+        tags = [f"{{{self.key_prefix}obj{n}}}" for n in range(self.shards)]
+        return [(f"{tag}index", f"{tag}o:") for tag in tags]
+
+    # -- the funnel ---------------------------------------------------------------------------
+
+    async def run(self, what: str, call: Any) -> Any:
+        """Await one command or script (an awaitable), translating redis-py's errors (see the module docstring).
+
+        redis-py types its replies loosely (a command may return an awaitable or a value
+        depending on the client); the drivers check the shape of what comes back.
+
+        Raises:
+            StoreUnavailableError: The server could not be reached or answered that it cannot
+                serve now (loading, failing over, cluster down), after the client's retries.
+            CorruptRecordError: A key of ours holds another type (someone else wrote it);
+                nothing was written.
+            StoreError: Any other error (authentication, permissions, a script error).
+        """
+        try:
+            if self.cluster and not self._cluster_ready:
+                try:
+                    await self._initialize_cluster()
+                except BaseException:
+                    if inspect.iscoroutine(call):
+                        call.close()  # never started: close it rather than leave it unawaited
+                    raise
+            return await call
+        except (redis_errors.AuthenticationError, redis_errors.AuthorizationError) as err:
+            raise StoreError(f"{what}: Redis at {self.address} refused the credentials") from err
+        except (
+            redis_errors.ConnectionError,
+            redis_errors.TimeoutError,
+            redis_errors.RedisClusterException,  # no startup node answered with a usable slot map
+            OSError,
+        ) as err:
+            logger.debug("%s failed: Redis at %s unavailable", what, self.address, exc_info=True)
+            raise StoreUnavailableError(
+                f"{what}: Redis at {self.address} is unavailable ({type(err).__name__})"
+            ) from err
+        except redis_errors.NoPermissionError as err:
+            raise StoreError(f"{what}: the Redis user may not run this command (ACL) at {self.address}") from err
+        except redis_errors.ResponseError as err:
+            code = error_code(err)
+            if code == "WRONGTYPE":
+                raise CorruptRecordError(
+                    f"{what}: a Redis key of this store holds another type (written by something else); "
+                    "nothing was changed"
+                ) from err
+            if code in _UNAVAILABLE_CODES or isinstance(
+                err, redis_errors.ClusterDownError | redis_errors.TryAgainError
+            ):
+                raise StoreUnavailableError(f"{what}: Redis at {self.address} cannot serve now ({code})") from err
+            raise StoreError(f"{what}: Redis at {self.address} answered with an error ({code})") from err
+        except redis_errors.RedisError as err:
+            raise StoreError(f"{what}: Redis client error ({type(err).__name__})") from err
+
+    async def _initialize_cluster(self) -> None:
+        """Learn the cluster's slot map once, before the first command.
+
+        redis-py's asyncio cluster client routes a command that arrives before it knows the
+        map (several at once on a fresh client, as listing sends) to a random primary, and
+        concurrent first commands then race on one connection; one ``initialize()`` up front
+        avoids both.
+        """
+        async with self._cluster_lock:
+            if not self._cluster_ready:
+                client = cast(Any, self.client)
+                if getattr(client, "_initialize", True):
+                    await client.initialize()
+                self._cluster_ready = True
+
+    async def aclose(self) -> None:
+        """Close the client when owned; a borrowed client stays open. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.owned:
+            await self.client.aclose()
+
+    def __repr__(self) -> str:
+        kind = "cluster" if self.cluster else "server"
+        return f"RedisConnection({kind} at {self.address}, key_prefix={self.key_prefix!r}, shards={self.shards})"
+
+
+def error_code(err: redis_errors.ResponseError) -> str:
+    """The error code of a server error: the first word of the reply (``WRONGTYPE``, ``NOSCRIPT``...).
+
+    Errors raised inside a script keep their code; redis-py strips the code of the errors it
+    maps to classes, so those are named by their class.
+    """
+    text = str(err.args[0]) if err.args else ""
+    word = text.split(" ", 1)[0]
+    return word if word.isupper() else type(err).__name__

@@ -1,0 +1,288 @@
+"""The Redis log and object drivers: every operation is one command or one script, one round trip.
+
+The core's adapters (``LogHistoryProvider``, ``ObjectAgentFileStore``, ``ObjectSessionStore``)
+hold every rule; these drivers store and fetch opaque bytes in the layout of ``_scripts.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import secrets
+from collections.abc import Sequence
+from typing import Any, cast
+
+from agent_stores.core import (
+    Listing,
+    LogInfo,
+    LogRecord,
+    LogTail,
+    LogVersion,
+    StoreConflictError,
+    StoredObject,
+)
+
+from ._connection import RedisConnection, as_bytes, as_str
+
+__all__ = ["RedisLogDriver", "RedisObjectDriver", "lex_range", "listing_bounds", "prefix_upper_bound"]
+
+
+def prefix_upper_bound(prefix: str) -> bytes | None:
+    """The smallest byte string above every string that starts with ``prefix`` (``None``: no bound)."""
+    data = prefix.encode("utf-8").rstrip(b"\xff")
+    if not data:
+        return None
+    return data[:-1] + bytes([data[-1] + 1])
+
+
+def lex_range(prefix: str, after: str | None = None) -> tuple[bytes, bytes] | None:
+    """``ZRANGEBYLEX`` bounds of the keys under ``prefix`` sorting after ``after``; ``None`` when empty."""
+    low = b"[" + prefix.encode("utf-8")
+    upper = prefix_upper_bound(prefix)
+    if after is not None and after >= prefix:
+        if upper is not None and after.encode("utf-8") >= upper:
+            return None
+        low = b"(" + after.encode("utf-8")
+    return low, b"+" if upper is None else b"(" + upper
+
+
+def listing_bounds(prefix: str, delimiter: str | None, after: str | None) -> tuple[bytes, bytes] | None:
+    """``ZRANGEBYLEX`` bounds where an object listing resumes; ``None`` when nothing is left.
+
+    When ``after`` lies inside a common prefix (it contains the delimiter past ``prefix``),
+    every key of that prefix folds into an entry that does not sort after ``after``, so the
+    listing resumes past the whole prefix. Otherwise every key after ``after`` yields an entry
+    after it (an entry that is a prefix of a key and sorts between ``after`` and the key would
+    have to be a prefix of ``after`` too).
+    """
+    if after is None or not delimiter or not after.startswith(prefix):
+        return lex_range(prefix, after)
+    cut = after.find(delimiter, len(prefix))
+    if cut < 0:
+        return lex_range(prefix, after)
+    resume = prefix_upper_bound(after[: cut + len(delimiter)])
+    high = prefix_upper_bound(prefix)
+    if resume is None or (high is not None and resume >= high):
+        return None
+    return b"[" + resume, b"+" if high is None else b"(" + high
+
+
+class RedisLogDriver:
+    """A :class:`~agent_stores.core.LogDriver` in Redis lists, one set of keys per log.
+
+    Costs: ``append`` is one ``EVALSHA`` (version check, ``RPUSH`` of payloads and digests,
+    TTL refresh, index update); ``read`` is one ``LRANGE`` (``read(last=N)`` reads only the
+    newest N); ``length`` one ``LLEN``; ``tail`` and ``delete`` one script each;
+    ``list_logs`` and ``purge_expired`` one script per index shard, run concurrently. Expiry is
+    native: every key of a log gets ``PEXPIRE`` on each append with a TTL (and ``PERSIST``
+    without one), so Redis removes an expired log by itself; :meth:`purge_expired` and
+    listing only drop expired entries from the index.
+
+    Args:
+        connection: The shared connection; closed by :meth:`aclose` only when it owns its client.
+    """
+
+    def __init__(self, connection: RedisConnection) -> None:
+        self.connection = connection
+
+    async def tail(self, key: str, count: int) -> LogTail:
+        """Return the log's length, version and the digests of its last ``count`` records."""
+        c = self.connection
+        reply = await c.run("tail", c.log_tail(c.log_keys(key)[:3], [max(0, count)]))
+        epoch, length, digests = cast(list[Any], reply)
+        epoch = as_str(epoch)
+        if not epoch:
+            return LogTail(0, [], None)
+        return LogTail(int(length), [as_str(d) for d in digests], f"{epoch}:{int(length)}")
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        """Append ``records`` atomically if the log is at ``expected_version``; return the new version.
+
+        Raises:
+            StoreConflictError: The log is not at ``expected_version``; nothing was appended.
+        """
+        c = self.connection
+        if not records:
+            current = (await self.tail(key, 0)).version
+            if current != expected_version:
+                raise StoreConflictError(f"log {key!r} is not at version {expected_version!r}")
+            return current
+        ttl_ms = "" if ttl is None else str(max(1, round(ttl * 1000)))
+        expected = "" if expected_version is None else str(expected_version)
+        args: list[str | bytes | int] = [expected, secrets.token_hex(8), key, session_id, ttl_ms, len(records)]
+        args += [r.digest for r in records]
+        args += [r.payload for r in records]
+        reply = await c.run("append", c.log_append(c.log_keys(key), args))
+        ok, version = cast(list[Any], reply)
+        if not int(ok):
+            raise StoreConflictError(f"log {key!r} is at version {as_str(version)!r}, not {expected_version!r}")
+        return as_str(version)
+
+    async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
+        """Return the log's payloads in append order; with ``last``, only the newest ``last``."""
+        if last is not None and last <= 0:
+            return []
+        c = self.connection
+        start = 0 if last is None else -last
+        payloads = cast(list[Any], await c.run("read", c.client.lrange(c.log_payloads(key), start, -1)))  # pyright: ignore[reportUnknownMemberType]
+        return [as_bytes(p) for p in payloads]
+
+    async def length(self, key: str) -> int:
+        """Return the log's length (0 when absent or expired)."""
+        c = self.connection
+        return int(await c.run("length", c.client.llen(c.log_payloads(key))))  # pyright: ignore[reportUnknownMemberType]
+
+    async def delete(self, key: str) -> bool:
+        """Remove the log and its index entry; return whether it existed (an expired log did not)."""
+        c = self.connection
+        return bool(int(await c.run("delete", c.log_delete(c.log_keys(key), [key]))))
+
+    async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
+        """Return up to ``limit`` live logs under ``prefix`` in key (byte) order, each after the key ``after``.
+
+        Each shard returns its first ``limit`` live keys in range; the smallest ``limit`` of
+        their union are the page, exactly.
+        """
+        if limit <= 0:
+            raise ValueError(f"limit must be positive, got {limit!r}")
+        bounds = lex_range(prefix, after)
+        if bounds is None:
+            return []
+        c = self.connection
+        replies = await asyncio.gather(
+            *(c.run("list_logs", c.log_list(keys, [*bounds, limit])) for keys in c.log_shards())
+        )
+        found: list[LogInfo] = []
+        for reply in replies:
+            flat = cast(list[Any], reply)
+            found += [LogInfo(as_str(flat[i]), as_str(flat[i + 1])) for i in range(0, len(flat), 2)]
+        return heapq.nsmallest(limit, found, key=lambda info: info.key)
+
+    async def purge_expired(self) -> int:
+        """Drop expired logs from the index (Redis already removed their keys); return how many."""
+        c = self.connection
+        counts = await asyncio.gather(*(c.run("purge_expired", c.log_purge(keys, [])) for keys in c.log_shards()))
+        return sum(int(n) for n in counts)
+
+    async def aclose(self) -> None:
+        """Close the client if the connection owns it."""
+        await self.connection.aclose()
+
+
+class RedisObjectDriver:
+    """A :class:`~agent_stores.core.ObjectDriver` in Redis hashes (data and version), indexed per shard.
+
+    ``get`` is one ``HMGET``, ``head`` one ``HGET``; ``put`` and ``delete`` one script each
+    (the condition, the write and the index update together). A version is a random token
+    drawn for every put, so a version never comes back after a delete and a new write.
+    ``list`` runs one script per shard concurrently, each folding its keys at the delimiter
+    and returning its first ``limit`` entries; the smallest ``limit`` of their union are
+    exactly the page the contract asks for.
+
+    Args:
+        connection: The shared connection; closed by :meth:`aclose` only when it owns its client.
+    """
+
+    def __init__(self, connection: RedisConnection) -> None:
+        self.connection = connection
+
+    async def get(self, key: str) -> StoredObject | None:
+        """Return the object, or ``None`` when absent."""
+        c = self.connection
+        data, version = cast(list[Any], await c.run("get", c.client.hmget(c.object_keys(key)[0], ["d", "v"])))  # pyright: ignore[reportUnknownMemberType]
+        if data is None or version is None:
+            return None
+        return StoredObject(as_bytes(data), as_str(version))
+
+    async def head(self, key: str) -> str | None:
+        """Return the object's version, or ``None`` when absent."""
+        c = self.connection
+        version = await c.run("head", c.client.hget(c.object_keys(key)[0], "v"))  # pyright: ignore[reportUnknownMemberType]
+        return None if version is None else as_str(version)
+
+    async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
+        """Store ``data`` under ``key`` and return its new version.
+
+        Raises:
+            StoreConflictError: ``if_absent`` and the key exists, or ``if_version`` is not the
+                current version (including when the key is absent). Nothing was written.
+        """
+        c = self.connection
+        version = secrets.token_hex(8)
+        mode = "version" if if_version is not None else "absent" if if_absent else ""
+        args = [data, version, mode, if_version or "", key]
+        written = int(await c.run("put", c.object_put(c.object_keys(key), args)))
+        if not written:
+            condition = f"at version {if_version!r}" if if_version is not None else "absent"
+            raise StoreConflictError(f"object {key!r} is not {condition}")
+        return version
+
+    async def delete(self, key: str, *, if_version: str | None = None) -> bool:
+        """Remove ``key``; return whether it existed.
+
+        Raises:
+            StoreConflictError: ``if_version`` is given and is not the current version.
+        """
+        c = self.connection
+        result = int(await c.run("delete", c.object_delete(c.object_keys(key), [key, if_version or ""])))
+        if result < 0:
+            raise StoreConflictError(f"object {key!r} is not at version {if_version!r}")
+        return result == 1
+
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        """List keys under ``prefix`` in byte (code-point) order, folded at ``delimiter``, paged."""
+        if limit is not None and limit <= 0:
+            raise ValueError(f"limit must be positive, got {limit!r}")
+        bounds = listing_bounds(prefix, delimiter, after)
+        if bounds is None:
+            return Listing([], [])
+        low, high = bounds
+        c = self.connection
+        args = [prefix, delimiter or "", limit or 0, low, high]
+        replies = await asyncio.gather(*(c.run("list", c.object_list([index], args)) for index, _ in c.object_shards()))
+        entries: dict[str, bool] = {}
+        for reply in replies:
+            flat = cast(list[Any], reply)
+            for i in range(0, len(flat), 2):
+                entries[as_str(flat[i])] = bool(int(flat[i + 1]))
+        names = sorted(entries)
+        if limit is not None:
+            names = names[:limit]
+        return Listing([n for n in names if not entries[n]], [n for n in names if entries[n]])
+
+    async def find_keys(self, prefix: str, *, recursive: bool, literal: str | None = None) -> list[str]:
+        """Return the keys under ``prefix`` that are not directory markers (search candidates), in order.
+
+        Without ``recursive`` only keys with no ``/`` after the prefix. With ``literal``
+        (lowercase ASCII), objects whose data is plain ASCII are kept only when they contain it
+        ignoring ASCII case; every other object is kept (a superset, never a miss). Runs on the
+        server, one script per shard.
+        """
+        bounds = lex_range(prefix)
+        if bounds is None:
+            return []
+        c = self.connection
+        replies = await asyncio.gather(
+            *(
+                c.run(
+                    "search",
+                    c.object_find([index], [prefix, "1" if recursive else "0", literal or "", *bounds, objects]),
+                )
+                for index, objects in c.object_shards()
+            )
+        )
+        return sorted(as_str(k) for reply in replies for k in cast(list[Any], reply))
+
+    async def aclose(self) -> None:
+        """Close the client if the connection owns it."""
+        await self.connection.aclose()

@@ -1,0 +1,75 @@
+"""``RedisAgentFileStore``: harness files as Redis hashes, with search narrowed on the server."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from agent_stores.core import ObjectAgentFileStore
+
+from ._connect import Connectable, OwnedOpeners, as_connection
+from ._driver import RedisObjectDriver
+
+__all__ = ["RedisAgentFileStore", "plain_literal"]
+
+# Characters with a meaning in the framework's regex dialect (the ``regex`` module, VERSION1).
+# A pattern without any of them matches exactly its own text.
+_REGEX_SYNTAX: Final = frozenset("\\.^$*+?{}[]|()")
+
+
+def plain_literal(pattern: str) -> str | None:
+    """Return ``pattern`` lowercased when it is a plain ASCII literal, else ``None`` (no content filter).
+
+    Only then can an ASCII case-insensitive substring test narrow the search without losing a
+    file: the framework matches with full Unicode case folding, under which ASCII letters also
+    match non-ASCII text (``k`` matches the Kelvin sign), so files that are not plain ASCII
+    are always kept as candidates.
+    """
+    if not pattern or not pattern.isascii() or not _REGEX_SYNTAX.isdisjoint(pattern):
+        return None
+    return pattern.lower()
+
+
+class RedisAgentFileStore(OwnedOpeners, ObjectAgentFileStore):
+    """The framework's ``AgentFileStore`` on Redis: one hash per file, keyed by ``prefix`` + path.
+
+    Paths follow the framework's rules (``_normalize_relative_path``); names are case
+    sensitive and may be long (Redis keys go to 512 MB); ``create_directory`` records an empty
+    directory; exclusive create (``overwrite=False``) is one script that writes only if the
+    key is absent, atomic across clients and processes (the loser gets ``FileExistsError``).
+    Every operation is one round trip; listing is exact and ordered through per-shard sorted
+    sets (no ``KEYS``/``SCAN``). ``search`` narrows candidates on the server — by key range,
+    by depth when not recursive, and, when the pattern is a plain ASCII literal, to files that
+    contain it ignoring case (files that are not plain ASCII are always kept) — and the base
+    class then reads, scans and numbers lines as the framework does. Borrowing and owning the
+    client work as in ``RedisHistoryProvider``.
+
+    Security posture:
+        Content is stored as plaintext in Redis memory (and its persistence files): anyone
+        who can run commands on the server reads it. Use TLS (``rediss://``) and AUTH/ACL as
+        described on ``RedisHistoryProvider``. Every key starts with ``prefix`` and no path
+        can escape it (``..`` and rooted paths are rejected); paths are never glob patterns.
+        Tenants sharing a server are isolated only by distinct prefixes or key prefixes.
+
+    Args:
+        client: The ``redis.asyncio`` client or shared connection to borrow.
+        prefix: Key prefix of every file (``""`` or ending with ``/``); stores sharing a
+            connection need distinct prefixes.
+        key_prefix: With a bare client: prefix of every Redis key (default ``agent-stores:``).
+        shards: With a bare client: index shards (default 16).
+    """
+
+    def __init__(
+        self,
+        client: Connectable,
+        *,
+        prefix: str = "files/",
+        key_prefix: str | None = None,
+        shards: int | None = None,
+    ) -> None:
+        self.connection = as_connection(client, key_prefix=key_prefix, shards=shards)
+        self.objects = RedisObjectDriver(self.connection)
+        super().__init__(self.objects, prefix=prefix)
+
+    async def _candidate_keys(self, base: str, regex_pattern: str, *, recursive: bool) -> list[str]:
+        """Narrow the search on the server: key range, depth, and a literal filter (see :func:`plain_literal`)."""
+        return await self.objects.find_keys(base, recursive=recursive, literal=plain_literal(regex_pattern))

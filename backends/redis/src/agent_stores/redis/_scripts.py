@@ -1,0 +1,280 @@
+"""The Lua scripts of the Redis backend: every multi-step operation is one of these, one round trip.
+
+Key layout (``P`` is the store's key prefix, ``N`` a shard number, ``K`` a core key)::
+
+    {PlogN}m:K   list    the log's payloads, oldest first
+    {PlogN}d:K   list    the log's identity digests, parallel to m
+    {PlogN}v:K   string  the log's epoch: random, drawn when the log is created
+    {PlogN}index    zset (all scores 0)  every log key K of the shard, in byte order
+    {PlogN}expiry   zset (score: expiry, ms since the epoch)  logs with a TTL
+    {PlogN}sessions hash K -> session id
+    {PobjN}o:K   hash    an object: field d (data) and v (version)
+    {PobjN}index    zset (all scores 0)  every object key K of the shard
+
+Every key a script touches carries the same ``{hash tag}``, so each script runs on one cluster
+slot (no ``CROSSSLOT``). A log's version is ``<epoch>:<length>``: it changes on every append,
+and a log deleted or expired and written again gets a new random epoch, so a writer holding an
+old version always conflicts. Every script reads each key it will write *before* writing any,
+so a key of the wrong type (``WRONGTYPE``) aborts the script with nothing changed.
+
+The scripts never compare strings with ``<`` (Lua's comparison follows the server's locale):
+ordering is ``ZRANGEBYLEX``'s, plain byte order, which is code-point order for UTF-8.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "LOG_APPEND",
+    "LOG_DELETE",
+    "LOG_LIST",
+    "LOG_PURGE",
+    "LOG_TAIL",
+    "OBJECT_DELETE",
+    "OBJECT_FIND",
+    "OBJECT_LIST",
+    "OBJECT_PUT",
+]
+
+# Milliseconds since the epoch by the server's clock; effects replication (default since
+# Redis 5, the only mode since 7) lets a script write after reading the clock.
+_NOW = """
+if redis.replicate_commands then redis.replicate_commands() end
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+"""
+
+# Drop index entries of logs whose TTL has passed (their keys expired natively); returns how many.
+_PURGE = """
+local function purge(index, expiry, sessions)
+  local removed = 0
+  local now = now_ms()
+  while true do
+    local gone = redis.call('ZRANGEBYSCORE', expiry, '-inf', now, 'LIMIT', 0, 500)
+    if #gone == 0 then return removed end
+    redis.call('ZREM', index, unpack(gone))
+    redis.call('ZREM', expiry, unpack(gone))
+    redis.call('HDEL', sessions, unpack(gone))
+    removed = removed + #gone
+  end
+end
+"""
+
+#: KEYS: m, d, v, index, expiry, sessions. ARGV: expected version ('' = absent), new epoch,
+#: log key, session id, ttl in ms ('' = none), n, then n digests, then n payloads.
+#: Returns {1, new version} or {0, current version}. A steady append to an existing log without
+#: a TTL runs six commands (GET, LLEN, LLEN, PTTL, RPUSH, RPUSH); creating a log also indexes it.
+LOG_APPEND: Final = (
+    _NOW
+    + """
+local expected, member, ttl = ARGV[1], ARGV[3], ARGV[5]
+local n = tonumber(ARGV[6])
+local epoch = redis.call('GET', KEYS[3])
+local length = redis.call('LLEN', KEYS[1])
+redis.call('LLEN', KEYS[2])
+local current = ''
+if epoch then current = epoch .. ':' .. length end
+if current ~= expected then return {0, current} end
+local created = not epoch
+-- A log that had a TTL and is now written without one: its expiry must go.
+local had_ttl = not created and ttl == '' and redis.call('PTTL', KEYS[3]) > 0
+if ttl ~= '' or had_ttl then redis.call('ZSCORE', KEYS[5], member) end
+if created then
+  redis.call('ZSCORE', KEYS[4], member)
+  redis.call('HGET', KEYS[6], member)
+  epoch = ARGV[2]
+  length = 0
+  redis.call('DEL', KEYS[1], KEYS[2])
+  redis.call('SET', KEYS[3], epoch)
+end
+for i = 1, n, 1000 do
+  local last = math.min(i + 999, n)
+  redis.call('RPUSH', KEYS[2], unpack(ARGV, 6 + i, 6 + last))
+  redis.call('RPUSH', KEYS[1], unpack(ARGV, 6 + n + i, 6 + n + last))
+end
+if ttl ~= '' then
+  local ms = tonumber(ttl)
+  redis.call('PEXPIRE', KEYS[1], ms)
+  redis.call('PEXPIRE', KEYS[2], ms)
+  redis.call('PEXPIRE', KEYS[3], ms)
+  redis.call('ZADD', KEYS[5], now_ms() + ms, member)
+elseif had_ttl then
+  redis.call('PERSIST', KEYS[1])
+  redis.call('PERSIST', KEYS[2])
+  redis.call('PERSIST', KEYS[3])
+  redis.call('ZREM', KEYS[5], member)
+end
+if created then
+  redis.call('ZADD', KEYS[4], 0, member)
+  redis.call('HSET', KEYS[6], member, ARGV[4])
+end
+return {1, epoch .. ':' .. (length + n)}
+"""
+)
+
+#: KEYS: m, d, v. ARGV: how many digests. Returns {epoch or '', length, digests}.
+LOG_TAIL: Final = """
+local epoch = redis.call('GET', KEYS[3])
+local length = redis.call('LLEN', KEYS[1])
+local count = tonumber(ARGV[1])
+local digests = {}
+if epoch and count > 0 then digests = redis.call('LRANGE', KEYS[2], -count, -1) end
+return {epoch or '', length, digests}
+"""
+
+#: KEYS: m, d, v, index, expiry, sessions. ARGV: log key. Returns 1 when the log existed.
+LOG_DELETE: Final = """
+local existed = redis.call('GET', KEYS[3])
+redis.call('LLEN', KEYS[1])
+redis.call('LLEN', KEYS[2])
+redis.call('ZSCORE', KEYS[4], ARGV[1])
+redis.call('ZSCORE', KEYS[5], ARGV[1])
+redis.call('HGET', KEYS[6], ARGV[1])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('ZREM', KEYS[5], ARGV[1])
+redis.call('HDEL', KEYS[6], ARGV[1])
+if existed then return 1 end
+return 0
+"""
+
+#: KEYS: index, expiry, sessions. ARGV: ZRANGEBYLEX min, max, limit.
+#: Purges expired entries, then returns {key1, session1, key2, session2, ...}.
+LOG_LIST: Final = (
+    _NOW
+    + _PURGE
+    + """
+purge(KEYS[1], KEYS[2], KEYS[3])
+local keys = redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+if #keys == 0 then return {} end
+local sessions = redis.call('HMGET', KEYS[3], unpack(keys))
+local out = {}
+for i, key in ipairs(keys) do
+  out[#out + 1] = key
+  out[#out + 1] = sessions[i] or ''
+end
+return out
+"""
+)
+
+#: KEYS: index, expiry, sessions. Returns how many expired logs left the index.
+LOG_PURGE: Final = (
+    _NOW
+    + _PURGE
+    + """
+return purge(KEYS[1], KEYS[2], KEYS[3])
+"""
+)
+
+#: KEYS: object, index. ARGV: data, new version, mode ('' | 'absent' | 'version'), expected
+#: version, object key. Returns 1 when written, 0 when the condition failed.
+OBJECT_PUT: Final = """
+local current = redis.call('HGET', KEYS[1], 'v')
+redis.call('ZSCORE', KEYS[2], ARGV[5])
+if ARGV[3] == 'absent' and current then return 0 end
+if ARGV[3] == 'version' and current ~= ARGV[4] then return 0 end
+redis.call('HSET', KEYS[1], 'd', ARGV[1], 'v', ARGV[2])
+redis.call('ZADD', KEYS[2], 0, ARGV[5])
+return 1
+"""
+
+#: KEYS: object, index. ARGV: object key, expected version ('' = any).
+#: Returns 1 deleted, 0 absent, -1 not at the expected version.
+OBJECT_DELETE: Final = """
+local current = redis.call('HGET', KEYS[1], 'v')
+redis.call('ZSCORE', KEYS[2], ARGV[1])
+if ARGV[2] ~= '' and current ~= ARGV[2] then return -1 end
+redis.call('ZREM', KEYS[2], ARGV[1])
+if not current then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+"""
+
+# Walks one shard's index from a ZRANGEBYLEX bound, calling visit(key) for each key; visit
+# returns a new lower bound to jump to (skipping a folded prefix), false to stop, or nil.
+_WALK = """
+local function after_all(prefix)
+  return '[' .. string.sub(prefix, 1, -2) .. string.char(string.byte(prefix, -1) + 1)
+end
+local function walk(index, low, high, visit)
+  while true do
+    local keys = redis.call('ZRANGEBYLEX', index, low, high, 'LIMIT', 0, 256)
+    if #keys == 0 then return end
+    local jumped = false
+    for _, key in ipairs(keys) do
+      local nxt = visit(key)
+      if nxt == false then return end
+      if nxt then
+        low = nxt
+        jumped = true
+        break
+      end
+    end
+    if not jumped then
+      if #keys < 256 then return end
+      low = '(' .. keys[#keys]
+    end
+  end
+end
+"""
+
+#: KEYS: index. ARGV: prefix, delimiter ('' = none), limit (0 = none), ZRANGEBYLEX min, max.
+#: Returns {entry1, folded1, ...}: keys (folded 0) and common prefixes (folded 1) in order.
+OBJECT_LIST: Final = (
+    _WALK
+    + """
+local prefix, delimiter, limit = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local out = {}
+local count = 0
+walk(KEYS[1], ARGV[4], ARGV[5], function(key)
+  if limit > 0 and count >= limit then return false end
+  count = count + 1
+  if delimiter ~= '' then
+    local cut = string.find(key, delimiter, #prefix + 1, true)
+    if cut then
+      local folded = string.sub(key, 1, cut + #delimiter - 1)
+      out[#out + 1] = folded
+      out[#out + 1] = 1
+      return after_all(folded)
+    end
+  end
+  out[#out + 1] = key
+  out[#out + 1] = 0
+  return nil
+end)
+return out
+"""
+)
+
+#: KEYS: index. ARGV: prefix, recursive ('1'/'0'), literal ('' = none), ZRANGEBYLEX min, max,
+#: object key prefix (the shard's ``{tag}o:``). Returns the object keys under ``prefix`` that
+#: are not directory markers (not deeper than one level unless recursive) and, with a literal,
+#: whose data contains it ignoring ASCII case or is not plain ASCII. Reads the candidates'
+#: objects, which share the index's hash tag (so the script stays on one cluster slot).
+OBJECT_FIND: Final = (
+    _WALK
+    + """
+local prefix, recursive, literal, objects = ARGV[1], ARGV[2] == '1', ARGV[3], ARGV[6]
+local out = {}
+walk(KEYS[1], ARGV[4], ARGV[5], function(key)
+  local slash = string.find(key, '/', #prefix + 1, true)
+  if slash and not recursive then
+    return after_all(string.sub(key, 1, slash))
+  end
+  if string.byte(key, -1) == 47 then return nil end
+  if literal ~= '' then
+    local data = redis.call('HGET', objects .. key, 'd')
+    if not data then return nil end
+    if not string.find(data, '[%z\\128-\\255]') and not string.find(string.lower(data), literal, 1, true) then
+      return nil
+    end
+  end
+  out[#out + 1] = key
+  return nil
+end)
+return out
+"""
+)

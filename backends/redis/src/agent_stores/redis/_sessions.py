@@ -1,0 +1,45 @@
+"""``RedisSessionStore``: session snapshots as Redis hashes."""
+
+from __future__ import annotations
+
+from agent_stores.core import ObjectSessionStore
+
+from ._connect import Connectable, OwnedOpeners, as_connection
+from ._driver import RedisObjectDriver
+
+__all__ = ["RedisSessionStore"]
+
+
+class RedisSessionStore(OwnedOpeners, ObjectSessionStore):
+    """The framework's ``SessionStore`` on Redis: one hash per session under ``prefix``.
+
+    Snapshots use ``FileSessionStore``'s JSON envelope, so they move between stores
+    unchanged. Every ``get`` returns an independent copy and is one ``HMGET``; ``set`` is one
+    script and last-writer-wins; a snapshot that is not JSON is moved aside to
+    ``<key>.<uuid>.corrupt`` and reported as a ``ValueError`` (``CorruptRecordError``), so a
+    retry starts clean. Borrowing and owning the client work as in ``RedisHistoryProvider``.
+
+    Security posture:
+        Snapshots (session state included) are stored as plaintext JSON in Redis memory (and
+        its persistence files): protect the server with TLS and AUTH/ACL as described on
+        ``RedisHistoryProvider``. Session ids map injectively to keys, so no id can reach
+        another session's key.
+
+    Args:
+        client: The ``redis.asyncio`` client or shared connection to borrow.
+        prefix: Key prefix of every snapshot (``""`` or ending with ``/``); stores sharing a
+            connection need distinct prefixes.
+        key_prefix: With a bare client: prefix of every Redis key (default ``agent-stores:``).
+        shards: With a bare client: index shards (default 16).
+    """
+
+    def __init__(
+        self,
+        client: Connectable,
+        *,
+        prefix: str = "sessions/",
+        key_prefix: str | None = None,
+        shards: int | None = None,
+    ) -> None:
+        self.connection = as_connection(client, key_prefix=key_prefix, shards=shards)
+        super().__init__(RedisObjectDriver(self.connection), prefix=prefix)

@@ -1,0 +1,444 @@
+"""Redis backend behaviour beyond the conformance suites: URLs, ownership, round trips, faults, listing."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from agent_framework import Message
+from redis.asyncio import Redis
+from redis.exceptions import NoPermissionError
+
+from agent_stores.core import CorruptRecordError, LogRecord, StoreConflictError, StoreUnavailableError, open_stores
+from agent_stores.core.memory import MemoryObjectDriver
+from agent_stores.redis import (
+    RedisAgentFileStore,
+    RedisBackend,
+    RedisConnection,
+    RedisHistoryProvider,
+    RedisLogDriver,
+    RedisObjectDriver,
+    RedisSessionStore,
+    parse_redis_url,
+)
+from agent_stores.testing.servers import Server
+from agent_stores.testing.servers.redis import LocalRedis, server_binary, valkey_binary
+
+pytestmark = pytest.mark.asyncio
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "redis_quickstart.py"
+
+#: What the README's security posture tells users to allow (the commands the client sends and the scripts run).
+ACL_COMMANDS = (
+    "+evalsha +eval +ping +lrange +llen +hget +hmget +get +set +del +pttl +pexpire +persist +rpush"
+    " +zscore +zadd +zrem +zrangebylex +zrangebyscore +hset +hdel +time"
+)
+
+
+def _msg(text: str, message_id: str | None = None) -> Message:
+    return Message("user", [text], message_id=message_id)
+
+
+@pytest_asyncio.fixture
+async def client(redis_single: Server) -> AsyncIterator[Redis]:
+    client = Redis.from_url(redis_single.url)
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def connection(client: Redis, key_prefix: str) -> RedisConnection:
+    return RedisConnection(client, key_prefix=key_prefix)
+
+
+# -- URLs ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "nodes", "cluster", "tls", "db"),
+    [
+        ("redis://localhost", (("localhost", 6379),), False, False, 0),
+        ("redis://h:7000/3", (("h", 7000),), False, False, 3),
+        ("rediss://h:6380/0", (("h", 6380),), False, True, 0),
+        ("valkey://h", (("h", 6379),), False, False, 0),
+        ("redis+cluster://a:7000,b:7001", (("a", 7000), ("b", 7001)), True, False, 0),
+        ("rediss+cluster://a:7000", (("a", 7000),), True, True, 0),
+        ("redis://[::1]:7000", (("::1", 7000),), False, False, 0),
+    ],
+)
+async def test_url_forms(url: str, nodes: Any, cluster: bool, tls: bool, db: int) -> None:
+    parsed = parse_redis_url(url)
+    assert (parsed.nodes, parsed.cluster, parsed.tls, parsed.db) == (nodes, cluster, tls, db)
+
+
+async def test_url_credentials_options_and_redaction() -> None:
+    parsed = parse_redis_url("redis://app:s%40cret@h:1/2?socket_timeout=0.5&key_prefix=x:&shards=4")
+    assert (parsed.username, parsed.password) == ("app", "s@cret")
+    assert dict(parsed.options) == {"socket_timeout": 0.5}
+    assert (parsed.key_prefix, parsed.shards) == ("x:", 4)
+    assert "s@cret" not in repr(parsed) and "cret" not in parsed.address
+    assert parse_redis_url("redis://:pw@h").username is None
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://h",
+        "redis://a:1,b:2",
+        "redis+cluster://a:1/0",
+        "redis://h/x",
+        "redis://h:99999",
+        "redis://h?nope=1",
+        "redis://h?socket_timeout=fast",
+    ],
+)
+async def test_bad_urls_are_value_errors(url: str) -> None:
+    with pytest.raises(ValueError):
+        parse_redis_url(url)
+
+
+async def test_unknown_client_option_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="client option"):
+        RedisHistoryProvider.from_url("redis://127.0.0.1:1/0", no_such_option=1)
+
+
+async def test_bad_key_prefix_and_shards(client: Redis) -> None:
+    with pytest.raises(ValueError):
+        RedisConnection(client, key_prefix="a{b")
+    with pytest.raises(ValueError):
+        RedisConnection(client, shards=0)
+    with pytest.raises(TypeError):
+        RedisConnection(object())  # type: ignore[arg-type]
+
+
+# -- open_stores and ownership --------------------------------------------------------------------
+
+
+async def test_open_stores_gives_all_three_stores_on_one_client(redis_single: Server, key_prefix: str) -> None:
+    async with open_stores(f"{redis_single.url}?key_prefix={key_prefix}") as stores:
+        assert isinstance(stores.backend, RedisBackend)
+        history = stores.history_provider()
+        files, sessions = stores.file_store(), stores.session_store()
+        assert isinstance(history, RedisHistoryProvider)
+        assert isinstance(files, RedisAgentFileStore) and isinstance(sessions, RedisSessionStore)
+        assert history.connection is files.connection is sessions.connection
+        await history.save_messages("s", [_msg("hi")])
+        await files.write("a.txt", "x")
+        assert [m.text for m in await history.get_messages("s")] == ["hi"]
+        assert await files.read("a.txt") == "x"
+
+
+async def test_valkey_scheme_reaches_the_same_backend(redis_single: Server, key_prefix: str) -> None:
+    url = redis_single.url.replace("redis://", "valkey://", 1)
+    async with open_stores(url, key_prefix=key_prefix) as stores:
+        assert isinstance(stores.backend, RedisBackend)
+        await stores.history_provider().save_messages("s", [_msg("hi")])
+
+
+async def test_borrowed_client_is_never_closed(client: Redis, key_prefix: str) -> None:
+    async with RedisHistoryProvider(client, key_prefix=key_prefix) as history:
+        await history.save_messages("s", [_msg("hi")])
+    assert await client.ping()
+
+
+async def test_owned_client_is_closed_and_warns_when_forgotten(redis_single: Server, key_prefix: str) -> None:
+    history = RedisHistoryProvider.from_url(redis_single.url, key_prefix=key_prefix)
+    await history.save_messages("s", [_msg("hi")])
+    await history.aclose()
+    forgotten = RedisHistoryProvider.from_url(redis_single.url)
+    with pytest.warns(ResourceWarning):
+        forgotten.__del__()
+    await forgotten.aclose()
+
+
+# -- one round trip per operation -----------------------------------------------------------------
+
+
+async def _command_counts(client: Redis) -> dict[str, int]:
+    stats: dict[str, Any] = await client.info("commandstats")  # pyright: ignore[reportUnknownMemberType]
+    return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
+
+
+async def test_steady_save_is_one_evalsha_and_load_one_lrange(
+    client: Redis, redis_single: Server, key_prefix: str
+) -> None:
+    async with RedisHistoryProvider.from_url(redis_single.url, key_prefix=key_prefix, max_messages=20) as history:
+        await history.save_messages("s", [_msg("one"), _msg("two")])  # first save reads the tail
+        before = await _command_counts(client)
+        await history.save_messages("s", [_msg("three"), _msg("four")])
+        middle = await _command_counts(client)
+        assert len(await history.get_messages("s")) == 4
+        after = await _command_counts(client)
+    save = {k: middle.get(k, 0) - before.get(k, 0) for k in middle if middle.get(k, 0) != before.get(k, 0)}
+    load = {k: after.get(k, 0) - middle.get(k, 0) for k in after if after.get(k, 0) != middle.get(k, 0)}
+    # commandstats also counts the commands a script runs; the client sent one EVALSHA and nothing else
+    assert save["evalsha"] == 1 and "eval" not in save and save["info"] == 1
+    assert {k: v for k, v in save.items() if k in {"lrange", "get", "hmget", "hget", "zadd"}} == {"get": 1}
+    assert load == {"lrange": 1, "info": 1}
+
+
+async def test_flushed_script_cache_is_reloaded(client: Redis, key_prefix: str) -> None:
+    history = RedisHistoryProvider(client, key_prefix=key_prefix)
+    await history.save_messages("s", [_msg("one")])
+    await client.script_flush()
+    await history.save_messages("s", [_msg("two")])
+    assert [m.text for m in await history.get_messages("s")] == ["one", "two"]
+
+
+# -- versions -------------------------------------------------------------------------------------
+
+
+async def test_versions_never_repeat_after_delete_and_rewrite(connection: RedisConnection) -> None:
+    driver = RedisLogDriver(connection)
+    record = [LogRecord("d1", b"{}")]
+    first = await driver.append("k", record, expected_version=None, session_id="s")
+    assert await driver.delete("k")
+    second = await driver.append("k", record, expected_version=None, session_id="s")
+    assert first != second and (await driver.tail("k", 1)).version == second
+    with pytest.raises(StoreConflictError):
+        await driver.append("k", record, expected_version=first, session_id="s")
+    assert await driver.length("k") == 1
+
+
+async def test_expired_log_rewritten_gets_a_new_version(connection: RedisConnection) -> None:
+    driver = RedisLogDriver(connection)
+    old = await driver.append("k", [LogRecord("d", b"1")], expected_version=None, session_id="s", ttl=0.05)
+    await asyncio.sleep(0.15)
+    assert (await driver.tail("k", 1)).version is None and await driver.read("k") == []
+    new = await driver.append("k", [LogRecord("d", b"2")], expected_version=None, session_id="s", ttl=5)
+    assert new != old and await driver.read("k") == [b"2"]
+    assert [info.key for info in await driver.list_logs("")] == ["k"]
+
+
+async def test_ttl_is_native_and_refreshed(client: Redis, connection: RedisConnection) -> None:
+    driver = RedisLogDriver(connection)
+    await driver.append("k", [LogRecord("d", b"1")], expected_version=None, session_id="s", ttl=100)
+    keys = connection.log_keys("k")[:3]
+    assert all(0 < ttl <= 100_000 for ttl in [await client.pttl(key) for key in keys])
+    version = (await driver.tail("k", 0)).version
+    await driver.append("k", [LogRecord("e", b"2")], expected_version=version, session_id="s", ttl=None)
+    assert [await client.pttl(key) for key in keys] == [-1, -1, -1]
+
+
+# -- wrong types ----------------------------------------------------------------------------------
+
+
+async def test_key_of_wrong_type_is_a_clear_error_and_nothing_is_overwritten(
+    client: Redis, connection: RedisConnection
+) -> None:
+    history = RedisHistoryProvider(connection)
+    key = history.keys.history(history.source_id, "s")
+    payloads = connection.log_payloads(key)
+    await client.set(payloads, b"someone else's")
+    with pytest.raises(CorruptRecordError, match="another type"):
+        await history.save_messages("s", [_msg("hi")])
+    with pytest.raises(CorruptRecordError):
+        await history.get_messages("s")
+    assert await client.get(payloads) == b"someone else's"
+    assert not await client.exists(connection.log_keys(key)[2])  # no epoch was created
+
+    files = RedisAgentFileStore(connection)
+    object_key = connection.object_keys("files/a.txt")[0]
+    await client.rpush(object_key, b"x")
+    with pytest.raises(CorruptRecordError):
+        await files.write("a.txt", "hello")
+    assert await client.lrange(object_key, 0, -1) == [b"x"]
+
+
+# -- the server going away and coming back ------------------------------------------------------
+
+
+async def test_unreachable_server_is_unavailable_then_recovers(tmp_path: Path) -> None:
+    binary = server_binary() or valkey_binary()
+    if binary is None:
+        pytest.skip("needs a local redis-server or valkey-server to stop and restart")
+    server = LocalRedis(binary, tmp_path)
+    server.start()
+    try:
+        url = f"redis://user:hunter2@127.0.0.1:{server.port}/0"
+        # the server has no ACL user: connect without credentials, but show that errors never carry them
+        history = RedisHistoryProvider.from_url(server.url, key_prefix="p:", socket_timeout=1, socket_connect_timeout=1)
+        await history.save_messages("s", [_msg("before")])
+        server.stop()
+        started = time.monotonic()
+        with pytest.raises(StoreUnavailableError) as caught:
+            await history.save_messages("s", [_msg("during")])
+        assert time.monotonic() - started < 10
+        assert f"127.0.0.1:{server.port}" in str(caught.value)
+        assert caught.value.__cause__ is not None
+        with pytest.raises(StoreUnavailableError):
+            await history.get_messages("s")
+        server.start()  # same port, empty (no persistence)
+        await history.save_messages("s", [_msg("after")])
+        assert [m.text for m in await history.get_messages("s")] == ["after"]
+        await history.aclose()
+
+        secret = RedisHistoryProvider.from_url(url, socket_timeout=1, socket_connect_timeout=1)
+        server.stop()
+        with pytest.raises(StoreUnavailableError) as caught:
+            await secret.get_messages("s")
+        assert "hunter2" not in str(caught.value) and "hunter2" not in repr(secret.connection)
+        await secret.aclose()
+    finally:
+        server.stop()
+
+
+# -- listing -------------------------------------------------------------------------------------
+
+
+async def test_list_sessions_is_ordered_and_paged_across_shards(connection: RedisConnection) -> None:
+    history = RedisHistoryProvider(connection)
+    ids = sorted(f"session-{i:03d}" for i in range(45))
+    for session_id in reversed(ids):
+        await history.save_messages(session_id, [_msg("x")])
+    assert await history.list_sessions(limit=1000) == ids
+    paged = [s async for s in history.iter_sessions(page_size=7)]
+    assert paged == ids
+    assert await history.list_sessions(after=ids[10], limit=3) == ids[11:14]
+
+
+_KEYS = [
+    "a",
+    "a/",
+    "a/b",
+    "a/b/c",
+    "a/b/d",
+    "a/c",
+    "a-b",
+    "a0",
+    "b/é",
+    "b/z",
+    "b/zz/y",
+    "c",
+    "é/x",
+    "\U0001f600",
+    "",
+    "x/y/z/w",
+]
+
+
+async def test_object_listing_matches_the_reference_driver(connection: RedisConnection) -> None:
+    ours, reference = RedisObjectDriver(connection), MemoryObjectDriver()
+    for key in _KEYS:
+        await ours.put(key, b"1")
+        await reference.put(key, b"1")
+    entries = sorted({*_KEYS, "a/b/", "b/zz/", "x/", "x/y/", "é/", "a/", "b/", "zzz"})
+    for prefix in ("", "a", "a/", "a/b/", "b/", "x/y/", "nothing/"):
+        for delimiter in ("/", None, "b"):
+            for limit in (None, 1, 2, 3, 100):
+                for after in (None, *entries):
+                    expected = await reference.list(prefix, delimiter=delimiter, after=after, limit=limit)
+                    got = await ours.list(prefix, delimiter=delimiter, after=after, limit=limit)
+                    assert got == expected, (prefix, delimiter, after, limit)
+
+
+async def test_search_narrows_candidates_on_the_server(connection: RedisConnection) -> None:
+    files = RedisAgentFileStore(connection)
+    await files.write("d/hit.txt", "has Needle inside")
+    await files.write("d/miss.txt", "nothing here")
+    await files.write("d/unicode.txt", "ünïcode")
+    await files.write("d/sub/deep.txt", "needle deep")
+    await files.create_directory("d/empty")
+    candidates = await files._candidate_keys("files/d/", "needle", recursive=False)  # pyright: ignore[reportPrivateUsage]
+    assert candidates == ["files/d/hit.txt", "files/d/unicode.txt"]
+    recursive = await files._candidate_keys("files/d/", "needle", recursive=True)  # pyright: ignore[reportPrivateUsage]
+    assert recursive == ["files/d/hit.txt", "files/d/sub/deep.txt", "files/d/unicode.txt"]
+    every = await files._candidate_keys("files/d/", "need.e", recursive=False)  # pyright: ignore[reportPrivateUsage]
+    assert every == ["files/d/hit.txt", "files/d/miss.txt", "files/d/unicode.txt"]
+    results = await files.search("d", "needle", recursive=True)
+    assert sorted(r.file_name for r in results) == ["hit.txt", "sub/deep.txt"]
+
+
+async def test_cluster_keys_of_one_session_share_a_slot(connection: RedisConnection) -> None:
+    tags = {key[: key.index("}") + 1] for key in connection.log_keys("ns/src/a-session")}
+    assert len(tags) == 1
+    assert connection.object_keys("files/x")[0].split("}")[0] == connection.object_keys("files/x")[1].split("}")[0]
+
+
+async def test_cluster_end_to_end(redis_cluster: Server) -> None:
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    async with open_stores(redis_cluster.url, key_prefix=prefix) as stores:
+        history = stores.history_provider(max_messages=3)
+        for i in range(20):
+            await history.save_messages(f"s{i}", [_msg("a"), _msg("b"), _msg("c"), _msg("d")])
+        assert len(await history.get_messages("s3")) == 3
+        assert await history.list_sessions(limit=100) == sorted(f"s{i}" for i in range(20))  # type: ignore[attr-defined]
+
+
+async def test_readme_example_runs(redis_single: Server) -> None:
+    import subprocess
+    import sys
+
+    command = [sys.executable, str(EXAMPLE), redis_single.url]
+    done = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "history: ['My name is Ada.', 'Hi Ada!']" in done.stdout
+    assert "files: ['user.md']" in done.stdout
+    assert "sessions: ['user-42']" in done.stdout
+
+
+async def test_an_acl_user_limited_to_the_stores_keys_and_commands_suffices(tmp_path: Path) -> None:
+    """The ACL the README recommends: only the key prefix's hash tags and the commands the stores send."""
+    binary = server_binary()
+    if binary is None:
+        pytest.skip("needs a local redis-server (ACLs need Redis 6 or later)")
+    server = LocalRedis(binary, tmp_path)
+    server.start()
+    try:
+        admin = Redis(port=server.port)
+        rules = f"on >s3cret ~{{agent-stores:* resetchannels -@all {ACL_COMMANDS}"
+        await admin.execute_command("ACL", "SETUSER", "agent", *rules.split())
+        await admin.set("other-app:secret", b"x")
+        url = f"redis://agent:s3cret@127.0.0.1:{server.port}/0"
+        async with open_stores(url) as stores:
+            history, files = stores.history_provider(ttl=60), stores.file_store()
+            sessions = stores.session_store()
+            await history.save_messages("s", [_msg("hi")])
+            await files.write("a.txt", "needle")
+            assert [m.text for m in await history.get_messages("s")] == ["hi"]
+            assert [r.file_name for r in await files.search("", "needle")] == ["a.txt"]
+            assert await history.list_sessions() == ["s"]  # type: ignore[attr-defined]
+            await sessions.delete("x")
+        limited = Redis.from_url(url)
+        with pytest.raises(NoPermissionError):
+            await limited.get("other-app:secret")
+        await limited.aclose()
+        await admin.aclose()
+    finally:
+        server.stop()
+
+
+async def test_purge_expired_drops_expired_logs_from_the_index(connection: RedisConnection) -> None:
+    driver = RedisLogDriver(connection)
+    await driver.append("a", [LogRecord("d", b"1")], expected_version=None, session_id="a", ttl=0.05)
+    await driver.append("b", [LogRecord("d", b"1")], expected_version=None, session_id="b", ttl=60)
+    await driver.append("c", [LogRecord("d", b"1")], expected_version=None, session_id="c")
+    await asyncio.sleep(0.15)
+    assert await driver.purge_expired() == 1
+    assert await driver.purge_expired() == 0
+    assert [info.session_id for info in await driver.list_logs("")] == ["b", "c"]
+
+
+async def test_files_and_sessions_on_a_decoding_client(redis_single: Server, key_prefix: str) -> None:
+    from agent_framework import AgentSession
+
+    client = Redis.from_url(redis_single.url, decode_responses=True)
+    try:
+        files = RedisAgentFileStore(client, key_prefix=key_prefix)
+        sessions = RedisSessionStore(client, key_prefix=key_prefix)
+        await files.write("dir/é.txt", "ünïcode ✓")
+        assert await files.read("dir/é.txt") == "ünïcode ✓"
+        assert [e.name for e in await files.list_children("dir")] == ["é.txt"]
+        session = AgentSession(session_id="s")
+        session.state["k"] = [1, "two"]
+        await sessions.set("s", session)
+        restored = await sessions.get("s")
+        assert restored is not None and restored.state["k"] == [1, "two"]
+    finally:
+        await client.aclose()
