@@ -27,6 +27,9 @@ class FileSubject:
     name = ""
     #: Modules (``module`` or ``module:attribute``) the subject needs beyond the default environment.
     requires: tuple[str, ...] = ()
+    #: A server the benchmark run starts for the subject (see ``_subjects.Subject.server``); the
+    #: file subjects start their own.
+    server: str | None = None
 
     async def open(self, directory: Path) -> AgentFileStore:
         raise NotImplementedError
