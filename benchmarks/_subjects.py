@@ -267,6 +267,8 @@ SUBJECTS: tuple[Callable[[], Subject], ...] = (
     RawPymongo,
     MongoDBOurs,
     OpenAIAgentsMongoDB,
+    lambda: importlib.import_module("_subjects_s3").RawBoto3(),
+    lambda: importlib.import_module("_subjects_s3").OursS3(),
 )
 
 

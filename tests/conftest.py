@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
-# Real-server fixtures of each backend: tests/conftest_redis.py, tests/mongodb_support.py.
-pytest_plugins = ["conftest_redis", "mongodb_support"]
+# Real-server fixtures of each backend: tests/conftest_redis.py, conftest_s3.py, mongodb_support.py.
+pytest_plugins = ["conftest_redis", "conftest_s3", "mongodb_support"]
 
 
 def pytest_report_header() -> str:

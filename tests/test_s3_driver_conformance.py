@@ -1,0 +1,84 @@
+"""The driver conformance suites on S3: ``S3ObjectDriver`` and the core's ``ObjectLogDriver`` over it.
+
+Both servers (SeaweedFS and moto); every driver a factory opens owns a boto3 client of its own,
+as separate processes would, and works in one bucket per server under the suite's unique keys.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+
+import pytest
+
+from agent_stores.core import ObjectLogDriver
+from agent_stores.s3 import S3ObjectDriver
+from agent_stores.testing import (
+    OBJECT_LOG_DIVERGENCES,
+    LogDriverCapabilities,
+    LogDriverConformance,
+    ObjectDriverCapabilities,
+    ObjectDriverConformance,
+)
+from conftest_s3 import S3Target
+
+
+class _S3Objects(ObjectDriverConformance):
+    # If-None-Match: * and If-Match are decided by the server, whichever client sends them.
+    capabilities = ObjectDriverCapabilities(
+        atomic_create_across_instances=True, atomic_if_version_across_instances=True
+    )
+    target_fixture = ""
+
+    @pytest.fixture
+    def object_driver_factory(self, request: pytest.FixtureRequest) -> Callable[[], S3ObjectDriver]:
+        target: S3Target = request.getfixturevalue(self.target_fixture)
+        return target.objects
+
+
+_SEAWEEDFS_TREE = (
+    "SeaweedFS stores objects in a file-system tree: a key 'a' and keys under 'a/' cannot both be "
+    "objects (ExistingObjectIsFile), 'a//b' would become 'a/b' (refused: path_keys), and a flat "
+    "listing reports the directories it walks"
+)
+
+
+class TestSeaweedFSObjectDriver(_S3Objects):
+    target_fixture = "seaweedfs"
+    divergences = {
+        "test_keys_are_exact": _SEAWEEDFS_TREE,
+        "test_list_without_delimiter_returns_every_key_under_the_prefix": _SEAWEEDFS_TREE,
+        "test_list_prefix_is_literal": _SEAWEEDFS_TREE,
+        "test_paged_listing_equals_the_unpaged_listing": _SEAWEEDFS_TREE,
+        "test_list_matches_the_specification": _SEAWEEDFS_TREE,
+    }
+
+
+class TestMotoObjectDriver(_S3Objects):
+    target_fixture = "moto_s3"
+
+
+class _S3Log(LogDriverConformance):
+    # Expiry is recorded in the segments and applied by reads; segments are claimed with
+    # If-None-Match: *, so appends racing from two clients have one winner.
+    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+    target_fixture = ""
+
+    @pytest.fixture
+    def log_driver_factory(self, request: pytest.FixtureRequest) -> Callable[[], ObjectLogDriver]:
+        target: S3Target = request.getfixturevalue(self.target_fixture)
+        prefix = f"log-{uuid.uuid4().hex[:12]}/"
+        return lambda: ObjectLogDriver(target.objects(), prefix=prefix, owns_objects=True)
+
+
+class TestSeaweedFSObjectLog(_S3Log):
+    target_fixture = "seaweedfs"
+    divergences = OBJECT_LOG_DIVERGENCES | {
+        "test_logs_with_related_keys_are_independent": f"{_SEAWEEDFS_TREE}; log keys ending in '/' nest",
+        "test_list_logs_prefix_is_literal": f"{_SEAWEEDFS_TREE}; log keys ending in '/' nest",
+    }
+
+
+class TestMotoObjectLog(_S3Log):
+    target_fixture = "moto_s3"
+    divergences = OBJECT_LOG_DIVERGENCES
