@@ -1005,12 +1005,18 @@ class HistoryProviderConformance(ConformanceBase):
         mine = [_msg("user", "from A", "a-1"), _msg("assistant", "to A", "a-2")]
         await history.save(first, session_id, mine)
         await asyncio.sleep(ttl * 1.3)
+        reader = await history.open(ttl=ttl)
         theirs = [_msg("user", "from B", "b-1"), _msg("assistant", "to B", "b-2")]
+        started = time.monotonic()
         await history.save(second, session_id, theirs)
         added = [_msg("user", "A again", "a-3")]
         await history.save(first, session_id, mine + added)
-        loaded = _ids(await history.load(await history.open(ttl=ttl), session_id))
-        assert loaded == _ids(theirs + mine + added), f"stored {loaded}"
+        loaded = _ids(await history.load(reader, session_id))
+        if time.monotonic() - started < ttl * 0.8:
+            assert loaded == _ids(theirs + mine + added), f"stored {loaded}"
+        else:  # too slow a store to keep B's save live until the load: only an expiry may show
+            outcomes = ([], _ids(mine + added), _ids(theirs + mine + added))
+            assert loaded in outcomes, f"stored {loaded}; only an expiry of B's or A's save may explain a difference"
 
     @requires("ttl", "admin")
     async def test_count_messages_of_an_expired_session_is_zero(self, history: HistoryHarness) -> None:
