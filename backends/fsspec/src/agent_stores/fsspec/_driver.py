@@ -1,0 +1,325 @@
+"""``FsspecObjectDriver``: the core's ``ObjectDriver`` over any fsspec filesystem."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+from fsspec import AbstractFileSystem
+from fsspec.implementations.local import LocalFileSystem
+from fsspec.implementations.memory import MemoryFileSystem
+
+from agent_stores.core import Listing, StoreConflictError, StoredObject, StoreError, StoreUnavailableError
+
+from ._capabilities import FilesystemCapabilities
+from ._keys import Entry, page, split_key, split_prefix
+from ._local import LocalOps
+from ._remote import GenericOps, MemoryOps, SftpOps
+from ._url import FilesystemSpec, parse_url
+
+__all__ = ["FsspecObjectDriver"]
+
+_log = logging.getLogger("agent_stores.fsspec")
+
+T = TypeVar("T")
+
+# Errors that are the caller's to handle, raised as they are: bad keys, lost conditions, and
+# the file/directory conflicts the AgentFileStore protocol names.
+_PASS_THROUGH = (ValueError, StoreError, IsADirectoryError, NotADirectoryError)
+
+
+class _Ops(Protocol):
+    def get(self, rel: str, directory: bool) -> tuple[bytes, str] | None: ...
+    def head(self, rel: str, directory: bool) -> str | None: ...
+    def put(self, rel: str, data: bytes, *, if_absent: bool, if_version: str | None) -> str: ...
+    def make_directory(self, rel: str, *, if_absent: bool) -> str: ...
+    def delete(self, rel: str, directory: bool, *, if_version: str | None) -> bool: ...
+    def entries(self, directory: str, start: str, *, recursive: bool) -> list[Entry]: ...
+
+
+def _protocols(fs_class: type[AbstractFileSystem]) -> tuple[str, ...]:
+    protocol: str | tuple[str, ...] = fs_class.protocol
+    return (protocol,) if isinstance(protocol, str) else tuple(protocol)
+
+
+def _is_sftp(fs_class: type[AbstractFileSystem]) -> bool:
+    try:
+        from fsspec.implementations.sftp import SFTPFileSystem
+    except ImportError:  # paramiko is not installed
+        return False
+    return issubclass(fs_class, SFTPFileSystem)
+
+
+class FsspecObjectDriver:
+    """An :class:`~agent_stores.core.ObjectDriver` whose objects are files under a root directory.
+
+    Keys are relative paths under ``root``: the object ``notes/a.md`` is the file
+    ``<root>/notes/a.md``, so the folder stays browsable and other programs (the framework's
+    ``FileSystemAgentFileStore`` among them) read and write the same files. A key ending
+    with ``/`` is a directory marker and maps to a real directory; with ``markers`` every
+    directory lists as its marker key ``dir/`` (how ``ObjectAgentFileStore`` records empty
+    directories), without it directories are only the prefixes of the files under them and
+    a delete removes the directories it leaves empty (object-store semantics, for history
+    and sessions).
+
+    Which operations are atomic depends on the filesystem and is declared in
+    :attr:`capabilities` (see :class:`FilesystemCapabilities`): a local directory, fsspec's
+    memory filesystem and SFTP are supported with their own mechanisms; any other
+    filesystem is used through the plain fsspec API with nothing atomic promised. Blocking
+    filesystems run each operation in one worker-thread hop; the event loop never blocks.
+
+    Keys that would escape the root (``..``, absolute, NUL, backslash, or a symbolic link
+    inside the root that points outside) are a ``ValueError`` before anything is written.
+    A filesystem that fails or disappears mid-operation is a ``StoreUnavailableError``
+    (chained); writes go to a temporary file moved into place, so no reader ever sees a
+    half-written file where :attr:`FilesystemCapabilities.atomic_replace` holds.
+
+    Args:
+        fs: The fsspec filesystem; borrowed (never closed) unless ``owns_fs``.
+        root: Root directory on ``fs`` (a path without protocol; created on the first write).
+        markers: List every directory as a marker key ``dir/`` (see above).
+        fsync: Local only: flush every write to disk before it becomes visible.
+        capabilities: Override the declared capabilities (for a filesystem whose behaviour
+            you know, e.g. a case-insensitive local volume).
+        owns_fs: Close the filesystem's connection on :meth:`aclose`.
+
+    Raises:
+        ValueError: ``root`` is empty.
+    """
+
+    def __init__(
+        self,
+        fs: AbstractFileSystem,
+        root: str,
+        *,
+        markers: bool = True,
+        fsync: bool = False,
+        capabilities: FilesystemCapabilities | None = None,
+        owns_fs: bool = False,
+    ) -> None:
+        if not isinstance(root, str) or not root.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError("root must be a non-empty path")
+        if "\x00" in root:
+            raise ValueError("root must not contain NUL")
+        root_path = str(fs._strip_protocol(root)).rstrip("/") or "/"  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType, reportUnknownArgumentType]
+        self._setup(type(fs), root_path, markers=markers, fsync=fsync, capabilities=capabilities, owns_fs=owns_fs)
+        self._fs = fs
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str,
+        *,
+        markers: bool = True,
+        fsync: bool = False,
+        capabilities: FilesystemCapabilities | None = None,
+        **storage_options: Any,
+    ) -> FsspecObjectDriver:
+        """Open a driver that owns a filesystem of its own, created (and connected) on first use.
+
+        ``file:///abs/path`` or ``fsspec+<protocol>://...``; query parameters and
+        ``storage_options`` configure the filesystem (see :func:`parse_url`).
+
+        Raises:
+            ValueError: The URL is malformed or its protocol unknown to fsspec.
+        """
+        spec = parse_url(url, **storage_options)
+        driver = cls.__new__(cls)
+        driver._setup(
+            spec.fs_class, spec.root, markers=markers, fsync=fsync, capabilities=capabilities, owns_fs=True
+        )
+        driver._spec = spec
+        return driver
+
+    def _setup(
+        self,
+        fs_class: type[AbstractFileSystem],
+        root: str,
+        *,
+        markers: bool,
+        fsync: bool,
+        capabilities: FilesystemCapabilities | None,
+        owns_fs: bool,
+    ) -> None:
+        self.root = root
+        self.markers = markers
+        self.fsync = fsync
+        self.owns_fs = owns_fs
+        self.protocol = _protocols(fs_class)[0]
+        self._fs = None
+        self._spec: FilesystemSpec | None = None
+        self._ops: _Ops | None = None
+        self._opening = threading.Lock()
+        self._creating = threading.Lock()
+        self._parent: FsspecObjectDriver | None = None
+        self._fs_class = fs_class
+        self._closed = False
+        if issubclass(fs_class, LocalFileSystem):
+            declared = FilesystemCapabilities.local()
+        elif issubclass(fs_class, MemoryFileSystem):
+            declared = FilesystemCapabilities.memory()
+        elif _is_sftp(fs_class):
+            declared = FilesystemCapabilities.sftp()
+        else:
+            declared = FilesystemCapabilities.generic(self.protocol)
+        self.capabilities = capabilities or declared
+
+    @property
+    def fs(self) -> AbstractFileSystem | None:
+        """The filesystem, or ``None`` while an owned one has not been created yet."""
+        return self._fs
+
+    def _filesystem(self) -> AbstractFileSystem:
+        with self._creating:
+            if self._fs is None:
+                if self._parent is not None:
+                    self._fs = self._parent._filesystem()  # pyright: ignore[reportPrivateUsage]
+                else:
+                    assert self._spec is not None
+                    self._fs = self._spec.create()
+            return self._fs
+
+    def child(self, directory: str, *, markers: bool = True) -> FsspecObjectDriver:
+        """Return a driver rooted at ``<root>/<directory>`` on the same filesystem, borrowing it.
+
+        The filesystem is created once, by whichever driver is used first; only this
+        (the parent) driver closes it.
+
+        Raises:
+            ValueError: ``directory`` breaks the key rules.
+        """
+        rel = split_key(directory.rstrip("/") + "/").rel
+        driver = FsspecObjectDriver.__new__(FsspecObjectDriver)
+        driver._setup(  # pyright: ignore[reportPrivateUsage]
+            self._fs_class,
+            f"{self.root.rstrip('/')}/{rel}",
+            markers=markers,
+            fsync=self.fsync,
+            capabilities=self.capabilities,
+            owns_fs=False,
+        )
+        driver._fs = self._fs  # pyright: ignore[reportPrivateUsage]
+        driver._parent = self  # pyright: ignore[reportPrivateUsage]
+        return driver
+
+    def _open_ops(self) -> _Ops:
+        """Create the filesystem (first use of an owned one) and the operations for it; runs in a worker thread."""
+        with self._opening:
+            if self._ops is not None:
+                return self._ops
+            fs, prune = self._filesystem(), not self.markers
+            ops: _Ops
+            if isinstance(fs, LocalFileSystem):
+                ops = LocalOps(self.root, fsync=self.fsync, prune=prune)
+            elif isinstance(fs, MemoryFileSystem):
+                ops = MemoryOps(fs, self.root, prune=prune)
+            elif _is_sftp(type(fs)):
+                ops = SftpOps(fs, self.root, prune=prune)
+            else:
+                ops = GenericOps(fs, self.root, prune=prune)
+            self._ops = ops
+            return ops
+
+    def __repr__(self) -> str:
+        return f"FsspecObjectDriver({self.protocol}://{self.root}, {self.capabilities.name})"
+
+    async def _call(self, what: str, key: str, fn: Callable[[_Ops], T]) -> T:
+        """The one funnel: run ``fn`` off the event loop and translate what the filesystem raises."""
+        if self._closed:
+            raise StoreUnavailableError(f"the fsspec store at {self.root!r} is closed")
+        try:
+            return await asyncio.to_thread(self._run, fn)
+        except _PASS_THROUGH:
+            raise
+        except OSError as err:
+            if err.errno == errno.ENAMETOOLONG:
+                raise ValueError(f"{what} {key!r}: a name is too long for this filesystem") from err
+            _log.debug("fsspec %s of %r failed", what, key, exc_info=True)
+            raise StoreUnavailableError(f"{what} {key!r} on {self!r} failed: {type(err).__name__}") from err
+        except Exception as err:  # paramiko's SSHException, EOFError of a dropped connection, ...
+            if isinstance(err, StoreError):
+                raise
+            _log.debug("fsspec %s of %r failed", what, key, exc_info=True)
+            raise StoreUnavailableError(f"{what} {key!r} on {self!r} failed: {type(err).__name__}") from err
+
+    def _run(self, fn: Callable[[_Ops], T]) -> T:
+        return fn(self._ops or self._open_ops())
+
+    async def get(self, key: str) -> StoredObject | None:
+        """Return the object's bytes and version, or ``None`` when absent (a directory marker reads as ``b""``)."""
+        path = split_key(key)
+        found = await self._call("get", key, lambda ops: ops.get(path.rel, path.directory))
+        return None if found is None else StoredObject(found[0], found[1])
+
+    async def head(self, key: str) -> str | None:
+        """Return the object's version, or ``None`` when absent."""
+        path = split_key(key)
+        return await self._call("head", key, lambda ops: ops.head(path.rel, path.directory))
+
+    async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
+        """Store ``data`` under ``key`` (a marker key creates its directory) and return the new version.
+
+        Raises:
+            StoreConflictError: ``if_absent`` and the key exists, or ``if_version`` does not hold.
+            IsADirectoryError: A directory exists where the file would go.
+            NotADirectoryError: A parent of the key is a file.
+            ValueError: The key breaks the key rules, or a marker key is given data.
+        """
+        path = split_key(key)
+        if path.directory:
+            if data:
+                raise ValueError(f"directory marker {key!r} cannot hold data")
+            if if_version is not None:
+                current = await self.head(key)
+                if current != if_version:
+                    raise StoreConflictError(f"directory {key!r} is not at version {if_version!r}")
+            return await self._call("put", key, lambda ops: ops.make_directory(path.rel, if_absent=if_absent))
+        payload = bytes(data)
+        return await self._call(
+            "put", key, lambda ops: ops.put(path.rel, payload, if_absent=if_absent, if_version=if_version)
+        )
+
+    async def delete(self, key: str, *, if_version: str | None = None) -> bool:
+        """Remove the file (or the empty directory of a marker key); return whether it existed.
+
+        Raises:
+            StoreConflictError: ``if_version`` is given and does not hold.
+        """
+        path = split_key(key)
+        return await self._call("delete", key, lambda ops: ops.delete(path.rel, path.directory, if_version=if_version))
+
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        """List keys under ``prefix`` as :meth:`agent_stores.core.ObjectDriver.list` specifies.
+
+        Each page scans the prefix's directory (recursively without a delimiter) and sorts
+        what it finds, so a page costs one directory listing, not one per key.
+        """
+        if limit is not None and limit <= 0:
+            raise ValueError(f"limit must be positive, got {limit!r}")
+        directory, start = split_prefix(prefix)
+        recursive = delimiter != "/"
+
+        def scan(ops: _Ops) -> Listing:
+            found = ops.entries(directory, start, recursive=recursive)
+            return page(found, prefix, delimiter=delimiter, after=after, limit=limit, markers=self.markers)
+
+        return await self._call("list", prefix, scan)
+
+    async def aclose(self) -> None:
+        """Close the filesystem's connection when this driver owns it. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if not self.owns_fs:
+            return
+        # fsspec's SFTP filesystem holds a paramiko SSHClient; local and memory hold nothing.
+        client: Any = getattr(self._fs, "client", None)
+        close = getattr(client, "close", None)
+        if callable(close):
+            await asyncio.to_thread(close)
