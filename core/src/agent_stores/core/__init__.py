@@ -16,6 +16,7 @@ from .errors import CorruptRecordError, StoreConflictError, StoreError, StoreUna
 from .files import ObjectAgentFileStore
 from .history import LogHistoryProvider, trim_orphans
 from .keys import KeySpace, key_segment
+from .objectlog import ObjectLogDriver
 from .sessions import ObjectSessionStore, decode_snapshot, encode_snapshot
 from .stores import Backend, BackendFactory, Stores, open_stores
 
@@ -34,6 +35,7 @@ __all__ = [
     "LogVersion",
     "ObjectAgentFileStore",
     "ObjectDriver",
+    "ObjectLogDriver",
     "ObjectSessionStore",
     "StoreConflictError",
     "StoreError",

@@ -90,7 +90,13 @@ class LogDriver(Protocol):
         ...
 
     async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
-        """Return up to ``limit`` live logs whose key starts with ``prefix``, by key, each key after ``after``."""
+        """Return up to ``limit`` live logs whose key starts with ``prefix``, each after the key ``after``.
+
+        Logs come in the driver's listing order: ascending by key, or, for a driver that keeps
+        each log in a folder ``key/`` (:class:`~agent_stores.core.objectlog.ObjectLogDriver`),
+        ascending by ``key + "/"``. Either order is total, so paging with
+        ``after=<last key of the previous page>`` returns every live log exactly once.
+        """
         ...
 
     async def purge_expired(self) -> int:

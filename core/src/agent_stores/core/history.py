@@ -216,7 +216,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         return await self.driver.delete(key)
 
     async def list_sessions(self, *, after: str | None = None, limit: int = 100) -> list[str]:
-        """Return up to ``limit`` session ids of this provider, in key order, each after the id ``after``.
+        """Return up to ``limit`` session ids of this provider, in the driver's key order, each after the id ``after``.
 
         Page with ``after=<last id of the previous page>``.
         """

@@ -1,0 +1,475 @@
+"""``ObjectLogDriver``: a :class:`LogDriver` over any :class:`ObjectDriver` with exclusive create.
+
+Built for object stores (S3, fsspec filesystems, any third-party ``ObjectDriver``) whose only
+atomic primitives are "create if absent" and an ordered listing. Every save writes **one**
+immutable segment object holding the whole batch, claimed with ``put(..., if_absent=True)``
+on the next sequence number, so concurrent writers can neither lose nor double a batch: of
+two writers that read the same end, exactly one creates the segment, the other conflicts.
+
+Layout under ``prefix`` (the keys stay browsable)::
+
+    <prefix><log key>/s<inverted seq>   one segment per append (msgpack: header + records)
+    <prefix><log key>/c<inverted seq>   a checkpoint: every record of the log up to that segment
+
+Sequence numbers are written inverted and zero-padded, so an ascending listing returns the
+newest segment first: the end of a log costs one ``list(limit=1)`` and one ``get``, and a
+window of the newest N messages reads only the newest segments (fetched in parallel).
+
+**Versions never repeat.** A version names the newest segment (its sequence number plus what
+an append needs: the log's length, the first segment of this life of the log, its expiry).
+Deleting a log, or restarting an expired one, writes a *reset* segment at the next sequence
+number and blanks the older segments in place (their bytes are overwritten with nothing; the
+objects stay). So sequence numbers only grow, and a writer holding any old version finds the
+segment it tries to claim already taken and conflicts: nothing is ever appended below a reset.
+A deleted log therefore keeps empty placeholder objects; their content is gone.
+
+**Expiry** is recorded in each segment (the append's ``ttl``, sliding). An expired log reads
+as absent; the next append restarts it with a reset segment, and :meth:`purge_expired` blanks
+expired logs it finds.
+
+**Compaction.** A full read that had to fetch many segments writes a checkpoint holding every
+record so far (immutable, claimed once, older checkpoints removed), so the next full read
+costs one checkpoint plus the segments after it. Readers that meet a blanked segment or a
+removed checkpoint (a concurrent delete or compaction) start over; writers never touch
+checkpoints.
+
+Keys of one driver must not nest (no key equals another key followed by ``/`` and more), as
+the keys of :class:`~agent_stores.core.keys.KeySpace` never do. Logs are listed in ascending
+order of ``key + "/"`` (the order the objects list in).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import NamedTuple, TypeVar
+
+import msgspec
+
+from .drivers import LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver
+from .errors import CorruptRecordError, StoreConflictError
+
+__all__ = ["ObjectLogDriver"]
+
+_T = TypeVar("_T")
+
+_SEQ_DIGITS = 20
+_SEQ_TOP = 10**_SEQ_DIGITS - 1
+_SEGMENT = "s"
+_CHECKPOINT = "c"
+_NAME = re.compile(rf"[{_SEGMENT}{_CHECKPOINT}]\d{{{_SEQ_DIGITS}}}")
+# Sorts after every object name of a log folder, so a listing can skip the rest of that log.
+_PAST_LOG = "/\x7f"
+_LISTING_PAGE = 200
+_READ_ATTEMPTS = 8
+_RESET_ATTEMPTS = 32
+
+
+class _Segment(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
+    """One append (or a reset) of one log."""
+
+    seq: int
+    base: int  # sequence number of the first segment of this life of the log
+    start: int  # records of this life before this segment
+    session_id: str
+    expires_at: float | None
+    digests: list[str]
+    payloads: list[bytes]
+
+
+class _Checkpoint(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
+    """Every record of one life of a log, up to and including segment ``seq``."""
+
+    seq: int
+    base: int
+    digests: list[str]
+    payloads: list[bytes]
+
+
+_encode = msgspec.msgpack.Encoder().encode
+_decode_segment = msgspec.msgpack.Decoder(_Segment).decode
+_decode_checkpoint = msgspec.msgpack.Decoder(_Checkpoint).decode
+
+
+class _Head(NamedTuple):
+    """The newest segment of a log and what follows from it."""
+
+    segment: _Segment
+    live: bool
+
+    @property
+    def length(self) -> int:
+        return self.segment.start + len(self.segment.digests) if self.live else 0
+
+    @property
+    def version(self) -> LogVersion:
+        if not self.live:
+            return None
+        s = self.segment
+        expires = "" if s.expires_at is None else repr(s.expires_at)
+        return f"{s.seq}:{s.base}:{self.length}:{expires}"
+
+
+class _Restart(Exception):
+    """A concurrent delete or compaction changed what a read was reading: read again."""
+
+
+class ObjectLogDriver:
+    """A :class:`~agent_stores.core.drivers.LogDriver` of immutable segment objects (see the module docs).
+
+    Costs: ``append`` on a known version is one conditional ``put`` (no listing, no read);
+    ``tail``, ``length`` and ``read(last=N)`` are one ``list(limit=1)`` plus the ``get`` of the
+    newest segments (in parallel); a full ``read`` is bounded by compaction.
+
+    Args:
+        objects: The object driver; it must make ``put(..., if_absent=True)`` atomic across
+            every writer of the log and list in code-point order. Borrowed unless ``owns_objects``.
+        prefix: Key prefix of every object of this driver (``""`` or ending with ``/``).
+        owns_objects: Close ``objects`` on :meth:`aclose`.
+        concurrency: Most object requests one operation keeps in flight.
+        compact_after: A full read that fetched more segments than this writes a checkpoint.
+        clock: Seconds since the epoch, for expiry.
+    """
+
+    def __init__(
+        self,
+        objects: ObjectDriver,
+        *,
+        prefix: str = "history/",
+        owns_objects: bool = False,
+        concurrency: int = 32,
+        compact_after: int = 64,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if prefix and not prefix.endswith("/"):
+            raise ValueError(f"prefix must be empty or end with '/', got {prefix!r}")
+        if concurrency < 1 or compact_after < 1:
+            raise ValueError("concurrency and compact_after must be positive")
+        self.objects = objects
+        self.prefix = prefix
+        self.owns_objects = owns_objects
+        self.compact_after = compact_after
+        self.concurrency = concurrency
+        self._clock = clock
+
+    # -- names and codecs ------------------------------------------------------------------
+
+    def _folder(self, key: str) -> str:
+        return f"{self.prefix}{key}/"
+
+    def _name(self, key: str, kind: str, seq: int) -> str:
+        return f"{self._folder(key)}{kind}{_SEQ_TOP - seq:0{_SEQ_DIGITS}d}"
+
+    @staticmethod
+    def _seq_of(name: str) -> int:
+        return _SEQ_TOP - int(name[-_SEQ_DIGITS:])
+
+    def _decode(self, name: str, data: bytes) -> _Segment:
+        try:
+            return _decode_segment(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as err:
+            raise CorruptRecordError(f"history segment {name!r} cannot be decoded") from err
+
+    async def _gather(self, calls: Sequence[Callable[[], Awaitable[_T]]]) -> list[_T]:
+        """Run ``calls`` concurrently, at most ``concurrency`` at a time (per call, so nesting cannot starve)."""
+        limit = asyncio.Semaphore(self.concurrency)
+
+        async def limited(call: Callable[[], Awaitable[_T]]) -> _T:
+            async with limit:
+                return await call()
+
+        if len(calls) == 1:
+            return [await calls[0]()]
+        return list(await asyncio.gather(*(limited(c) for c in calls)))
+
+    # -- reading ---------------------------------------------------------------------------
+
+    async def _head(self, key: str) -> _Head | None:
+        """The newest segment of ``key`` (``None`` when the log never had one)."""
+        for _ in range(_READ_ATTEMPTS):
+            listing = await self.objects.list(self._folder(key) + _SEGMENT, delimiter=None, limit=1)
+            if not listing.keys:
+                return None
+            name = listing.keys[0]
+            stored = await self.objects.get(name)
+            if stored is None or not stored.data:
+                continue  # blanked or removed between the listing and the read
+            segment = self._decode(name, stored.data)
+            expired = segment.expires_at is not None and segment.expires_at <= self._clock()
+            return _Head(segment, live=bool(segment.digests or segment.start) and not expired)
+        raise StoreConflictError(f"log {key!r} kept changing while its end was read")
+
+    async def _segments(self, key: str, seqs: Sequence[int]) -> list[_Segment]:
+        """Fetch the segments ``seqs`` in parallel, in that order."""
+        names = [self._name(key, _SEGMENT, seq) for seq in seqs]
+
+        def fetch(name: str) -> Callable[[], Awaitable[_Segment]]:
+            async def call() -> _Segment:
+                stored = await self.objects.get(name)
+                if stored is None or not stored.data:
+                    raise _Restart
+                return self._decode(name, stored.data)
+
+            return call
+
+        return await self._gather([fetch(n) for n in names])
+
+    async def _window(self, key: str, last: int | None) -> tuple[_Head | None, list[str], list[bytes]]:
+        """The head and the records of its life, the newest ``last`` of them (all when ``None``)."""
+        for _ in range(_READ_ATTEMPTS):
+            head = await self._head(key)
+            if head is None or not head.live:
+                return head, [], []
+            try:
+                digests, payloads = await self._records(key, head, last)
+            except _Restart:
+                continue
+            return head, digests, payloads
+        raise StoreConflictError(f"log {key!r} kept changing while it was read")
+
+    async def _records(self, key: str, head: _Head, last: int | None) -> tuple[list[str], list[bytes]]:
+        top = head.segment
+        length = head.length
+        wanted_from = 0 if last is None else max(0, length - last)
+        checkpoint: _Checkpoint | None = None
+        if wanted_from == 0 and top.start > 0:
+            checkpoint = await self._checkpoint(key, top)
+        floor = checkpoint.seq if checkpoint is not None else top.base - 1  # newest segment not to fetch
+        chunks: list[_Segment] = [top] if top.seq > floor else []
+        lowest = top
+        while lowest.start > wanted_from and lowest.seq - 1 > floor:
+            # Ask for as many older segments as the records still missing need, at the
+            # log's average records per segment, in one parallel round.
+            missing = lowest.start - wanted_from
+            per_segment = max(1.0, top.start / max(1, top.seq - top.base))
+            count = min(lowest.seq - 1 - floor, int(missing / per_segment * 1.25) + 1)
+            older = await self._segments(key, range(lowest.seq - 1, lowest.seq - 1 - count, -1))
+            if any(segment.base != top.base for segment in older):
+                raise _Restart  # a segment of another life: the log was reset under us
+            chunks.extend(older)
+            lowest = older[-1]
+        chunks.reverse()
+        digests: list[str] = list(checkpoint.digests) if checkpoint is not None else []
+        payloads: list[bytes] = list(checkpoint.payloads) if checkpoint is not None else []
+        for segment in chunks:
+            digests.extend(segment.digests)
+            payloads.extend(segment.payloads)
+        first = 0 if checkpoint is not None or not chunks else chunks[0].start
+        if len(digests) != length - first:
+            raise _Restart  # segments and checkpoint disagree: read again
+        if wanted_from == 0 and (len(chunks) > self.compact_after):
+            await self._compact(key, top, digests, payloads)
+        skip = (length - first) - (length - wanted_from)
+        return digests[skip:], payloads[skip:]
+
+    async def _checkpoint(self, key: str, top: _Segment) -> _Checkpoint | None:
+        listing = await self.objects.list(self._folder(key) + _CHECKPOINT, delimiter=None, limit=1)
+        if not listing.keys:
+            return None
+        name = listing.keys[0]
+        seq = self._seq_of(name)
+        if seq > top.seq:
+            return None
+        stored = await self.objects.get(name)
+        if stored is None:
+            raise _Restart
+        try:
+            checkpoint = _decode_checkpoint(stored.data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as err:
+            raise CorruptRecordError(f"history checkpoint {name!r} cannot be decoded") from err
+        return checkpoint if checkpoint.base == top.base else None
+
+    async def _compact(self, key: str, top: _Segment, digests: list[str], payloads: list[bytes]) -> None:
+        """Write a checkpoint of everything up to ``top``; remove older checkpoints. Idempotent."""
+        name = self._name(key, _CHECKPOINT, top.seq)
+        try:
+            await self.objects.put(name, _encode(_Checkpoint(top.seq, top.base, digests, payloads)), if_absent=True)
+        except StoreConflictError:
+            return  # another reader wrote the same checkpoint
+        head = await self._head(key)
+        if head is None or head.segment.base != top.base:
+            await self.objects.delete(name)  # the log was reset meanwhile: keep none of its records
+            return
+        older = await self.objects.list(self._folder(key) + _CHECKPOINT, delimiter=None, after=name)
+        await self._gather([_deleter(self.objects, k) for k in older.keys])
+
+    async def tail(self, key: str, count: int) -> LogTail:
+        """Return the log's length, version and the digests of its last ``min(length, count)`` records."""
+        head, digests, _ = await self._window(key, max(count, 0))
+        if head is None or not head.live:
+            return LogTail(0, [], None)
+        return LogTail(head.length, digests, head.version)
+
+    async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
+        """Return the payloads in append order; with ``last``, only the newest ``last`` of them."""
+        if last is not None and last <= 0:
+            return []
+        _, _, payloads = await self._window(key, last)
+        return payloads
+
+    async def length(self, key: str) -> int:
+        """Return the number of records under ``key`` (0 when absent or expired)."""
+        head = await self._head(key)
+        return 0 if head is None else head.length
+
+    # -- writing ---------------------------------------------------------------------------
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        """Claim the next segment with the batch, only if the log is still at ``expected_version``.
+
+        Raises:
+            StoreConflictError: The log moved on, was deleted, or expired; nothing was written.
+            ValueError: ``records`` is empty, or ``expected_version`` is not a version this
+                driver handed out.
+        """
+        if not records:
+            raise ValueError("append needs at least one record")
+        now = self._clock()
+        expires_at = None if ttl is None else now + ttl
+        digests = [r.digest for r in records]
+        payloads = [bytes(r.payload) for r in records]
+        if expected_version is None:
+            head = await self._head(key)
+            if head is not None and head.live:
+                raise StoreConflictError(f"log {key!r} exists, expected it absent")
+            seq = 1 if head is None else head.segment.seq + 1
+            segment = _Segment(seq, seq, 0, session_id, expires_at, digests, payloads)
+            await self.objects.put(self._name(key, _SEGMENT, seq), _encode(segment), if_absent=True)
+            if head is not None:
+                await self._blank(key, head.segment)
+        else:
+            seq, base, length, expiry = _parse_version(expected_version)
+            if expiry is not None and expiry <= now:
+                raise StoreConflictError(f"log {key!r} expired after version {expected_version!r}")
+            segment = _Segment(seq + 1, base, length, session_id, expires_at, digests, payloads)
+            await self.objects.put(self._name(key, _SEGMENT, seq + 1), _encode(segment), if_absent=True)
+        return _Head(segment, live=True).version
+
+    async def _blank(self, key: str, previous: _Segment) -> None:
+        """Erase every record of the life that ``previous`` ended (after a reset segment was claimed)."""
+        if previous.base == previous.seq and not previous.digests:
+            return  # a reset segment: that life was blanked when it was written
+        blank = b""
+        names = [self._name(key, _SEGMENT, s) for s in range(previous.base, previous.seq + 1)]
+        await self._gather([_overwriter(self.objects, n, blank) for n in names])
+        checkpoints = await self.objects.list(self._folder(key) + _CHECKPOINT, delimiter=None)
+        await self._gather([_deleter(self.objects, k) for k in checkpoints.keys])
+
+    async def _reset(self, key: str, *, only_expired: bool) -> bool | None:
+        """End the log's current life with a reset segment and blank it.
+
+        Returns whether the log was live before, or ``None`` when there was nothing to reset.
+        """
+        for _ in range(_RESET_ATTEMPTS):
+            head = await self._head(key)
+            if head is None:
+                return None
+            top = head.segment
+            if top.base == top.seq and not top.digests:
+                return None  # already reset, nothing stored since
+            if only_expired and head.live:
+                return None
+            seq = top.seq + 1
+            reset = _Segment(seq, seq, 0, top.session_id, None, [], [])
+            try:
+                await self.objects.put(self._name(key, _SEGMENT, seq), _encode(reset), if_absent=True)
+            except StoreConflictError:
+                continue  # an append got there first: look again
+            await self._blank(key, top)
+            return head.live
+        raise StoreConflictError(f"gave up resetting {key!r} after {_RESET_ATTEMPTS} conflicting writes")
+
+    async def delete(self, key: str) -> bool:
+        """Remove the log's records; return whether it was live (an expired log was not)."""
+        return bool(await self._reset(key, only_expired=False))
+
+    # -- listing ---------------------------------------------------------------------------
+
+    async def _log_keys(self, prefix: str, after: str | None) -> list[str]:
+        """One page of log keys under ``prefix`` (after ``after``), in folder order; ``[]`` at the end."""
+        start = self.prefix + prefix
+        cursor = None if after is None else self._folder(after)[:-1] + _PAST_LOG
+        listing = await self.objects.list(start, delimiter=None, after=cursor, limit=_LISTING_PAGE)
+        keys: list[str] = []
+        for name in listing.keys:
+            folder, _, leaf = name.rpartition("/")
+            if not _NAME.fullmatch(leaf):
+                continue
+            key = folder[len(self.prefix) :]
+            if not keys or keys[-1] != key:
+                keys.append(key)
+        if not keys and len(listing.keys) == _LISTING_PAGE:
+            # A page of foreign objects only: continue after them.
+            return await self._log_keys(prefix, listing.keys[-1][len(self.prefix) :])
+        return keys
+
+    async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
+        """Return up to ``limit`` live logs whose key starts with ``prefix``, after ``after``.
+
+        Ordered by ``key + "/"``; page with ``after=<last key of the previous page>``.
+        """
+        if limit <= 0:
+            raise ValueError(f"limit must be positive, got {limit!r}")
+        found: list[LogInfo] = []
+        cursor = after
+        while len(found) < limit:
+            keys = await self._log_keys(prefix, cursor)
+            if not keys:
+                break
+            heads = await self._gather([_header(self, k) for k in keys])
+            for key, head in zip(keys, heads, strict=True):
+                if head is not None and head.live:
+                    found.append(LogInfo(key, head.segment.session_id))
+                    if len(found) == limit:
+                        break
+            cursor = keys[-1]
+        return found
+
+    async def purge_expired(self) -> int:
+        """Blank every expired log under this driver's prefix; return how many."""
+        purged = 0
+        cursor: str | None = None
+        while keys := await self._log_keys("", cursor):
+            results = await self._gather([_expirer(self, k) for k in keys])
+            purged += sum(1 for r in results if r is not None)
+            cursor = keys[-1]
+        return purged
+
+    async def aclose(self) -> None:
+        """Close the object driver if this driver owns it."""
+        if self.owns_objects:
+            await self.objects.aclose()
+
+
+def _parse_version(version: LogVersion) -> tuple[int, int, int, float | None]:
+    try:
+        seq, base, length, expiry = str(version).split(":")
+        return int(seq), int(base), int(length), float(expiry) if expiry else None
+    except ValueError as err:
+        raise ValueError(f"not a version of this log driver: {version!r}") from err
+
+
+def _deleter(objects: ObjectDriver, key: str) -> Callable[[], Awaitable[bool]]:
+    return lambda: objects.delete(key)
+
+
+def _overwriter(objects: ObjectDriver, key: str, data: bytes) -> Callable[[], Awaitable[str]]:
+    return lambda: objects.put(key, data)
+
+
+def _header(driver: ObjectLogDriver, key: str) -> Callable[[], Awaitable[_Head | None]]:
+    return lambda: driver._head(key)  # pyright: ignore[reportPrivateUsage]
+
+
+def _expirer(driver: ObjectLogDriver, key: str) -> Callable[[], Awaitable[bool | None]]:
+    return lambda: driver._reset(key, only_expired=True)  # pyright: ignore[reportPrivateUsage]
