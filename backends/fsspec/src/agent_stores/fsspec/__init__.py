@@ -15,6 +15,7 @@ or every store under one root: ``agent_stores.core.open_stores("file:///srv/agen
 from ._backend import FsspecBackend
 from ._capabilities import FilesystemCapabilities
 from ._driver import FsspecObjectDriver
+from ._history import FsspecHistoryProvider
 from ._stores import FsspecAgentFileStore, FsspecSessionStore
 from ._url import FilesystemSpec, parse_url
 
@@ -23,6 +24,7 @@ __all__ = [
     "FilesystemSpec",
     "FsspecAgentFileStore",
     "FsspecBackend",
+    "FsspecHistoryProvider",
     "FsspecObjectDriver",
     "FsspecSessionStore",
     "parse_url",

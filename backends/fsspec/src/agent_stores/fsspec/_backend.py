@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._driver import FsspecObjectDriver
+from ._history import FsspecHistoryProvider
 from ._stores import FsspecAgentFileStore, FsspecSessionStore
 from ._url import split_options
 
@@ -38,10 +39,8 @@ class FsspecBackend:
         self._sessions = self.driver.child("sessions", markers=False)
         self._history = self.driver.child("history", markers=False)
 
-    def history_provider(self, *, source_id: str, **options: Any) -> Any:
-        """Return a history provider on the shared filesystem; ``options`` as ``FsspecHistoryProvider`` takes them."""
-        from ._history import FsspecHistoryProvider
-
+    def history_provider(self, *, source_id: str, **options: Any) -> FsspecHistoryProvider:
+        """Return a history provider over ``<root>/history``; ``options`` as ``FsspecHistoryProvider`` takes them."""
         return FsspecHistoryProvider._over(self._history, source_id=source_id, owned=False, **options)  # pyright: ignore[reportPrivateUsage]
 
     def file_store(self, **options: Any) -> FsspecAgentFileStore:
