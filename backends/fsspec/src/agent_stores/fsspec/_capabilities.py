@@ -59,7 +59,7 @@ class FilesystemCapabilities:
 
     @classmethod
     def memory(cls) -> FilesystemCapabilities:
-        """fsspec's ``MemoryFileSystem``: one process-wide store, every write under one process lock."""
+        """Fsspec's ``MemoryFileSystem``: one process-wide store, every write under one process lock."""
         return cls(
             name="memory (fsspec MemoryFileSystem, process lock)",
             atomic_create=True,
@@ -73,7 +73,7 @@ class FilesystemCapabilities:
 
     @classmethod
     def sftp(cls) -> FilesystemCapabilities:
-        """fsspec's paramiko ``SFTPFileSystem`` against OpenSSH's ``sftp-server``.
+        """Fsspec's paramiko ``SFTPFileSystem`` against OpenSSH's ``sftp-server``.
 
         Writes go to a temporary file moved into place with ``posix-rename@openssh.com``;
         exclusive create moves it with the plain SFTP ``RENAME``, which OpenSSH implements

@@ -9,11 +9,10 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from fsspec import AbstractFileSystem
-from fsspec.implementations.local import LocalFileSystem
-from fsspec.implementations.memory import MemoryFileSystem
-
 from agent_stores.core import Listing, StoreConflictError, StoredObject, StoreError, StoreUnavailableError
+from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
+from fsspec.implementations.local import LocalFileSystem  # pyright: ignore[reportMissingTypeStubs]
+from fsspec.implementations.memory import MemoryFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
 from ._capabilities import FilesystemCapabilities
 from ._keys import Entry, page, split_key, split_prefix
@@ -48,7 +47,7 @@ def _protocols(fs_class: type[AbstractFileSystem]) -> tuple[str, ...]:
 
 def _is_sftp(fs_class: type[AbstractFileSystem]) -> bool:
     try:
-        from fsspec.implementations.sftp import SFTPFileSystem
+        from fsspec.implementations.sftp import SFTPFileSystem  # pyright: ignore[reportMissingTypeStubs]
     except ImportError:  # paramiko is not installed
         return False
     return issubclass(fs_class, SFTPFileSystem)
@@ -129,9 +128,7 @@ class FsspecObjectDriver:
         """
         spec = parse_url(url, **storage_options)
         driver = cls.__new__(cls)
-        driver._setup(
-            spec.fs_class, spec.root, markers=markers, fsync=fsync, capabilities=capabilities, owns_fs=True
-        )
+        driver._setup(spec.fs_class, spec.root, markers=markers, fsync=fsync, capabilities=capabilities, owns_fs=True)
         driver._spec = spec
         return driver
 

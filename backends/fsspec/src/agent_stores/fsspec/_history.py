@@ -5,9 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, Self
 
-from fsspec import AbstractFileSystem
-
 from agent_stores.core import LogHistoryProvider, ObjectLogDriver
+from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
 from ._capabilities import FilesystemCapabilities
 from ._driver import FsspecObjectDriver

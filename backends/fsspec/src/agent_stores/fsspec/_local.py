@@ -21,7 +21,7 @@ import fcntl
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 
 from agent_stores.core import StoreConflictError
 
@@ -70,7 +70,7 @@ class LocalOps:
         return full
 
     @contextlib.contextmanager
-    def _locked(self, directory: str) -> Iterator[None]:
+    def _locked(self, directory: str) -> Generator[None]:
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -82,7 +82,9 @@ class LocalOps:
         try:
             os.makedirs(directory, exist_ok=True)
         except (FileExistsError, NotADirectoryError) as err:
-            raise NotADirectoryError(errno.ENOTDIR, "a parent of the path is a file, not a directory", directory) from err
+            raise NotADirectoryError(
+                errno.ENOTDIR, "a parent of the path is a file, not a directory", directory
+            ) from err
 
     # -- objects --------------------------------------------------------------------------
 

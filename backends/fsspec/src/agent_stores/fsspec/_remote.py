@@ -9,15 +9,15 @@ ETag does).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import posixpath
 import threading
 from typing import Any
 
-from fsspec import AbstractFileSystem
-
 from agent_stores.core import StoreConflictError
+from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
 from ._keys import Entry, is_temp_name, temp_name
 
@@ -44,7 +44,7 @@ class GenericOps:
     """
 
     def __init__(self, fs: AbstractFileSystem, root: str, *, prune: bool = False) -> None:
-        self.fs = fs
+        self.fs: Any = fs  # fsspec ships no type information
         self.root = root.rstrip("/")
         self.prune = prune
         self._lock = self._make_lock()
@@ -191,7 +191,7 @@ class GenericOps:
             listed: dict[str, dict[str, Any]] = self.fs.find(base, withdirs=True, detail=True)
             items = list(listed.values())
         else:
-            items = list(self.fs.ls(base, detail=True))
+            items: list[dict[str, Any]] = list(self.fs.ls(base, detail=True))
         prefix = directory + "/" if directory else ""
         for info in items:
             name = str(info["name"]).rstrip("/")
@@ -206,9 +206,11 @@ class GenericOps:
 
 
 class MemoryOps(GenericOps):
-    """fsspec's ``MemoryFileSystem``: all instances share one store, so one process lock makes
-    every check-and-write atomic among agent-stores writers (a write publishes the whole file
-    at once, as ``MemoryFile.commit`` does)."""
+    """fsspec's ``MemoryFileSystem``: one process lock makes every check-and-write atomic.
+
+    All instances share one class-level store, so the lock is process-wide; it covers every
+    agent-stores writer (a write publishes the whole file at once, as ``MemoryFile.commit`` does).
+    """
 
     def _make_lock(self) -> Any:
         return _MEMORY_LOCK
@@ -261,8 +263,6 @@ class SftpOps(GenericOps):
             else:
                 ftp.posix_rename(tmp, path)
         except BaseException:
-            try:
+            with contextlib.suppress(OSError):
                 ftp.remove(tmp)
-            except OSError:
-                pass
             raise

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Self, cast
 
-from fsspec import AbstractFileSystem
-
 from agent_stores.core import ObjectAgentFileStore, ObjectSessionStore
+from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
 from ._capabilities import FilesystemCapabilities
 from ._driver import FsspecObjectDriver

@@ -6,8 +6,8 @@ import json
 from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-import fsspec
-from fsspec import AbstractFileSystem
+import fsspec  # pyright: ignore[reportMissingTypeStubs]
+from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
 __all__ = ["STORE_OPTIONS", "FilesystemSpec", "parse_url", "split_options"]
 
@@ -74,13 +74,14 @@ def parse_url(url: str, **storage_options: Any) -> FilesystemSpec:
         raise ValueError(f"not an fsspec store URL (file:///path or fsspec+<protocol>://...): {url!r}")
     try:
         protocol = protocol_url.split("://", 1)[0]
-        fs_class: type[AbstractFileSystem] = fsspec.get_filesystem_class(protocol)
+        fs_class: type[AbstractFileSystem] = fsspec.get_filesystem_class(protocol)  # pyright: ignore[reportUnknownMemberType]
     except (ValueError, ImportError) as err:
         raise ValueError(f"cannot open a filesystem for {url!r}: {err}") from err
     root = str(fs_class._strip_protocol(protocol_url)).rstrip("/")  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType, reportUnknownArgumentType]
     if not root or root.strip("/") == "":
         raise ValueError(f"fsspec store URLs need a root directory below the filesystem's root: {url!r}")
-    url_options: dict[str, Any] = fs_class._get_kwargs_from_urls(protocol_url)  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+    get_url_options: Any = getattr(fs_class, "_get_kwargs_from_urls")  # noqa: B009 - fsspec's URL parser, per class
+    url_options: dict[str, Any] = dict(get_url_options(protocol_url))
     kwargs = url_options | options | {"skip_instance_cache": True}
     return FilesystemSpec(fs_class, kwargs, root, protocol)
 

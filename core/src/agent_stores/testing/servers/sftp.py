@@ -59,6 +59,22 @@ def _keygen(path: Path) -> None:
     )
 
 
+def _descendants(pid: int) -> list[int]:
+    """Return the ids of every live descendant of process ``pid`` (from ``/proc``; empty elsewhere)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = entry.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(entry.parent.name))
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        for child in children.get(pending.pop(), []):
+            found.append(child)
+            pending.append(child)
+    return found
+
+
 def with_path(url: str, subpath: str) -> str:
     """Return the store URL ``url`` with ``/subpath`` appended to its path (the query kept)."""
     base, sep, query = url.partition("?")
@@ -113,10 +129,7 @@ def local_sshd() -> Generator[Server]:
             # Debian's sshd refuses to start without its privilege-separation directory.
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
         log = (home / "sshd.log").open("w")
-        # Its own process group: stopping the server also ends the per-connection processes.
-        process = subprocess.Popen(
-            [sshd, "-D", "-e", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+        process = subprocess.Popen([sshd, "-D", "-e", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT)
         try:
             try:
                 wait_for_port("127.0.0.1", port, timeout=20, alive=lambda: process.poll() is None)
@@ -127,13 +140,15 @@ def local_sshd() -> Generator[Server]:
             url = f"fsspec+sftp://{quote(user)}@127.0.0.1:{port}{data}?key_filename={quote(str(client_key))}"
             yield Server(STORE, url, VIA_LOCAL, f"{_version(sshd)} on 127.0.0.1:{port} ({sshd}, internal-sftp)")
         finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
+            # Each connection runs in a process sshd forked, in a session of its own: end them
+            # too (by pid, all descendants of the server we started), so clients see it go away.
+            for pid in [process.pid, *_descendants(process.pid)]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
             try:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
+                process.kill()
                 process.wait(timeout=10)
             log.close()
 
