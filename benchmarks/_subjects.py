@@ -243,6 +243,7 @@ SUBJECTS: tuple[Callable[[], Subject], ...] = (
     FrameworkFile,
     FrameworkInMemory,
     OpenAIAgentsSQLite,
+    importlib.import_module("_subjects_fsspec").OursFsspecLocal,
 )
 
 

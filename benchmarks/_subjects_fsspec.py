@@ -1,0 +1,39 @@
+"""The fsspec rows of the history benchmark: ``FsspecHistoryProvider`` on a local directory.
+
+Compared to ``framework FileHistoryProvider`` (the ``floor`` of these rows): it is the
+framework's own history on files in the same local directory, the store a user of a folder
+would otherwise pick, and the issue's targets are stated against it (append at least 5x, save
+cost flat up to 10k messages where the file store re-reads the whole session on each save).
+The SQLite floor measures a database, not a filesystem, so it is the wrong yardstick here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from _payloads import Turn
+from _subjects import _WARMUP_SESSION_ID, SESSION_ID, _messages, _ProviderSubject, _warmup_turn
+
+__all__ = ["OursFsspecLocal"]
+
+
+class OursFsspecLocal(_ProviderSubject):
+    """``FsspecHistoryProvider`` through ``open_stores("file:///...")``: one segment file per save."""
+
+    name = "ours: FsspecHistoryProvider (local dir)"
+    floor = "framework FileHistoryProvider"
+    requires = ("agent_stores.fsspec:FsspecHistoryProvider",)
+
+    async def open(self, directory: Path) -> None:
+        from agent_stores.core import open_stores
+
+        self._stores = open_stores(f"file://{directory / 'fsspec'}")
+        self.provider = self._stores.history_provider()
+        await self._save(_WARMUP_SESSION_ID, _warmup_turn.messages)
+
+    async def _prefill_batch(self, turns: Sequence[Turn]) -> None:
+        await self.provider.import_messages(SESSION_ID, _messages(turns))  # type: ignore[attr-defined]
+
+    async def close(self) -> None:
+        await self._stores.aclose()
