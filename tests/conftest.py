@@ -7,3 +7,7 @@ import sqlite3
 
 def pytest_report_header() -> str:
     return f"sqlite: SQLite {sqlite3.sqlite_version} (Python sqlite3 module, used by aiosqlite)"
+
+
+# S3 servers and buckets (session-scoped fixtures in their own module).
+pytest_plugins = ["conftest_s3"]

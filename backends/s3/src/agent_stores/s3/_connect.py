@@ -1,0 +1,207 @@
+"""``s3://bucket/prefix?...`` URLs, the boto3 client they describe, and the borrow-or-own rules.
+
+A store takes a ready boto3 S3 client (borrowed, never closed), a ``boto3.Session`` (a client
+is made from it and owned), or a URL (``from_url``: a client is made from the standard
+credential chain and owned). Retries and timeouts live in botocore's ``Config``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Final, cast
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+import boto3
+from botocore.config import Config
+
+from ._driver import S3ObjectDriver, check_key
+
+if TYPE_CHECKING:
+    from types_boto3_s3.client import S3Client
+
+__all__ = ["S3Location", "client_config", "join_prefix", "open_driver", "parse_s3_url"]
+
+
+_TRUE: Final = frozenset({"1", "true", "yes", "on"})
+_FALSE: Final = frozenset({"0", "false", "no", "off"})
+
+
+def _flag(name: str, value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError(f"option {name} must be true or false, got {value!r}")
+
+
+def join_prefix(prefix: str, *parts: str) -> str:
+    """Return ``prefix`` (normalized to end with ``/`` unless empty) followed by ``parts``, each ending with ``/``."""
+    head = prefix.strip("/")
+    segments = [s for s in (head, *(p.strip("/") for p in parts)) if s]
+    return "".join(f"{s}/" for s in segments)
+
+
+@dataclass(frozen=True)
+class S3Location:
+    """Where a backend's objects live and how to reach them.
+
+    Attributes:
+        bucket: The bucket.
+        prefix: Key prefix of every object (``""`` or ending with ``/``); tenants sharing a
+            bucket use distinct prefixes.
+        endpoint_url: An S3-compatible endpoint (SeaweedFS, MinIO, ...); ``None`` for AWS.
+        region: The AWS region; ``None``: from the standard configuration.
+        profile: A named profile of the AWS config files.
+        addressing_style: ``path``, ``virtual`` or ``auto``; ``None``: ``path`` with an
+            ``endpoint_url``, else botocore's default.
+        create_bucket: Create the bucket on first use when it does not exist.
+        conditional_delete: The server honours ``If-Match`` on DELETE (see ``S3ObjectDriver``).
+        ordered_listing: The server lists in S3's byte order (``False`` for SeaweedFS; see
+            ``S3ObjectDriver``).
+        max_attempts: botocore retry attempts, first try included ("standard" mode: exponential
+            backoff with jitter on throttling, 5xx answers and connection errors).
+        connect_timeout: Seconds to wait for a connection.
+        read_timeout: Seconds to wait for an answer.
+        max_concurrency: Requests in flight at once (worker threads and pooled connections).
+    """
+
+    bucket: str
+    prefix: str = ""
+    endpoint_url: str | None = None
+    region: str | None = None
+    profile: str | None = None
+    addressing_style: str | None = None
+    create_bucket: bool = False
+    conditional_delete: bool = True
+    ordered_listing: bool = True
+    max_attempts: int = 4
+    connect_timeout: float = 5.0
+    read_timeout: float = 30.0
+    max_concurrency: int = 32
+
+    def with_options(self, **options: Any) -> S3Location:
+        """Return a copy with ``options`` applied (query-string spellings accepted).
+
+        Raises:
+            ValueError: An option is unknown or malformed.
+        """
+        changes: dict[str, Any] = {}
+        for name, value in options.items():
+            if name in {"endpoint_url", "region", "profile", "addressing_style"}:
+                changes[name] = None if value in (None, "") else str(value)
+            elif name in {"create_bucket", "conditional_delete", "ordered_listing"}:
+                changes[name] = _flag(name, value)
+            elif name in {"max_attempts", "max_concurrency"}:
+                changes[name] = int(value)
+            elif name in {"connect_timeout", "read_timeout"}:
+                changes[name] = float(value)
+            elif name == "prefix":
+                changes[name] = join_prefix(str(value))
+            else:
+                raise ValueError(f"unknown S3 option {name!r}")
+        location = replace(self, **changes)
+        if location.addressing_style not in {None, "path", "virtual", "auto"}:
+            raise ValueError(f"addressing_style must be path, virtual or auto, got {location.addressing_style!r}")
+        if location.max_attempts < 1 or location.max_concurrency < 1:
+            raise ValueError("max_attempts and max_concurrency must be positive")
+        if location.prefix:
+            check_key(location.prefix, what="prefix")
+        return location
+
+
+def parse_s3_url(url: str, **options: Any) -> S3Location:
+    """Parse ``s3://bucket/prefix?endpoint_url=...&region=...`` (query options as :class:`S3Location`).
+
+    Credentials never come from the URL: they come from the standard chain (environment,
+    config files, instance or task roles) or from a ``boto3.Session`` the caller passes.
+
+    Raises:
+        ValueError: Not an ``s3://`` URL, no bucket, credentials in the URL, or an unknown option.
+    """
+    parts = urlsplit(url)
+    if parts.scheme.lower() != "s3":
+        raise ValueError(f"not an s3:// URL: {url!r}")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("S3 URLs take no credentials: use the standard AWS credential chain or pass a session")
+    bucket = parts.hostname or ""
+    if not bucket:
+        raise ValueError(f"the S3 URL names no bucket: {url!r}")
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    location = S3Location(bucket=bucket, prefix=join_prefix(unquote(parts.path)))
+    return location.with_options(**query, **options)
+
+
+def client_config(location: S3Location) -> Config:
+    """Return the botocore ``Config`` for ``location``: standard-mode retries, timeouts, pool size, addressing style."""
+    style = location.addressing_style or ("path" if location.endpoint_url else None)
+    return Config(
+        retries={"max_attempts": location.max_attempts, "mode": "standard"},
+        connect_timeout=location.connect_timeout,
+        read_timeout=location.read_timeout,
+        max_pool_connections=location.max_concurrency,
+        s3={"addressing_style": style} if style else None,  # pyright: ignore[reportArgumentType]
+        region_name=location.region,
+    )
+
+
+def client_factory(location: S3Location, session: boto3.Session | None = None) -> Callable[[], S3Client]:
+    """Return a callable making the S3 client ``location`` describes (from ``session`` or the standard chain)."""
+
+    def make() -> S3Client:
+        source = session if session is not None else boto3.Session(profile_name=location.profile)
+        # The stubs type every service's overload; only S3's is installed, so go through Any.
+        make_client: Any = getattr(source, "client")  # noqa: B009
+        return cast("S3Client", make_client("s3", endpoint_url=location.endpoint_url, config=client_config(location)))
+
+    return make
+
+
+def open_driver(
+    location: S3Location, *, client: S3Client | None = None, session: boto3.Session | None = None
+) -> S3ObjectDriver:
+    """Return a driver for ``location``: borrowing ``client``, or owning one made from ``session`` / the chain.
+
+    Raises:
+        ValueError: Both ``client`` and ``session`` are given.
+    """
+    if client is not None and session is not None:
+        raise ValueError("pass a client or a session, not both")
+    return S3ObjectDriver(
+        client if client is not None else client_factory(location, session),
+        location.bucket,
+        owns_client=client is None,
+        create_bucket=location.create_bucket,
+        conditional_delete=location.conditional_delete,
+        max_concurrency=location.max_concurrency,
+        ordered_listing=location.ordered_listing,
+    )
+
+
+_LOCATION_FIELDS: Final = frozenset(S3Location.__dataclass_fields__) - {"bucket", "prefix"}
+
+
+def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split keyword options into (:class:`S3Location` options, the store's own options)."""
+    location = {k: v for k, v in options.items() if k in _LOCATION_FIELDS}
+    return location, {k: v for k, v in options.items() if k not in _LOCATION_FIELDS}
+
+
+def borrow_driver(client: S3Client | S3ObjectDriver, bucket: str | None, **options: Any) -> tuple[S3ObjectDriver, bool]:
+    """Return the driver a store constructor was given, or a new one borrowing ``client`` (and whether it is new).
+
+    Raises:
+        ValueError: A driver comes with a different bucket or with options (they belong to the
+            driver), or a client comes without a bucket.
+    """
+    if isinstance(client, S3ObjectDriver):
+        if (bucket is not None and bucket != client.bucket) or options:
+            raise ValueError("a store built on an S3ObjectDriver takes its bucket and options from the driver")
+        return client, False
+    if not bucket:
+        raise ValueError("an S3 store built on a boto3 client needs the bucket name")
+    location = S3Location(bucket=bucket).with_options(**options)
+    return open_driver(location, client=client), True

@@ -1,0 +1,376 @@
+"""``S3ObjectDriver``: the core's ``ObjectDriver`` over one S3 bucket, through boto3 in threads.
+
+boto3 blocks, so every operation runs in a worker thread of the driver's own pool: one hop per
+operation, whatever number of requests it makes (a ``delete`` that reports whether the key
+existed is a HEAD and a conditional DELETE in the same hop). Errors pass through one funnel,
+:meth:`S3ObjectDriver._run`, which translates them by error code (``_errors.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from agent_stores.core import Listing, StoreConflictError, StoredObject, StoreUnavailableError
+
+from ._errors import error_code, is_conflict, is_missing, translate
+
+if TYPE_CHECKING:
+    from types_boto3_s3.client import S3Client
+
+__all__ = ["MAX_KEY_BYTES", "S3ObjectDriver", "check_key"]
+
+_T = TypeVar("_T")
+
+#: S3's limit on the length of an object key, in UTF-8 bytes.
+MAX_KEY_BYTES: Final = 1024
+#: Entries S3 returns per LIST page at most.
+_PAGE: Final = 1000
+#: Attempts of a reporting delete whose HEAD and conditional DELETE race with other writers.
+_DELETE_ATTEMPTS: Final = 8
+
+
+def check_key(key: str, *, what: str = "key") -> str:
+    """Return ``key`` when S3 stores it exactly as given, else raise ``ValueError``.
+
+    Refused: non-strings, the empty key, NUL, more than 1,024 UTF-8 bytes, unencodable text
+    (lone surrogates), a leading ``/``, empty segments other than a trailing one (``a//b``),
+    and ``.`` or ``..`` segments. Several S3 servers (SeaweedFS, for one) normalize such keys
+    into other keys, so accepting them would let one key alias another — or leave the prefix.
+
+    Raises:
+        ValueError: ``key`` is one of the above.
+    """
+    if not isinstance(key, str) or not key:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ValueError(f"S3 {what} must be a non-empty string, got {key!r}")
+    if "\x00" in key:
+        raise ValueError(f"S3 {what} must not contain NUL: {key!r}")
+    try:
+        size = len(key.encode("utf-8"))
+    except UnicodeEncodeError as err:
+        raise ValueError(f"S3 {what} is not encodable as UTF-8: {key!r}") from err
+    if size > MAX_KEY_BYTES:
+        raise ValueError(f"S3 {what} is {size} bytes of UTF-8, over S3's limit of {MAX_KEY_BYTES}: {key[:80]!r}...")
+    if key.startswith("/"):
+        raise ValueError(f"S3 {what} must be relative (no leading '/'): {key!r}")
+    segments = key.split("/")
+    if any(s in {".", ".."} for s in segments) or "" in segments[:-1]:
+        raise ValueError(f"S3 {what} must not hold '.', '..' or empty segments: {key!r}")
+    return key
+
+
+def _check_prefix(prefix: str) -> str:
+    return prefix if prefix == "" else check_key(prefix, what="prefix")
+
+
+class S3ObjectDriver:
+    """A :class:`~agent_stores.core.ObjectDriver` over one S3 bucket; versions are ETags.
+
+    Conditional writes are S3's own: ``put(if_absent=True)`` is ``PutObject`` with
+    ``If-None-Match: *``; ``put(if_version=v)`` and ``delete(if_version=v)`` send ``If-Match: v``.
+    A 412 answer, or ``NoSuchKey`` to a request with ``If-Match`` (servers differ), is a
+    ``StoreConflictError``. ``list`` is ``ListObjectsV2`` (``Prefix``, ``Delimiter``,
+    ``StartAfter``, ``MaxKeys``, continuation), in S3's UTF-8 byte order.
+
+    Versions are the objects' ETags, which for plain uploads are the MD5 of the content:
+    storing the very same bytes again gives the same version. A compare-and-set therefore
+    cannot tell "unchanged" from "changed and changed back to the same bytes" — harmless for
+    byte-level compare-and-set (the stored bytes are what the writer expected), but a caller
+    that needs a fresh version on every write must make every write's bytes unique.
+
+    ``delete`` reports whether the key existed, exactly, even under concurrent writers: it reads
+    the ETag (HEAD) and deletes with ``If-Match`` on it, retrying if the object changed in
+    between. On a server without conditional deletes (``conditional_delete=False``, e.g. S3
+    compatibles that ignore ``If-Match`` on DELETE), ``delete`` is a HEAD then a plain DELETE:
+    the answer may be stale under concurrent deletes, and ``delete(if_version=...)`` compares
+    the version then deletes, so a write landing between the two is lost.
+
+    The bucket is checked on first use (``HeadBucket``): a missing bucket is a
+    ``StoreUnavailableError`` naming it, or is created when ``create_bucket`` is set.
+
+    Args:
+        client: A boto3 S3 client (thread-safe; borrowed unless ``owns_client``), or a
+            callable that makes one on first use (in a worker thread, so reading the AWS
+            config files stays off the event loop).
+        bucket: The bucket name.
+        owns_client: Close the client on :meth:`aclose`.
+        create_bucket: Create the bucket on first use if it does not exist.
+        conditional_delete: The server honours ``If-Match`` on ``DeleteObject`` (AWS S3 since
+            2024, SeaweedFS, MinIO, moto). ``False`` selects the fallback described above.
+        max_concurrency: Worker threads, hence S3 requests in flight at once (parallel GETs).
+        ordered_listing: The server lists in S3's UTF-8 byte order, so a page of ``limit``
+            entries is one request of ``MaxKeys=limit``. SeaweedFS lists in path-component
+            order instead (``a/`` before ``a-b``: a directory sorts at its bare name), so with
+            ``False`` a listing reads every entry under the prefix and sorts them: correct,
+            but a paged listing costs one request per 1,000 entries under the prefix.
+
+    Raises:
+        ValueError: ``bucket`` is empty or ``max_concurrency`` is not positive.
+    """
+
+    def __init__(
+        self,
+        client: S3Client | Callable[[], S3Client],
+        bucket: str,
+        *,
+        owns_client: bool = False,
+        create_bucket: bool = False,
+        conditional_delete: bool = True,
+        max_concurrency: int = 32,
+        ordered_listing: bool = True,
+    ) -> None:
+        if not bucket or "/" in bucket:
+            raise ValueError(f"an S3 bucket name is required (without '/'), got {bucket!r}")
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be positive, got {max_concurrency!r}")
+        if callable(client) and not hasattr(client, "put_object"):
+            self._client: S3Client | None = None
+            self._make_client: Callable[[], S3Client] | None = client
+        else:
+            self._client = client  # type: ignore[assignment]
+            self._make_client = None
+        self.bucket = bucket
+        self.owns_client = owns_client
+        self.create_bucket = create_bucket
+        self.conditional_delete = conditional_delete
+        self.max_concurrency = max_concurrency
+        self.ordered_listing = ordered_listing
+        self._executor: ThreadPoolExecutor | None = None
+        self._ready = False
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # -- the funnel ---------------------------------------------------------------------------
+
+    async def _run(self, call: Callable[[S3Client], _T], *, key: str | None = None, conditional: bool = False) -> _T:
+        """Run ``call(client)`` in a worker thread (one hop); translate boto3 errors, cause chained."""
+        if self._closed:
+            raise StoreUnavailableError(f"the S3 driver for bucket {self.bucket!r} is closed")
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self.max_concurrency, thread_name_prefix="agent-stores-s3")
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._executor, self._call, call)
+        except (ClientError, BotoCoreError) as err:
+            raise translate(err, bucket=self.bucket, key=key, conditional=conditional) from err
+
+    def _call(self, call: Callable[[S3Client], _T]) -> _T:
+        """In the worker thread: make the client and check the bucket once, then run ``call``."""
+        client = self._client
+        if client is None or not self._ready:
+            client = self._prepare()
+        return call(client)
+
+    def _prepare(self) -> S3Client:
+        with self._lock:
+            if self._client is None:
+                assert self._make_client is not None
+                self._client = self._make_client()
+            if not self._ready:
+                self._check_bucket(self._client)
+                self._ready = True
+            return self._client
+
+    def _check_bucket(self, client: S3Client) -> None:
+        try:
+            client.head_bucket(Bucket=self.bucket)
+        except ClientError as err:
+            if error_code(err) not in {"404", "NoSuchBucket", "NotFound"}:
+                raise
+            if not self.create_bucket:
+                raise ClientError(
+                    {"Error": {"Code": "NoSuchBucket", "Message": "bucket not found"}}, "HeadBucket"
+                ) from err
+            self._create_bucket(client)
+
+    def _create_bucket(self, client: S3Client) -> None:
+        region = client.meta.region_name
+        try:
+            if region and region != "us-east-1":
+                client.create_bucket(
+                    Bucket=self.bucket,
+                    CreateBucketConfiguration={"LocationConstraint": region},  # type: ignore[typeddict-item]
+                )
+            else:
+                client.create_bucket(Bucket=self.bucket)
+        except ClientError as err:
+            if error_code(err) not in {"BucketAlreadyOwnedByYou", "BucketAlreadyExists"}:
+                raise
+
+    # -- ObjectDriver -------------------------------------------------------------------------
+
+    async def get(self, key: str) -> StoredObject | None:
+        """Return the object's bytes and ETag, or ``None`` when absent (one GET)."""
+        check_key(key)
+        bucket = self.bucket
+
+        def call(client: S3Client) -> StoredObject | None:
+            try:
+                answer = client.get_object(Bucket=bucket, Key=key)
+            except ClientError as err:
+                if is_missing(err):
+                    return None
+                raise
+            with answer["Body"] as body:
+                return StoredObject(body.read(), answer["ETag"])
+
+        return await self._run(call, key=key)
+
+    async def get_many(self, keys: Sequence[str]) -> list[StoredObject | None]:
+        """Return :meth:`get` of every key, in order, the GETs in flight in parallel."""
+        return list(await asyncio.gather(*(self.get(k) for k in keys)))
+
+    async def head(self, key: str) -> str | None:
+        """Return the object's ETag, or ``None`` when absent (one HEAD)."""
+        check_key(key)
+        bucket = self.bucket
+
+        def call(client: S3Client) -> str | None:
+            try:
+                return client.head_object(Bucket=bucket, Key=key)["ETag"]
+            except ClientError as err:
+                if is_missing(err):
+                    return None
+                raise
+
+        return await self._run(call, key=key)
+
+    async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
+        """Store ``data`` (one PUT, conditional as asked) and return its ETag.
+
+        Raises:
+            StoreConflictError: ``if_absent`` and the key exists, or ``if_version`` is not the
+                current ETag (including when the key is absent). Nothing was written.
+            ValueError: ``key`` is not a key S3 stores as given (see :func:`check_key`).
+        """
+        check_key(key)
+        if if_absent and if_version is not None:
+            # Absent and at a version cannot both hold.
+            raise StoreConflictError(f"s3://{self.bucket}/{key}: if_absent and if_version cannot both hold")
+        bucket = self.bucket
+        body = bytes(data)
+
+        def call(client: S3Client) -> str:
+            if if_absent:
+                return client.put_object(Bucket=bucket, Key=key, Body=body, IfNoneMatch="*")["ETag"]
+            if if_version is not None:
+                return client.put_object(Bucket=bucket, Key=key, Body=body, IfMatch=if_version)["ETag"]
+            return client.put_object(Bucket=bucket, Key=key, Body=body)["ETag"]
+
+        return await self._run(call, key=key, conditional=if_version is not None)
+
+    async def delete(self, key: str, *, if_version: str | None = None) -> bool:
+        """Remove ``key``; return whether it existed (one hop: HEAD, then DELETE with ``If-Match``).
+
+        Raises:
+            StoreConflictError: ``if_version`` is given and is not the current ETag.
+        """
+        check_key(key)
+        bucket = self.bucket
+        conditional = self.conditional_delete
+
+        def call(client: S3Client) -> bool:
+            if if_version is not None:
+                if conditional:
+                    client.delete_object(Bucket=bucket, Key=key, IfMatch=if_version)
+                    return True
+                if _head(client, bucket, key) != if_version:
+                    raise ClientError({"Error": {"Code": "PreconditionFailed", "Message": ""}}, "DeleteObject")
+                client.delete_object(Bucket=bucket, Key=key)
+                return True
+            for _ in range(_DELETE_ATTEMPTS):
+                version = _head(client, bucket, key)
+                if version is None:
+                    return False
+                if not conditional:
+                    client.delete_object(Bucket=bucket, Key=key)
+                    return True
+                try:
+                    client.delete_object(Bucket=bucket, Key=key, IfMatch=version)
+                except ClientError as err:
+                    if is_conflict(err) or is_missing(err):
+                        continue  # changed or deleted meanwhile: look again
+                    raise
+                return True
+            # Rewritten on every look: delete whatever is there now.
+            client.delete_object(Bucket=bucket, Key=key)
+            return True
+
+        return await self._run(call, key=key, conditional=if_version is not None)
+
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        """List keys under ``prefix`` in S3's (UTF-8 byte) order; ``after`` exclusive, ``limit`` entries at most.
+
+        With ``ordered_listing`` (S3's own order), one ``ListObjectsV2`` request per 1,000 entries
+        returned. Without it, every entry under ``prefix`` is listed, then sorted and cut here.
+        With a delimiter and ``after`` equal to a common prefix, S3 may list that prefix again:
+        entries ``<= after`` are dropped here.
+
+        Raises:
+            ValueError: ``limit`` is not positive, or ``prefix`` is not a valid key prefix.
+        """
+        if limit is not None and limit <= 0:
+            raise ValueError(f"limit must be positive, got {limit!r}")
+        _check_prefix(prefix)
+        bucket = self.bucket
+
+        ordered = self.ordered_listing
+        # StartAfter skips what the server orders before it, which is only what sorts before it
+        # when the server lists in byte order (SeaweedFS skips "a/" after "a", for one).
+        start_after = after if ordered and after is not None and after >= prefix else None
+
+        def call(client: S3Client) -> Listing:
+            entries: list[tuple[str, bool]] = []
+            request: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix}
+            if delimiter:
+                request["Delimiter"] = delimiter
+            if start_after is not None:
+                request["StartAfter"] = start_after
+            while True:
+                wanted = _PAGE if limit is None or not ordered else min(_PAGE, limit - len(entries))
+                answer = client.list_objects_v2(**request, MaxKeys=wanted)
+                page = [(o["Key"], False) for o in answer.get("Contents", ()) if "Key" in o]
+                page += [(p["Prefix"], True) for p in answer.get("CommonPrefixes", ()) if "Prefix" in p]
+                entries += [e for e in page if after is None or e[0] > after]
+                token = answer.get("NextContinuationToken")
+                if not answer.get("IsTruncated") or not token:
+                    break
+                if ordered and limit is not None and len(entries) >= limit:
+                    break
+                request["ContinuationToken"] = token
+            entries.sort()
+            if limit is not None:
+                del entries[limit:]
+            return Listing([k for k, folded in entries if not folded], [k for k, folded in entries if folded])
+
+        return await self._run(call, key=prefix)
+
+    async def aclose(self) -> None:
+        """Stop the worker threads; close the client if the driver owns it. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            await asyncio.get_running_loop().run_in_executor(None, executor.shutdown)
+        if self.owns_client and self._client is not None:
+            self._client.close()
+
+    def __repr__(self) -> str:
+        return f"S3ObjectDriver(bucket={self.bucket!r})"
+
+
+def _head(client: S3Client, bucket: str, key: str) -> str | None:
+    try:
+        return client.head_object(Bucket=bucket, Key=key)["ETag"]
+    except ClientError as err:
+        if is_missing(err):
+            return None
+        raise
