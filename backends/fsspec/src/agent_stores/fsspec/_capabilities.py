@@ -92,6 +92,27 @@ class FilesystemCapabilities:
         )
 
     @classmethod
+    def s3(cls) -> FilesystemCapabilities:
+        """s3fs on a server with conditional writes (AWS S3, SeaweedFS, MinIO, ...).
+
+        ``put`` is one ``PutObject`` with ``If-None-Match: *`` (exclusive create) or
+        ``If-Match`` (compare-and-set), atomic on the server; ``delete`` with ``if_version`` is
+        a ``HeadObject`` then a ``DeleteObject`` (two steps), so compare-and-set is declared
+        absent as a whole. Keys are flat: a directory is a marker object, files and directories
+        may share a name, and keys are capped at 1,024 bytes.
+        """
+        return cls(
+            name="s3 (s3fs async; conditional PutObject)",
+            atomic_create=True,
+            atomic_compare_and_set=False,
+            atomic_replace=True,
+            case_sensitive=True,
+            empty_directories=True,
+            rejects_file_directory_conflicts=False,
+            long_names=False,
+        )
+
+    @classmethod
     def generic(cls, protocol: str) -> FilesystemCapabilities:
         """Any other filesystem, used through the plain fsspec API: nothing atomic is promised."""
         return cls(

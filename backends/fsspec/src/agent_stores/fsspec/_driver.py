@@ -6,7 +6,7 @@ import asyncio
 import errno
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
 from agent_stores.core import Listing, StoreConflictError, StoredObject, StoreError, StoreUnavailableError
@@ -18,6 +18,7 @@ from ._capabilities import FilesystemCapabilities
 from ._keys import Entry, page, split_key, split_prefix
 from ._local import LocalOps
 from ._remote import GenericOps, MemoryOps, SftpOps
+from ._s3 import S3Ops, is_s3
 from ._url import FilesystemSpec, parse_url
 
 __all__ = ["FsspecObjectDriver"]
@@ -149,7 +150,7 @@ class FsspecObjectDriver:
         self.protocol = _protocols(fs_class)[0]
         self._fs = None
         self._spec: FilesystemSpec | None = None
-        self._ops: _Ops | None = None
+        self._ops: _Ops | S3Ops | None = None
         self._opening = threading.Lock()
         self._creating = threading.Lock()
         self._parent: FsspecObjectDriver | None = None
@@ -161,6 +162,8 @@ class FsspecObjectDriver:
             declared = FilesystemCapabilities.memory()
         elif _is_sftp(fs_class):
             declared = FilesystemCapabilities.sftp()
+        elif is_s3(fs_class):
+            declared = FilesystemCapabilities.s3()
         else:
             declared = FilesystemCapabilities.generic(self.protocol)
         self.capabilities = capabilities or declared
@@ -203,19 +206,21 @@ class FsspecObjectDriver:
         driver._parent = self  # pyright: ignore[reportPrivateUsage]
         return driver
 
-    def _open_ops(self) -> _Ops:
+    def _open_ops(self) -> _Ops | S3Ops:
         """Create the filesystem (first use of an owned one) and the operations for it; runs in a worker thread."""
         with self._opening:
             if self._ops is not None:
                 return self._ops
             fs, prune = self._filesystem(), not self.markers
-            ops: _Ops
+            ops: _Ops | S3Ops
             if isinstance(fs, LocalFileSystem):
                 ops = LocalOps(self.root, fsync=self.fsync, prune=prune)
             elif isinstance(fs, MemoryFileSystem):
                 ops = MemoryOps(fs, self.root, prune=prune)
             elif _is_sftp(type(fs)):
                 ops = SftpOps(fs, self.root, prune=prune)
+            elif is_s3(type(fs)):
+                ops = S3Ops(fs, self.root)
             else:
                 ops = GenericOps(fs, self.root, prune=prune)
             self._ops = ops
@@ -224,12 +229,20 @@ class FsspecObjectDriver:
     def __repr__(self) -> str:
         return f"FsspecObjectDriver({self.protocol}://{self.root}, {self.capabilities.name})"
 
-    async def _call(self, what: str, key: str, fn: Callable[[_Ops], T]) -> T:
-        """The one funnel: run ``fn`` off the event loop and translate what the filesystem raises."""
+    async def _call(self, what: str, key: str, fn: Callable[[Any], Any]) -> Any:
+        """The one funnel: run ``fn(ops)`` off the event loop and translate what the filesystem raises.
+
+        Blocking filesystems run ``fn`` in a worker thread (one hop). For s3fs ``fn`` returns a
+        coroutine, awaited on the filesystem's own event loop: this loop when the filesystem
+        was made ``asynchronous=True`` inside it, else fsspec's I/O thread (one hop, no blocking).
+        """
         if self._closed:
             raise StoreUnavailableError(f"the fsspec store at {self.root!r} is closed")
         try:
-            return await asyncio.to_thread(self._run, fn)
+            ops = self._ops or await asyncio.to_thread(self._open_ops)
+            if isinstance(ops, S3Ops):
+                return await self._on_fs_loop(fn(ops))
+            return await asyncio.to_thread(fn, ops)
         except _PASS_THROUGH:
             raise
         except OSError as err:
@@ -237,14 +250,16 @@ class FsspecObjectDriver:
                 raise ValueError(f"{what} {key!r}: a name is too long for this filesystem") from err
             _log.debug("fsspec %s of %r failed", what, key, exc_info=True)
             raise StoreUnavailableError(f"{what} {key!r} on {self!r} failed: {type(err).__name__}") from err
-        except Exception as err:  # paramiko's SSHException, EOFError of a dropped connection, ...
-            if isinstance(err, StoreError):
-                raise
+        except Exception as err:  # paramiko's SSHException, EOFError of a dropped connection, botocore errors
             _log.debug("fsspec %s of %r failed", what, key, exc_info=True)
             raise StoreUnavailableError(f"{what} {key!r} on {self!r} failed: {type(err).__name__}") from err
 
-    def _run(self, fn: Callable[[_Ops], T]) -> T:
-        return fn(self._ops or self._open_ops())
+    async def _on_fs_loop(self, call: Coroutine[Any, Any, T]) -> T:
+        fs: Any = self._fs
+        if getattr(fs, "asynchronous", False):
+            return await call
+        future = asyncio.run_coroutine_threadsafe(call, fs.loop)
+        return await asyncio.wrap_future(future)
 
     async def get(self, key: str) -> StoredObject | None:
         """Return the object's bytes and version, or ``None`` when absent (a directory marker reads as ``b""``)."""
@@ -302,9 +317,17 @@ class FsspecObjectDriver:
         directory, start = split_prefix(prefix)
         recursive = delimiter != "/"
 
-        def scan(ops: _Ops) -> Listing:
-            found = ops.entries(directory, start, recursive=recursive)
+        def paged(found: list[Entry]) -> Listing:
             return page(found, prefix, delimiter=delimiter, after=after, limit=limit, markers=self.markers)
+
+        def scan(ops: _Ops | S3Ops) -> Listing | Coroutine[Any, Any, Listing]:
+            if isinstance(ops, S3Ops):
+
+                async def listed() -> Listing:
+                    return paged(await ops.entries(directory, start, recursive=recursive))
+
+                return listed()
+            return paged(ops.entries(directory, start, recursive=recursive))
 
         return await self._call("list", prefix, scan)
 
