@@ -53,21 +53,40 @@ class LocalOps:
         self.root = os.path.abspath(root)
         self.fsync = fsync
         self.prune = prune
+        self._real_root: str | None = None
 
     # -- paths ----------------------------------------------------------------------------
 
     def path(self, rel: str) -> str:
         """Return the absolute path of ``rel``, refusing one that resolves outside the root.
 
+        Walks ``rel`` below the root with ``lstat`` (the root itself is resolved once, on first
+        use); only when a component is a symbolic link is the whole path resolved and checked.
+
         Raises:
             ValueError: A symbolic link on the way points outside the root.
         """
-        full = os.path.join(self.root, rel) if rel else self.root
-        real_root = os.path.realpath(self.root)
-        real = os.path.realpath(full)
-        if real != real_root and not real.startswith(real_root.rstrip("/") + "/"):
-            raise ValueError(f"path {rel!r} resolves outside the store's root (a symbolic link points out)")
+        real_root = self._real_root or self._resolve_root()
+        if not rel:
+            return real_root
+        full = f"{real_root}/{rel}"
+        current = real_root
+        for part in rel.split("/"):
+            current = f"{current}/{part}"
+            try:
+                mode = os.lstat(current).st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                return full  # nothing below exists, so no link can redirect it
+            if stat.S_ISLNK(mode):
+                real = os.path.realpath(full)
+                if real != real_root and not real.startswith(real_root.rstrip("/") + "/"):
+                    raise ValueError(f"path {rel!r} resolves outside the store's root (a symbolic link points out)")
+                return full
         return full
+
+    def _resolve_root(self) -> str:
+        self._real_root = os.path.realpath(self.root)
+        return self._real_root
 
     @contextlib.contextmanager
     def _locked(self, directory: str) -> Generator[None]:
@@ -231,7 +250,7 @@ class LocalOps:
     def _prune(self, directory: str) -> None:
         if not self.prune:
             return
-        root = self.root.rstrip("/")
+        root = (self._real_root or self._resolve_root()).rstrip("/")
         while directory.startswith(root + "/"):
             try:
                 os.rmdir(directory)
