@@ -243,7 +243,9 @@ SUBJECTS: tuple[Callable[[], Subject], ...] = (
     FrameworkFile,
     FrameworkInMemory,
     OpenAIAgentsSQLite,
-    importlib.import_module("_subjects_fsspec").OursFsspecLocal,
+    lambda: importlib.import_module("_subjects_s3").RawBoto3(),
+    lambda: importlib.import_module("_subjects_s3").OursS3(),
+    lambda: importlib.import_module("_subjects_fsspec").OursFsspecLocal(),
 )
 
 

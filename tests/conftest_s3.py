@@ -18,6 +18,14 @@ from agent_stores.s3 import S3AgentFileStore, S3SessionStore
 from agent_stores.testing.servers import Server
 from agent_stores.testing.servers.s3 import S3Endpoint, provide_moto, provide_seaweedfs, s3_endpoint
 
+_sessions: dict[S3Endpoint, boto3.Session] = {}
+
+
+def _session(endpoint: S3Endpoint) -> boto3.Session:
+    if endpoint not in _sessions:
+        _sessions[endpoint] = boto3.Session(**endpoint.client_kwargs())
+    return _sessions[endpoint]
+
 
 @dataclass(frozen=True)
 class S3Target:
@@ -30,10 +38,14 @@ class S3Target:
     driver_options: dict[str, Any] = field(default_factory=dict[str, Any])
 
     def session(self) -> boto3.Session:
-        return boto3.Session(**self.endpoint.client_kwargs())
+        """This target's boto3 session, shared (making one costs about 0.2 s); clients are made under a lock."""
+        return _session(self.endpoint)
 
     def client(self) -> Any:
-        return self.session().client("s3", endpoint_url=self.endpoint.endpoint_url)  # pyright: ignore[reportUnknownMemberType]
+        from agent_stores.s3 import _connect
+
+        with _connect._CLIENT_LOCK:  # pyright: ignore[reportPrivateUsage]
+            return self.session().client("s3", endpoint_url=self.endpoint.endpoint_url)  # pyright: ignore[reportUnknownMemberType]
 
     def url(self, prefix: str = "", **query: str) -> str:
         declared = {k: str(v).lower() for k, v in self.driver_options.items()}

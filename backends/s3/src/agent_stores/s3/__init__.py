@@ -15,12 +15,14 @@ from ._backend import S3Backend
 from ._connect import S3Location, client_config, parse_s3_url
 from ._driver import MAX_KEY_BYTES, S3ObjectDriver, check_key
 from ._files import S3AgentFileStore
+from ._history import S3HistoryProvider
 from ._sessions import S3SessionStore
 
 __all__ = [
     "MAX_KEY_BYTES",
     "S3AgentFileStore",
     "S3Backend",
+    "S3HistoryProvider",
     "S3Location",
     "S3ObjectDriver",
     "S3SessionStore",

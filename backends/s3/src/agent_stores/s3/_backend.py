@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import boto3
 
 from ._connect import S3Location, open_driver, parse_s3_url
 from ._files import S3AgentFileStore
+from ._history import S3HistoryProvider
 from ._sessions import S3SessionStore
-
-if TYPE_CHECKING:
-    from agent_framework import HistoryProvider
 
 __all__ = ["S3Backend"]
 
@@ -43,10 +41,8 @@ class S3Backend:
         self.location: S3Location = parse_s3_url(url, **options)
         self.driver = open_driver(self.location, session=session)
 
-    def history_provider(self, *, source_id: str, **options: Any) -> HistoryProvider:
+    def history_provider(self, *, source_id: str, **options: Any) -> S3HistoryProvider:
         """Return a history provider on the shared driver; ``options`` as ``S3HistoryProvider`` takes them."""
-        from ._history import S3HistoryProvider
-
         return S3HistoryProvider(self.driver, source_id=source_id, prefix=self.location.prefix, **options)
 
     def file_store(self, **options: Any) -> S3AgentFileStore:

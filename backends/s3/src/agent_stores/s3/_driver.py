@@ -107,7 +107,9 @@ class S3ObjectDriver:
             entries is one request of ``MaxKeys=limit``. SeaweedFS lists in path-component
             order instead (``a/`` before ``a-b``: a directory sorts at its bare name), so with
             ``False`` a listing reads every entry under the prefix and sorts them: correct,
-            but a paged listing costs one request per 1,000 entries under the prefix.
+            but a paged listing costs one request per 1,000 entries under the prefix — except a
+            first page (no ``after``) whose entries hold no ``/`` below the prefix, which is
+            provably exact and costs one request (the newest segment of a history log, say).
 
     Raises:
         ValueError: ``bucket`` is empty or ``max_concurrency`` is not positive.
@@ -333,13 +335,29 @@ class S3ObjectDriver:
                 request["Delimiter"] = delimiter
             if start_after is not None:
                 request["StartAfter"] = start_after
+            # Out of byte order, a first page of ``limit`` entries is still exact when none of
+            # them continues below a "/": an entry that sorts before one of them in byte order
+            # but after it in component order must hold a "/" where that one holds a lower
+            # character, which puts it first in component order, hence on the page.
+            trust_first_page = not ordered and limit is not None and after is None
             while True:
-                wanted = _PAGE if limit is None or not ordered else min(_PAGE, limit - len(entries))
+                if ordered or trust_first_page:
+                    wanted = _PAGE if limit is None else min(_PAGE, limit - len(entries))
+                else:
+                    wanted = _PAGE
                 answer = client.list_objects_v2(**request, MaxKeys=wanted)
                 page = [(o["Key"], False) for o in answer.get("Contents", ()) if "Key" in o]
                 page += [(p["Prefix"], True) for p in answer.get("CommonPrefixes", ()) if "Prefix" in p]
-                entries += [e for e in page if after is None or e[0] > after]
                 token = answer.get("NextContinuationToken")
+                if trust_first_page:
+                    trust_first_page = False
+                    if all("/" not in k[len(prefix) :] for k, _ in page):
+                        entries = page
+                        break
+                    if answer.get("IsTruncated") and token:
+                        # Not provably exact: list everything from the start.
+                        continue
+                entries += [e for e in page if after is None or e[0] > after]
                 if not answer.get("IsTruncated") or not token:
                     break
                 if ordered and limit is not None and len(entries) >= limit:

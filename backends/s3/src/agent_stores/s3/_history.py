@@ -1,0 +1,118 @@
+"""``S3HistoryProvider``: chat history as immutable segment objects in S3, through the core's ``ObjectLogDriver``."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Self
+
+import boto3
+
+from agent_stores.core import LogHistoryProvider
+from agent_stores.core.objectlog import ObjectLogDriver
+
+from ._connect import borrow_driver, join_prefix, open_driver, parse_s3_url, split_options
+from ._driver import S3ObjectDriver
+
+if TYPE_CHECKING:
+    from types_boto3_s3.client import S3Client
+
+__all__ = ["S3HistoryProvider"]
+
+
+class S3HistoryProvider(LogHistoryProvider):
+    """The framework's ``HistoryProvider`` on S3: one immutable segment object per save.
+
+    The history of a session lives under ``<prefix>history/<namespace>/<source>/<session>/``
+    (the core's :class:`~agent_stores.core.objectlog.ObjectLogDriver`). Each save writes one
+    segment holding the whole batch, claimed with ``PutObject`` + ``If-None-Match: *`` on the
+    next sequence number: of two processes saving at once exactly one claims it, the other
+    re-reads and retries, so nothing is lost or doubled. Segment names sort newest first, so a
+    load with ``max_messages`` is one LIST of one key plus GETs of the newest segments, in
+    parallel; long sessions are compacted into checkpoints that concurrent readers and writers
+    survive. A steady conversation costs one PUT per save. A session deleted (or expired) and
+    written again never reuses a version. A save stores exactly what
+    ``InMemoryHistoryProvider`` would (the framework's ``filter_new_messages`` decides).
+
+    ``ttl`` is recorded in the segments, not in bucket lifecycle rules: an expired session
+    reads as empty and is removed by its next save or by :meth:`purge_expired`. A bucket
+    lifecycle rule expiring ``<prefix>history/`` objects some days after the TTL is an optional
+    complement that reclaims storage of sessions nobody touches again (see the README).
+
+    ``S3HistoryProvider(client, bucket)`` borrows a boto3 S3 client; :meth:`from_url` owns one.
+
+    Security posture:
+        Messages are stored as plaintext (msgpack segments of the messages' JSON): use bucket
+        encryption (SSE-S3 or SSE-KMS) and a bucket policy as you would for the conversations
+        themselves. Keys are derived injectively from ``namespace``, ``source_id`` and the
+        session id, so no id can reach another session's objects or leave the prefix; tenants
+        sharing a bucket are isolated only by distinct prefixes or namespaces (and IAM policies
+        scoped to them). A deleted session's segments are overwritten with nothing, but stay as
+        empty objects (and as old versions, if the bucket has versioning on).
+
+    Args:
+        client: A boto3 S3 client to borrow, or an :class:`S3ObjectDriver` shared with other stores.
+        bucket: The bucket (omitted with a driver).
+        prefix: Key prefix of this store's data; history lives under ``<prefix>history/``.
+        source_id: Provider id; part of every key, so two providers never share history.
+        namespace: Tenant or application prefix; isolation is total.
+        max_messages: Load only the newest N messages; the window never starts with a tool
+            result or approval response whose request lies outside it.
+        ttl: Sliding expiry (seconds or ``timedelta``), see above.
+        skip_excluded: Omit messages whose ``additional_properties["_excluded"]`` is truthy.
+        driver_options: With a client, ``S3ObjectDriver`` options (``create_bucket``,
+            ``conditional_delete``, ``ordered_listing``, ``max_concurrency``).
+        **kwargs: ``load_messages``, ``store_inputs``, ``store_context_messages``,
+            ``store_context_from``, ``store_outputs`` as in ``HistoryProvider``.
+    """
+
+    def __init__(
+        self,
+        client: S3Client | S3ObjectDriver,
+        bucket: str | None = None,
+        *,
+        prefix: str = "",
+        source_id: str = "history",
+        namespace: str = "",
+        max_messages: int | None = None,
+        ttl: float | timedelta | None = None,
+        skip_excluded: bool = False,
+        driver_options: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        objects, made = borrow_driver(client, bucket, **(driver_options or {}))
+        self.objects = objects
+        self._made_driver = made
+        super().__init__(
+            ObjectLogDriver(objects, prefix=join_prefix(prefix, "history")),
+            source_id=source_id,
+            namespace=namespace,
+            max_messages=max_messages,
+            ttl=ttl,
+            skip_excluded=skip_excluded,
+            **kwargs,
+        )
+
+    @classmethod
+    def from_url(cls, url: str, *, session: boto3.Session | None = None, **options: Any) -> Self:
+        """Open a provider on ``s3://bucket/prefix?endpoint_url=...&region=...`` owning its client.
+
+        Args:
+            url: The bucket and prefix, with client options in the query (see ``S3Location``).
+            session: A ``boto3.Session`` to make the client from (default: the standard chain).
+            **options: ``S3Location`` options and the provider's own (``source_id``,
+                ``max_messages``, ``ttl``, ...).
+        """
+        location_options, provider_options = split_options(options)
+        location = parse_s3_url(url, **location_options)
+        provider = cls(open_driver(location, session=session), prefix=location.prefix, **provider_options)
+        provider._made_driver = True
+        provider._adopt(provider.objects, owned=True)
+        return provider
+
+    async def aclose(self) -> None:
+        """Close what this provider owns and stop its worker threads; a borrowed client stays open."""
+        if self._closed:
+            return
+        await super().aclose()
+        if self._made_driver and not self._owns_resource:
+            await self.objects.aclose()
