@@ -1,4 +1,4 @@
-"""The fsspec rows of the history benchmark: ``FsspecHistoryProvider`` on a local directory.
+"""The fsspec rows of the history and file benchmarks, on a local directory.
 
 Compared to ``framework FileHistoryProvider`` (the ``floor`` of these rows): it is the
 framework's own history on files in the same local directory, the store a user of a folder
@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from agent_framework import AgentFileStore
+
+from _file_subjects import FileSubject
 from _payloads import Turn
 from _subjects import _WARMUP_SESSION_ID, SESSION_ID, _messages, _ProviderSubject, _warmup_turn
 
-__all__ = ["OursFsspecLocal"]
+__all__ = ["OursFsspecLocal", "OursFsspecLocalFiles"]
 
 
 class OursFsspecLocal(_ProviderSubject):
@@ -37,3 +41,19 @@ class OursFsspecLocal(_ProviderSubject):
 
     async def close(self) -> None:
         await self._stores.aclose()
+
+
+class OursFsspecLocalFiles(FileSubject):
+    """``FsspecAgentFileStore`` on a local directory: the same files ``FileSystemAgentFileStore`` keeps."""
+
+    name = "ours: FsspecAgentFileStore (local dir)"
+    requires = ("agent_stores.fsspec:FsspecAgentFileStore",)
+
+    async def open(self, directory: Path) -> AgentFileStore:
+        from agent_stores.fsspec import FsspecAgentFileStore
+
+        self._store: Any = FsspecAgentFileStore.from_url(f"file://{directory / 'fsspec-files'}")
+        return self._store
+
+    async def close(self) -> None:
+        await self._store.aclose()
