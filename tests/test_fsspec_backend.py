@@ -445,3 +445,35 @@ async def test_sftp_owned_connection_is_closed_by_aclose() -> None:
         assert fs.client.get_transport() is None or not fs.client.get_transport().is_active()
     finally:
         server_context.__exit__(None, None, None)
+
+
+def _plant_links(root: Path, outside: Path) -> tuple[Path, Path]:
+    """The server runs on this machine, so its files are ours to arrange: a link out, a link within."""
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret")
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    (root / "inside").mkdir()
+    (root / "alias").symlink_to(root / "inside", target_is_directory=True)
+    return root, outside
+
+
+async def test_sftp_symbolic_link_pointing_outside_is_refused(tmp_path: Path) -> None:
+    try:
+        server_context = local_sshd()
+        server = server_context.__enter__()
+    except ServerUnavailable as err:
+        pytest.skip(f"no local sshd: {err}")
+    try:
+        url = with_path(server.url, "links")
+        root, outside = _plant_links(Path(parse_url(url).root), tmp_path / "outside")
+        async with FsspecAgentFileStore.from_url(url) as store:
+            with pytest.raises(ValueError, match="outside"):
+                await store.write("link/planted.txt", "x")
+            with pytest.raises(ValueError, match="outside"):
+                await store.read("link/secret.txt")
+            await store.write("alias/ok.txt", "inside")  # a link that stays inside the root is fine
+        assert _tree(outside) == ["secret.txt"]
+        assert (root / "inside" / "ok.txt").read_text() == "inside"
+    finally:
+        server_context.__exit__(None, None, None)

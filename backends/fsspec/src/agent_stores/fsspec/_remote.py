@@ -223,12 +223,48 @@ class SftpOps(GenericOps):
     calls on one filesystem object are serialised by a lock.
     """
 
+    _real_root: str | None = None
+
     def _make_lock(self) -> Any:
         lock = getattr(self.fs, "_agent_stores_lock", None)
         if lock is None:
             lock = threading.RLock()
             self.fs._agent_stores_lock = lock  # pyright: ignore[reportAttributeAccessIssue]
         return lock
+
+    def path(self, rel: str) -> str:
+        """Return the server path of ``rel``, refusing one a symbolic link on the server leads outside the root.
+
+        The server resolves links itself, so the deepest existing part of the path is resolved
+        with SFTP ``REALPATH`` (one round trip when the path exists) and must stay below the
+        resolved root.
+
+        Raises:
+            ValueError: A symbolic link on the server points outside the root.
+        """
+        full = super().path(rel)
+        if not rel:
+            return full
+        ftp: Any = getattr(self.fs, "ftp")  # noqa: B009 - paramiko's SFTPClient
+        with self._lock:
+            real_root = self._real_root
+            if real_root is None:
+                try:
+                    real_root = self._real_root = str(ftp.normalize(self.root))
+                except OSError:
+                    return full  # no root yet: nothing below it can be a link
+            probe = full
+            while True:
+                try:
+                    real = str(ftp.normalize(probe))
+                    break
+                except OSError:
+                    probe = posixpath.dirname(probe)
+                    if len(probe) <= len(self.root):
+                        return full
+        if real != real_root and not real.startswith(real_root.rstrip("/") + "/"):
+            raise ValueError(f"path {rel!r} resolves outside the store's root (a symbolic link points out)")
+        return full
 
     def get(self, rel: str, directory: bool) -> tuple[bytes, str] | None:
         """As :meth:`GenericOps.get`, under the channel lock."""

@@ -53,10 +53,10 @@ class FsspecAgentFileStore(_FromUrl, ObjectAgentFileStore):
     Security posture:
         Files are stored as plaintext at their paths: anyone who can read the folder (or
         the bucket, or the SFTP account) reads them. No path can leave the root through
-        the store; symbolic links inside a local root that point outside it are refused,
-        but a process that can write the folder can still plant files. On SFTP, the server
-        resolves symbolic links itself: confine the account (``ChrootDirectory``) if the
-        folder is shared with untrusted users.
+        the store; symbolic links inside the root that point outside it are refused (local:
+        ``lstat``/``realpath``; SFTP: the server's ``REALPATH``), but a link swapped in
+        between that check and the write is not caught, and a process that can write the
+        folder can plant files: confine shared SFTP accounts (``ChrootDirectory``).
 
     Args:
         fs: The fsspec filesystem to borrow (never closed).
