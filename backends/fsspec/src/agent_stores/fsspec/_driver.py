@@ -68,9 +68,10 @@ class FsspecObjectDriver:
 
     Which operations are atomic depends on the filesystem and is declared in
     :attr:`capabilities` (see :class:`FilesystemCapabilities`): a local directory, fsspec's
-    memory filesystem and SFTP are supported with their own mechanisms; any other
-    filesystem is used through the plain fsspec API with nothing atomic promised. Blocking
-    filesystems run each operation in one worker-thread hop; the event loop never blocks.
+    memory filesystem, SFTP (paramiko) and S3 (s3fs) are supported with their own
+    mechanisms; any other filesystem is used through the plain fsspec API with nothing
+    atomic promised. Blocking filesystems run each operation in one worker-thread hop; s3fs
+    runs through its async API; the event loop never blocks.
 
     Keys that would escape the root (``..``, absolute, NUL, backslash, or a symbolic link
     inside the root that points outside) are a ``ValueError`` before anything is written.

@@ -44,8 +44,9 @@ class FsspecHistoryProvider(LogHistoryProvider):
     checkpoint files. Messages are stored verbatim (the JSON of ``Message.to_dict()``).
 
     Concurrency it survives depends on the filesystem's ``atomic_create``
-    (:attr:`capabilities`): a local directory (``link()``) and OpenSSH SFTP (``RENAME``) are
-    safe for any number of writers in any number of processes on one session; fsspec's
+    (:attr:`capabilities`): a local directory (``link()``), OpenSSH SFTP (``RENAME``) and S3
+    (``If-None-Match: *``) are safe for any number of writers in any number of processes on
+    one session; fsspec's
     memory filesystem for any number of writers in one process (it lives in one process);
     any other filesystem, used through the plain fsspec API, only for one writer per session
     at a time (two concurrent saves can overwrite each other's segment).
