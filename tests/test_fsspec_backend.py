@@ -7,7 +7,7 @@ import errno
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from agent_framework import AgentSession, FileSystemAgentFileStore, Message
@@ -28,7 +28,7 @@ from agent_stores.fsspec import (
     parse_url,
 )
 from agent_stores.fsspec import _local as local_ops
-from agent_stores.testing.servers import ServerUnavailable
+from agent_stores.testing.servers import ServerUnavailable, is_required
 from agent_stores.testing.servers.sftp import local_sshd, with_path
 
 pytestmark = pytest.mark.asyncio
@@ -401,12 +401,19 @@ async def test_owned_store_left_open_warns(tmp_path: Path) -> None:
 # -- a filesystem that goes away mid-operation (SFTP server stopped) ------------------------
 
 
+def _no_sshd(err: ServerUnavailable) -> NoReturn:
+    """These tests stop and arrange their own server, so they need the local binary, not a URL."""
+    if is_required("sftp"):
+        pytest.fail(f"no local sshd, and AGENT_STORES_REQUIRE requires sftp: {err}", pytrace=False)
+    pytest.skip(f"no local sshd: {err}")
+
+
 async def test_sftp_server_going_away_is_store_unavailable_and_borrowed_client_survives_aclose() -> None:
     try:
         server_context = local_sshd()
         server = server_context.__enter__()
     except ServerUnavailable as err:
-        pytest.skip(f"no local sshd: {err}")
+        _no_sshd(err)
     try:
         url = with_path(server.url, "gone")
         borrowed_fs = parse_url(url).create()
@@ -435,7 +442,7 @@ async def test_sftp_owned_connection_is_closed_by_aclose() -> None:
         server_context = local_sshd()
         server = server_context.__enter__()
     except ServerUnavailable as err:
-        pytest.skip(f"no local sshd: {err}")
+        _no_sshd(err)
     try:
         store = FsspecSessionStore.from_url(with_path(server.url, "owned"))
         await store.set("s", AgentSession(session_id="s"))
@@ -463,7 +470,7 @@ async def test_sftp_symbolic_link_pointing_outside_is_refused(tmp_path: Path) ->
         server_context = local_sshd()
         server = server_context.__enter__()
     except ServerUnavailable as err:
-        pytest.skip(f"no local sshd: {err}")
+        _no_sshd(err)
     try:
         url = with_path(server.url, "links")
         root, outside = _plant_links(Path(parse_url(url).root), tmp_path / "outside")
