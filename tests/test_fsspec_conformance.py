@@ -14,13 +14,22 @@ from typing import Any
 
 import pytest
 from fsspec import AbstractFileSystem
+from fsspec.implementations.dirfs import DirFileSystem
 from fsspec.implementations.local import LocalFileSystem
 from fsspec.implementations.memory import MemoryFileSystem
 
-from agent_stores.fsspec import FilesystemCapabilities, FsspecAgentFileStore, FsspecSessionStore, parse_url
+from agent_stores.fsspec import (
+    FilesystemCapabilities,
+    FsspecAgentFileStore,
+    FsspecHistoryProvider,
+    FsspecSessionStore,
+    parse_url,
+)
 from agent_stores.testing import (
     FileStoreCapabilities,
     FileStoreConformance,
+    HistoryCapabilities,
+    HistoryProviderConformance,
     SessionStoreCapabilities,
     SessionStoreConformance,
 )
@@ -147,3 +156,59 @@ class TestSftpSessions(SessionStoreConformance):
     @pytest.fixture
     def corrupt_session(self) -> Any:
         return corrupt
+
+
+# -- any other filesystem: the plain fsspec API (here fsspec's DirFileSystem over a local dir) --
+
+#: What DirFileSystem over a local directory does through the plain API: real directories,
+#: conflicts checked before writing, but nothing atomic (declared by the user, as they must
+#: for a filesystem the backend does not know).
+DIR_OVER_LOCAL = FilesystemCapabilities(
+    name="dir over local (plain fsspec API)",
+    atomic_create=False,
+    atomic_compare_and_set=False,
+    atomic_replace=False,
+    case_sensitive=True,
+    empty_directories=True,
+    rejects_file_directory_conflicts=True,
+    long_names=False,
+)
+
+
+def dir_filesystem(path: Path) -> AbstractFileSystem:
+    path.mkdir(exist_ok=True)
+    return DirFileSystem(str(path), LocalFileSystem())
+
+
+class TestGenericFiles(FileStoreConformance):
+    capabilities = file_capabilities(DIR_OVER_LOCAL)
+
+    @pytest.fixture
+    def file_store_factory(self, tmp_path: Path) -> Callable[..., FsspecAgentFileStore]:
+        return lambda **options: FsspecAgentFileStore(
+            dir_filesystem(tmp_path), "files", capabilities=DIR_OVER_LOCAL, **options
+        )
+
+
+class TestGenericSessions(SessionStoreConformance):
+    capabilities = SessionStoreCapabilities(durable=True, corruptible=True)
+
+    @pytest.fixture
+    def session_store_factory(self, tmp_path: Path) -> Callable[[], FsspecSessionStore]:
+        return lambda: FsspecSessionStore(dir_filesystem(tmp_path), "sessions", capabilities=DIR_OVER_LOCAL)
+
+    @pytest.fixture
+    def corrupt_session(self) -> Any:
+        return corrupt
+
+
+class TestGenericHistory(HistoryProviderConformance):
+    """No atomic create: one writer per session at a time, so no concurrency clause is declared."""
+
+    capabilities = HistoryCapabilities(windowed_load=True, skip_excluded=True, admin=True, ttl=True)
+
+    @pytest.fixture
+    def history_factory(self, tmp_path: Path) -> Callable[..., FsspecHistoryProvider]:
+        return lambda **options: FsspecHistoryProvider(
+            dir_filesystem(tmp_path), "history", capabilities=DIR_OVER_LOCAL, **options
+        )
