@@ -484,3 +484,27 @@ async def test_sftp_symbolic_link_pointing_outside_is_refused(tmp_path: Path) ->
         assert (root / "inside" / "ok.txt").read_text() == "inside"
     finally:
         server_context.__exit__(None, None, None)
+
+
+async def test_concurrent_reads_share_a_hop_and_fail_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    driver = FsspecObjectDriver(LocalFileSystem(), str(tmp_path))
+    for i in range(20):
+        await driver.put(f"k{i:02d}", f"v{i}".encode())
+    real_get = local_ops.LocalOps.get
+    hops: list[int] = []
+
+    def get(self: local_ops.LocalOps, rel: str, directory: bool) -> tuple[bytes, str] | None:
+        hops.append(threading.get_ident())
+        if rel == "k07":
+            raise OSError(errno.EIO, "I/O error")
+        return real_get(self, rel, directory)
+
+    monkeypatch.setattr(local_ops.LocalOps, "get", get)
+    keys = [f"k{i:02d}" for i in range(20)] + ["missing"]
+    results = await asyncio.gather(*(driver.get(k) for k in keys), return_exceptions=True)
+    assert isinstance(results[7], StoreUnavailableError) and isinstance(results[7].__cause__, OSError)
+    assert [r.data if not isinstance(r, BaseException) and r else r for r in results[:7]] == [
+        f"v{i}".encode() for i in range(7)
+    ]
+    assert results[-1] is None
+    assert len(hops) == 21 and len(set(hops)) == 1  # one worker-thread hop for the whole batch

@@ -15,7 +15,7 @@ from fsspec.implementations.local import LocalFileSystem  # pyright: ignore[repo
 from fsspec.implementations.memory import MemoryFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
 from ._capabilities import FilesystemCapabilities
-from ._keys import Entry, page, split_key, split_prefix
+from ._keys import Entry, KeyPath, page, split_key, split_prefix
 from ._local import LocalOps
 from ._remote import GenericOps, MemoryOps, SftpOps
 from ._s3 import S3Ops, is_s3
@@ -157,6 +157,8 @@ class FsspecObjectDriver:
         self._parent: FsspecObjectDriver | None = None
         self._fs_class = fs_class
         self._closed = False
+        self._gets: list[tuple[str, KeyPath, asyncio.Future[tuple[bytes, str] | None]]] | None = None
+        self._tasks: set[asyncio.Future[None]] = set()
         if issubclass(fs_class, LocalFileSystem):
             declared = FilesystemCapabilities.local()
         elif issubclass(fs_class, MemoryFileSystem):
@@ -244,16 +246,72 @@ class FsspecObjectDriver:
             if isinstance(ops, S3Ops):
                 return await self._on_fs_loop(fn(ops))
             return await asyncio.to_thread(fn, ops)
-        except _PASS_THROUGH:
-            raise
-        except OSError as err:
-            if err.errno == errno.ENAMETOOLONG:
-                raise ValueError(f"{what} {key!r}: a name is too long for this filesystem") from err
-            _log.debug("fsspec %s of %r failed", what, key, exc_info=True)
-            raise StoreUnavailableError(f"{what} {key!r} on {self!r} failed: {type(err).__name__}") from err
-        except Exception as err:  # paramiko's SSHException, EOFError of a dropped connection, botocore errors
-            _log.debug("fsspec %s of %r failed", what, key, exc_info=True)
-            raise StoreUnavailableError(f"{what} {key!r} on {self!r} failed: {type(err).__name__}") from err
+        except Exception as err:
+            translated = self._translate(what, key, err)
+            if translated is err:
+                raise
+            raise translated from err
+
+    def _translate(self, what: str, key: str, err: Exception) -> Exception:
+        """Return what to raise for ``err``: itself when the caller handles it, else our error (cause chained)."""
+        if isinstance(err, _PASS_THROUGH):
+            return err
+        if isinstance(err, OSError) and err.errno == errno.ENAMETOOLONG:
+            translated: Exception = ValueError(f"{what} {key!r}: a name is too long for this filesystem")
+        else:
+            # OSError of a failing disk or dropped server; paramiko's SSHException, EOFError of
+            # a dropped connection, botocore errors.
+            _log.debug("fsspec %s of %r failed", what, key, exc_info=err)
+            translated = StoreUnavailableError(f"{what} {key!r} on {self!r} failed: {type(err).__name__}")
+        translated.__cause__ = err
+        return translated
+
+    async def _batched_get(self, key: str, path: KeyPath) -> tuple[bytes, str] | None:
+        """Read ``key`` together with every other ``get`` started in the same event-loop step.
+
+        A history load asks for many segments at once; they share one worker-thread hop
+        instead of one hop each.
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[tuple[bytes, str] | None] = loop.create_future()
+        if self._gets is None:
+            self._gets = []
+            loop.call_soon(self._start_gets)
+        self._gets.append((key, path, future))
+        return await future
+
+    def _start_gets(self) -> None:
+        batch, self._gets = self._gets or [], None
+        task = asyncio.ensure_future(self._run_gets(batch))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run_gets(self, batch: list[tuple[str, KeyPath, asyncio.Future[tuple[bytes, str] | None]]]) -> None:
+        def read_all(ops: _Ops) -> list[tuple[bytes, str] | Exception | None]:
+            results: list[tuple[bytes, str] | Exception | None] = []
+            for _, path, _ in batch:
+                try:
+                    results.append(ops.get(path.rel, path.directory))
+                except Exception as err:  # reported to that caller alone, below
+                    results.append(err)
+            return results
+
+        try:
+            results: list[tuple[bytes, str] | Exception | None] = await self._call("get", batch[0][0], read_all)
+        except BaseException as err:
+            for _, _, future in batch:
+                if not future.done():
+                    future.set_exception(err if isinstance(err, Exception) else StoreUnavailableError("read cancelled"))
+            if not isinstance(err, Exception):
+                raise
+            return
+        for (key, _, future), result in zip(batch, results, strict=True):
+            if future.done():
+                continue  # that caller was cancelled
+            if isinstance(result, Exception):
+                future.set_exception(self._translate("get", key, result))
+            else:
+                future.set_result(result)
 
     async def _on_fs_loop(self, call: Coroutine[Any, Any, T]) -> T:
         fs: Any = self._fs
@@ -265,7 +323,10 @@ class FsspecObjectDriver:
     async def get(self, key: str) -> StoredObject | None:
         """Return the object's bytes and version, or ``None`` when absent (a directory marker reads as ``b""``)."""
         path = split_key(key)
-        found = await self._call("get", key, lambda ops: ops.get(path.rel, path.directory))
+        if self._ops is None or isinstance(self._ops, S3Ops) or self._closed:
+            found = await self._call("get", key, lambda ops: ops.get(path.rel, path.directory))
+        else:
+            found = await self._batched_get(key, path)
         return None if found is None else StoredObject(found[0], found[1])
 
     async def head(self, key: str) -> str | None:
