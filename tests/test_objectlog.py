@@ -17,7 +17,13 @@ import pytest
 from agent_stores.core import LogHistoryProvider, LogRecord, ObjectLogDriver, StoreConflictError
 from agent_stores.core.memory import MemoryObjectDriver
 from agent_stores.sqlite import SQLiteDatabase, SQLiteObjectDriver
-from agent_stores.testing import HistoryCapabilities, HistoryProviderConformance
+from agent_stores.testing import (
+    OBJECT_LOG_DIVERGENCES,
+    HistoryCapabilities,
+    HistoryProviderConformance,
+    LogDriverCapabilities,
+    LogDriverConformance,
+)
 
 ALL_BUT_PROCESSES = HistoryCapabilities(
     windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True
@@ -207,3 +213,27 @@ async def test_bad_arguments_are_rejected() -> None:
         await log.append("k", [], expected_version=None, session_id="s")
     with pytest.raises(ValueError, match="not a version"):
         await log.append("k", _records("a"), expected_version="garbage", session_id="s")
+
+
+class TestObjectLogDriverOnMemoryObjects(LogDriverConformance):
+    """The object log over the in-process object driver, which every instance shares."""
+
+    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+    divergences = OBJECT_LOG_DIVERGENCES
+
+    @pytest.fixture
+    def log_driver_factory(self) -> Callable[[], ObjectLogDriver]:
+        objects = MemoryObjectDriver()
+        return lambda: ObjectLogDriver(objects, compact_after=3)
+
+
+class TestObjectLogDriverOnSQLiteObjects(LogDriverConformance):
+    """The object log over SQLite's object table, each driver on its own connection."""
+
+    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+    divergences = OBJECT_LOG_DIVERGENCES
+
+    @pytest.fixture
+    def log_driver_factory(self, tmp_path: Path) -> Callable[[], ObjectLogDriver]:
+        path = tmp_path / "objects.db"
+        return lambda: ObjectLogDriver(SQLiteObjectDriver(SQLiteDatabase.from_path(path)), owns_objects=True)

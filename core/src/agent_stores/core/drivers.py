@@ -90,12 +90,12 @@ class LogDriver(Protocol):
         ...
 
     async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
-        """Return up to ``limit`` live logs whose key starts with ``prefix``, each after the key ``after``.
+        """Return the ``limit`` smallest live logs whose key starts with ``prefix`` and sorts after ``after``.
 
-        Logs come in the driver's listing order: ascending by key, or, for a driver that keeps
-        each log in a folder ``key/`` (:class:`~agent_stores.core.objectlog.ObjectLogDriver`),
-        ascending by ``key + "/"``. Either order is total, so paging with
-        ``after=<last key of the previous page>`` returns every live log exactly once.
+        Keys compare in code-point order, and ``after`` need not be a key; a page with fewer than
+        ``limit`` logs is the last, and paging with ``after=<last key of the previous page>``
+        returns every live log exactly once. (The core's ``ObjectLogDriver`` declares one
+        divergence here: it orders by ``key + "/"``, see its documentation.)
         """
         ...
 

@@ -16,7 +16,8 @@ newest segment first: the end of a log costs one ``list(limit=1)`` and one ``get
 window of the newest N messages reads only the newest segments (fetched in parallel).
 
 **Versions never repeat.** A version names the newest segment (its sequence number plus what
-an append needs: the log's length, the first segment of this life of the log, its expiry).
+an append needs: the log's length, the first segment of this life of the log, its expiry, and
+a digest of the key, so a version of another log conflicts without a request).
 Deleting a log, or restarting an expired one, writes a *reset* segment at the next sequence
 number and blanks the older segments in place (their bytes are overwritten with nothing; the
 objects stay). So sequence numbers only grow, and a writer holding any old version finds the
@@ -33,14 +34,18 @@ costs one checkpoint plus the segments after it. Readers that meet a blanked seg
 removed checkpoint (a concurrent delete or compaction) start over; writers never touch
 checkpoints.
 
-Keys of one driver must not nest (no key equals another key followed by ``/`` and more), as
-the keys of :class:`~agent_stores.core.keys.KeySpace` never do. Logs are listed in ascending
-order of ``key + "/"`` (the order the objects list in).
+**Listing order (a declared divergence from the LogDriver contract).** Each log lives in the
+folder ``key/`` so a bucket stays browsable, hence two limits that
+:class:`~agent_stores.core.keys.KeySpace` keys never reach: keys must not nest (``a`` and
+``a/x`` are not both logs), and :meth:`list_logs` pages in ascending order of ``key + "/"``,
+not of ``key`` (``a-b`` lists before ``a``). Paging with ``after=<last key of a page>`` still
+returns every live log exactly once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -93,9 +98,15 @@ _decode_segment = msgspec.msgpack.Decoder(_Segment).decode
 _decode_checkpoint = msgspec.msgpack.Decoder(_Checkpoint).decode
 
 
+def _key_tag(key: str) -> str:
+    """A short digest of ``key`` carried in its versions, so another log's version always conflicts."""
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+
+
 class _Head(NamedTuple):
     """The newest segment of a log and what follows from it."""
 
+    key: str
     segment: _Segment
     live: bool
 
@@ -109,7 +120,7 @@ class _Head(NamedTuple):
             return None
         s = self.segment
         expires = "" if s.expires_at is None else repr(s.expires_at)
-        return f"{s.seq}:{s.base}:{self.length}:{expires}"
+        return f"{s.seq}:{s.base}:{self.length}:{expires}:{_key_tag(self.key)}"
 
 
 class _Restart(Exception):
@@ -198,7 +209,7 @@ class ObjectLogDriver:
                 continue  # blanked or removed between the listing and the read
             segment = self._decode(name, stored.data)
             expired = segment.expires_at is not None and segment.expires_at <= self._clock()
-            return _Head(segment, live=bool(segment.digests or segment.start) and not expired)
+            return _Head(key, segment, live=bool(segment.digests or segment.start) and not expired)
         raise StoreConflictError(f"log {key!r} kept changing while its end was read")
 
     async def _segments(self, key: str, seqs: Sequence[int]) -> list[_Segment]:
@@ -348,12 +359,14 @@ class ObjectLogDriver:
             if head is not None:
                 await self._blank(key, head.segment)
         else:
-            seq, base, length, expiry = _parse_version(expected_version)
+            seq, base, length, expiry, tag = _parse_version(expected_version)
+            if tag != _key_tag(key):
+                raise StoreConflictError(f"version {expected_version!r} is not a version of log {key!r}")
             if expiry is not None and expiry <= now:
                 raise StoreConflictError(f"log {key!r} expired after version {expected_version!r}")
             segment = _Segment(seq + 1, base, length, session_id, expires_at, digests, payloads)
             await self.objects.put(self._name(key, _SEGMENT, seq + 1), _encode(segment), if_absent=True)
-        return _Head(segment, live=True).version
+        return _Head(key, segment, live=True).version
 
     async def _blank(self, key: str, previous: _Segment) -> None:
         """Erase every record of the life that ``previous`` ended (after a reset segment was claimed)."""
@@ -451,10 +464,10 @@ class ObjectLogDriver:
             await self.objects.aclose()
 
 
-def _parse_version(version: LogVersion) -> tuple[int, int, int, float | None]:
+def _parse_version(version: LogVersion) -> tuple[int, int, int, float | None, str]:
     try:
-        seq, base, length, expiry = str(version).split(":")
-        return int(seq), int(base), int(length), float(expiry) if expiry else None
+        seq, base, length, expiry, tag = str(version).split(":")
+        return int(seq), int(base), int(length), float(expiry) if expiry else None, tag
     except ValueError as err:
         raise ValueError(f"not a version of this log driver: {version!r}") from err
 

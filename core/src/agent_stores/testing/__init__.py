@@ -14,6 +14,10 @@ factory fixture returning a callable that opens a store over the same backing da
         def file_store_factory(self, tmp_path):
             return lambda **options: MyFileStore(tmp_path, **options)
 
+Backends built on the core's adapters also prove their drivers with ``LogDriverConformance``
+(fixture ``log_driver_factory``) and ``ObjectDriverConformance`` (fixture
+``object_driver_factory``). Every clause runs under the class's ``time_limit`` (60 s).
+
 Installed with ``pip install "agent-stores-core[testing]"``; the pytest plugin is registered
 automatically, so no pytest configuration is needed.
 """
@@ -21,14 +25,21 @@ automatically, so no pytest configuration is needed.
 from ._base import ConformanceBase, requires, unique_id
 from .files import FileStoreCapabilities, FileStoreConformance
 from .history import HistoryCapabilities, HistoryProviderConformance
+from .log_driver import OBJECT_LOG_DIVERGENCES, LogDriverCapabilities, LogDriverConformance
+from .object_driver import ObjectDriverCapabilities, ObjectDriverConformance
 from .sessions import SessionStoreCapabilities, SessionStoreConformance
 
 __all__ = [
+    "OBJECT_LOG_DIVERGENCES",
     "ConformanceBase",
     "FileStoreCapabilities",
     "FileStoreConformance",
     "HistoryCapabilities",
     "HistoryProviderConformance",
+    "LogDriverCapabilities",
+    "LogDriverConformance",
+    "ObjectDriverCapabilities",
+    "ObjectDriverConformance",
     "SessionStoreCapabilities",
     "SessionStoreConformance",
     "requires",

@@ -40,6 +40,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -50,7 +51,7 @@ from agent_framework import AgentSession, Content, HistoryProvider, InMemoryHist
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ._base import ConformanceBase, maybe_await, requires, unique_id
+from ._base import ConformanceBase, collect_pages, maybe_await, requires, unique_id
 
 __all__ = ["HistoryCapabilities", "HistoryProviderConformance", "sample_contents"]
 
@@ -70,11 +71,12 @@ class HistoryCapabilities:
         multi_process: Two OS processes may save to one session at the same time with the same
             guarantees; the test class must also provide a ``history_process_factory`` fixture.
         admin: The provider has ``count_messages(session_id)``, ``delete_session(session_id)``
-            and ``list_sessions(*, after=None, limit=100)`` as in ``LogHistoryProvider``.
+            and ``list_sessions(*, after=None, limit=100)`` as in ``LogHistoryProvider``; with
+            ``ttl`` also ``purge_expired()``.
         ttl: The factory accepts ``ttl=`` seconds (sliding expiry): a session expires that long
             after its last save that stored messages and then loads as empty; a save after
             expiry starts a fresh history; ``ttl <= 0`` is a ``ValueError``. The clauses sleep
-            about 1.5 s in all.
+            about 3 s in all.
 
     """
 
@@ -292,6 +294,7 @@ def _resolve(kind: str, n: int, picks: list[int], stored: list[Message]) -> list
 
 
 _PROCESS_TIMEOUT_S = 120.0
+_PROCESS_MAX_LINES = 10_000  # a store that prints on stdout must not keep the wait going forever
 _READY, _DONE = "agent-stores:ready", "agent-stores:done"
 _CHILD_CODE = "from agent_stores.testing.history import run_writer_process; run_writer_process()"
 
@@ -357,10 +360,10 @@ class _WriterProcess:
         self._send({"session_id": session_id, "batches": [_dicts(b) for b in batches]})
 
     async def wait_for(self, token: str) -> None:
-        """Wait for the process to print ``token``; fail with its stderr when it dies first."""
+        """Wait for the process to print ``token``; fail with its stderr when it dies first or chatters on."""
         assert self._process.stdin is not None and self._process.stdout is not None
         await self._process.stdin.drain()
-        while True:
+        for _ in range(_PROCESS_MAX_LINES):
             line = await asyncio.wait_for(self._process.stdout.readline(), _PROCESS_TIMEOUT_S)
             if not line:
                 await self._process.wait()
@@ -369,6 +372,7 @@ class _WriterProcess:
                 pytest.fail(f"writer process exited with {self._process.returncode}:\n{detail}", pytrace=False)
             if line.decode("utf-8", "replace").strip() == token:
                 return
+        pytest.fail(f"writer process printed {_PROCESS_MAX_LINES} lines without {token!r}", pytrace=False)
 
     async def stop(self) -> None:
         """Close the process's input and wait for it to exit."""
@@ -951,12 +955,107 @@ class HistoryProviderConformance(ConformanceBase):
         await history.save(other, f"{base}-other", [_msg("user", "x")])
         listed: list[str] = await provider.list_sessions(limit=1000)
         assert sorted(listed) == sorted(ids)
-        paged: list[str] = []
-        after: str | None = None
-        while page := await provider.list_sessions(after=after, limit=2):
-            assert len(page) <= 2
-            paged.extend(page)
-            after = page[-1]
+
+        async def page(after: str | None) -> list[str]:
+            return await provider.list_sessions(after=after, limit=2)
+
+        paged = await collect_pages(
+            "list_sessions(limit=2)", page, name=str, page_size=2, most=len(ids) + 2, stop_on_short_page=False
+        )
         assert paged == listed
         await provider.delete_session(ids[0])
         assert sorted(await provider.list_sessions(limit=1000)) == sorted(ids[1:])
+
+    @requires("admin")
+    async def test_stale_instance_saves_after_another_rewrote_the_session(self, history: HistoryHarness) -> None:
+        """Instance A saves; instance B deletes the session and saves as many messages; A saves again: nothing lost.
+
+        A replays its transcript plus one new message; the session must then hold B's messages
+        followed by all of A's (what ``InMemoryHistoryProvider`` stores for the same saves).
+        Failure means A decided what to store from its memory of the deleted history and its
+        append did not conflict: the store's log version came back after delete and rewrite (a
+        version derived from the length), so A's replayed messages were taken as already stored.
+        """
+        first, second = await history.open(), await history.open()
+        session_id = unique_id("session")
+        mine = [_msg("user", "from A", "a-1"), _msg("assistant", "to A", "a-2")]
+        await history.save(first, session_id, mine)
+        admin: Any = second
+        assert await admin.delete_session(session_id) is True
+        theirs = [_msg("user", "from B", "b-1"), _msg("assistant", "to B", "b-2")]
+        await history.save(second, session_id, theirs)
+        added = [_msg("user", "A again", "a-3")]
+        await history.save(first, session_id, mine + added)
+        loaded = _ids(await history.load(await history.open(), session_id))
+        assert loaded == _ids(theirs + mine + added), f"stored {loaded}"
+
+    @requires("ttl")
+    async def test_stale_instance_saves_after_the_session_expired_and_was_rewritten(
+        self, history: HistoryHarness
+    ) -> None:
+        """Instance A saves; the session expires; instance B saves as many messages; A saves again: nothing lost.
+
+        Failure means the log's version after expiry and a rewrite equals the one A remembers
+        (a version derived from the length), so A's replayed messages are taken as stored.
+        Never reuse a version once a log expired.
+        """
+        ttl = 0.5  # B's save must still be live when A saves right after it
+        first, second = await history.open(ttl=ttl), await history.open(ttl=ttl)
+        session_id = unique_id("session")
+        mine = [_msg("user", "from A", "a-1"), _msg("assistant", "to A", "a-2")]
+        await history.save(first, session_id, mine)
+        await asyncio.sleep(ttl * 1.3)
+        theirs = [_msg("user", "from B", "b-1"), _msg("assistant", "to B", "b-2")]
+        await history.save(second, session_id, theirs)
+        added = [_msg("user", "A again", "a-3")]
+        await history.save(first, session_id, mine + added)
+        loaded = _ids(await history.load(await history.open(ttl=ttl), session_id))
+        assert loaded == _ids(theirs + mine + added), f"stored {loaded}"
+
+    @requires("ttl", "admin")
+    async def test_count_messages_of_an_expired_session_is_zero(self, history: HistoryHarness) -> None:
+        """An expired session counts 0 messages, is not listed, and ``delete_session`` reports it did not exist.
+
+        Failure means the admin calls read the expired records that loads already hide, so an
+        operator sees (and exports) sessions that expired. Treat an expired log as absent in
+        every call.
+        """
+        ttl = 0.3
+        provider: Any = await history.open(ttl=ttl)
+        session_id = unique_id("session")
+        started = time.monotonic()
+        await history.save(provider, session_id, [_msg("user", "a", "m-1"), _msg("assistant", "b", "m-2")])
+        count = await provider.count_messages(session_id)
+        if time.monotonic() - started < ttl * 0.8:  # else too slow a machine to tell
+            assert count == 2, "count_messages of a live session"
+        await asyncio.sleep(ttl * 1.5)
+        assert await provider.count_messages(session_id) == 0, "count_messages counts an expired session"
+        assert session_id not in await provider.list_sessions(limit=1000), "list_sessions lists an expired session"
+        assert await provider.delete_session(session_id) is False, "delete_session found an expired session"
+
+    @requires("ttl", "admin")
+    async def test_purge_expired_spares_live_sessions(self, history: HistoryHarness) -> None:
+        """``purge_expired`` removes expired sessions only: those without ttl or not yet expired stay whole.
+
+        Failure means the purge removed live history (a purge of every log, or an expiry
+        comparison the wrong way round). It returns how many logs it removed, an int.
+        """
+        ttl = 0.3
+        expiring: Any = await history.open(ttl=ttl)
+        lasting: Any = await history.open(ttl=3600)
+        forever: Any = await history.open()
+        sessions = {name: unique_id(f"session-{name}") for name in ("expiring", "lasting", "forever")}
+        kept = [_msg("user", "keep me", "m-1"), _msg("assistant", "kept", "m-2")]
+        for name, provider in (("expiring", expiring), ("lasting", lasting), ("forever", forever)):
+            await history.save(provider, sessions[name], kept)
+        await asyncio.sleep(ttl * 1.5)
+        purged = await forever.purge_expired()
+        assert isinstance(purged, int) and purged >= 0, f"purge_expired returned {purged!r}"
+        reader: Any = await history.open()
+        for name in ("lasting", "forever"):
+            assert _ids(await history.load(reader, sessions[name])) == ["m-1", "m-2"], f"purge removed a {name} session"
+            assert await reader.count_messages(sessions[name]) == 2
+        assert await reader.count_messages(sessions["expiring"]) == 0
+        listed = set(await reader.list_sessions(limit=1000))
+        assert {sessions["lasting"], sessions["forever"]} <= listed
+        assert sessions["expiring"] not in listed

@@ -1,0 +1,698 @@
+"""The log-driver conformance suite: a :class:`~agent_stores.core.LogDriver` keeps every promise of ``drivers.py``.
+
+A backend's history provider is the core's ``LogHistoryProvider`` over the backend's log
+driver, so the driver's promises (conditional append, versions never reused, expiry, paging)
+are what keeps chat history from being lost or duplicated. Subclass
+:class:`LogDriverConformance`, declare a :class:`LogDriverCapabilities`, and provide a
+``log_driver_factory`` fixture::
+
+    import pytest
+    from agent_stores.testing import LogDriverCapabilities, LogDriverConformance
+
+    class TestMyLogDriver(LogDriverConformance):
+        capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+
+        @pytest.fixture
+        def log_driver_factory(self, my_server_url):
+            return lambda: MyLogDriver.from_url(my_server_url)  # or an awaitable of one
+
+Every call of the factory must return a driver over the **same** backing data (a new
+connection to the same server, or the same in-process instance): that is how the suite checks
+two writers. Drivers are closed with ``aclose()`` at the end of each clause. Every clause works
+under keys with its own unique prefix, so the suite can run against a live store that holds data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import random
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, cast
+
+import pytest
+
+from agent_stores.core import LogDriver, LogInfo, LogRecord, LogVersion, StoreConflictError
+
+from ._base import ConformanceBase, collect_pages, requires, unique_id
+
+__all__ = ["OBJECT_LOG_DIVERGENCES", "LogDriverCapabilities", "LogDriverConformance"]
+
+OpenDriver = Callable[[], Awaitable[LogDriver]]
+
+_FOLDER_ORDER = (
+    "ObjectLogDriver keeps each log in the folder 'key/' so buckets stay browsable: it lists logs in the "
+    "order of key + '/' (a key followed by a character below '/', such as '-' or '.', lists before it) and "
+    "keys must not nest ('a' and 'a/x'). KeySpace keys never nest, and paging in its own order returns "
+    "every log once (tests/test_objectlog.py)."
+)
+
+#: The declared divergences of the core's ``ObjectLogDriver`` (over any object driver).
+OBJECT_LOG_DIVERGENCES: dict[str, str] = {
+    "test_list_logs_lists_live_logs_under_the_prefix_in_key_order": _FOLDER_ORDER,
+    "test_list_logs_pages_return_each_log_once_in_order": _FOLDER_ORDER,
+    "test_list_logs_after_is_exclusive_and_need_not_be_a_key": _FOLDER_ORDER,
+}
+
+#: Concurrent conditional appends in one race.
+_RACERS = 8
+
+#: Prefix fragments that mean something to a glob, a regex, SQL ``LIKE`` or a path; each prefix
+#: built from them has siblings that a pattern-matching implementation would wrongly list.
+_LITERAL_FRAGMENTS = ("*", "?", "[ab]", "%", "_", "\\", ".", "^$", "{x}", "ü", "日本", "😀")
+
+
+@dataclass(frozen=True)
+class LogDriverCapabilities:
+    """What a log driver declares beyond the minimal contract (every default is "no").
+
+    Attributes:
+        ttl: ``append(..., ttl=)`` is honoured: the log expires ``ttl`` seconds after that
+            append, and is then absent for every method. The expiry clauses use a real ttl of
+            ``LogDriverConformance.ttl_seconds`` (0.6 s) and sleep about 1.5 times it; no
+            clock injection is needed.
+        native_expiry: With ``ttl``: the backend removes expired logs by itself (Redis
+            ``PEXPIRE``, a MongoDB TTL index), so ``purge_expired()`` may find fewer of them to
+            remove; its count is then only checked not to exceed what expired.
+        concurrent_instances: Two driver instances from the factory (two connections, two
+            clients) decide conditional appends atomically between them: of N appends racing
+            on one expected version, exactly one wins. Atomicity among concurrent calls on one
+            instance is always required.
+
+    """
+
+    ttl: bool = False
+    native_expiry: bool = False
+    concurrent_instances: bool = False
+
+
+def _records(label: str, count: int, *, start: int = 0) -> list[LogRecord]:
+    """``count`` records whose digests and payloads name ``label`` and their position."""
+    return [LogRecord(f"{label}-{i}", f"{label} record {i}".encode()) for i in range(start, start + count)]
+
+
+def _payloads(records: Sequence[LogRecord]) -> list[bytes]:
+    return [r.payload for r in records]
+
+
+def _digests(records: Sequence[LogRecord]) -> list[str]:
+    return [r.digest for r in records]
+
+
+class LogDriverConformance(ConformanceBase):
+    """Clauses every log driver must pass; optional ones are selected by ``capabilities``.
+
+    Provide a ``log_driver_factory`` fixture (see the module docstring), declare a
+    :class:`LogDriverCapabilities`, and list known deviations in ``divergences`` with a reason.
+    """
+
+    capabilities: ClassVar[LogDriverCapabilities] = LogDriverCapabilities()
+    factory_fixture: ClassVar[str] = "log_driver_factory"
+
+    #: The ttl (seconds) the expiry clauses append with. Raise it for a backend whose expiry is
+    #: coarser; each expiry clause then sleeps about 1.5 times longer.
+    ttl_seconds: ClassVar[float] = 0.6
+
+    @pytest.fixture
+    def open_driver(self, open_store: Callable[..., Awaitable[Any]]) -> OpenDriver:
+        """Return a callable opening one more driver over the backing data (closed after the clause)."""
+
+        async def open_one() -> LogDriver:
+            return cast(LogDriver, await open_store())
+
+        return open_one
+
+    @pytest.fixture
+    def prefix(self) -> str:
+        """This clause's own key prefix; the clause touches no key outside it."""
+        return unique_id("log-driver") + "/"
+
+    async def _expire(self) -> None:
+        """Sleep until a log appended with ``ttl_seconds`` before the call has surely expired."""
+        await asyncio.sleep(self.ttl_seconds + max(0.2, self.ttl_seconds * 0.35))
+
+    @staticmethod
+    async def _assert_absent(driver: LogDriver, key: str, prefix: str, *, why: str) -> None:
+        """Assert ``key`` is absent for every read method (``delete`` is checked by the callers)."""
+        tail = await driver.tail(key, 10)
+        assert tail == (0, [], None), f"{why}: tail returned {tail!r}, expected (0, [], None)"
+        assert await driver.read(key) == [], f"{why}: read returned records"
+        assert await driver.read(key, last=3) == [], f"{why}: read(last=3) returned records"
+        assert await driver.length(key) == 0, f"{why}: length is not 0"
+        listed = [log.key for log in await driver.list_logs(prefix, limit=1000)]
+        assert key not in listed, f"{why}: list_logs still lists it"
+
+    # -- basics -------------------------------------------------------------------------------
+
+    async def test_driver_implements_the_protocol(self, open_driver: OpenDriver) -> None:
+        """The factory's driver is a ``LogDriver``: every method exists and is a coroutine function.
+
+        Failure means a method is missing or synchronous (a blocking call on the event loop, or
+        a result the core cannot ``await``).
+        """
+        driver = await open_driver()
+        assert isinstance(driver, LogDriver), f"{type(driver).__name__} lacks methods of LogDriver"
+        names = ("tail", "append", "read", "length", "delete", "list_logs", "purge_expired", "aclose")
+        synchronous = [name for name in names if not inspect.iscoroutinefunction(getattr(driver, name))]
+        assert not synchronous, f"not coroutine functions: {synchronous}"
+
+    async def test_absent_log_is_empty_for_every_method(self, open_driver: OpenDriver, prefix: str) -> None:
+        """A key never written reads as an empty log at version ``None``, and ``delete`` returns ``False``.
+
+        Failure means the driver raises for a missing key, invents a version (0, "", a length)
+        for an absent log, or lists keys nobody wrote. The core appends to a new log with
+        ``expected_version=None``, so an absent log must report exactly ``None``.
+        """
+        driver = await open_driver()
+        key = prefix + "never-written"
+        await self._assert_absent(driver, key, prefix, why="a key never written")
+        assert await driver.delete(key) is False, "delete of a key never written returned True"
+
+    async def test_append_creates_the_log_at_the_version_it_returns(self, open_driver: OpenDriver, prefix: str) -> None:
+        """The first append (``expected_version=None``) creates the log; ``tail`` reports the version it returned.
+
+        Failure means the new version is ``None``, ``tail`` reports a different version than
+        ``append`` returned (the core remembers the returned one and conditions its next append
+        on it), or the length and digests are wrong. Return the version the log is now at.
+        """
+        driver = await open_driver()
+        key = prefix + "log"
+        records = _records("a", 3)
+        version = await driver.append(key, records, expected_version=None, session_id="s")
+        assert version is not None, "append returned version None for a log that now exists"
+        tail = await driver.tail(key, 10)
+        assert tail == (3, _digests(records), version), f"tail after the first append: {tail!r}"
+        assert await driver.length(key) == 3
+
+    async def test_records_read_back_in_append_order(self, open_driver: OpenDriver, prefix: str) -> None:
+        """``read`` returns every payload in append order, within one append and across appends.
+
+        Failure means the driver orders records by something else (payload, digest, a hash, a
+        timestamp with ties) or reverses a batch. Keep an explicit per-log sequence.
+        """
+        driver = await open_driver()
+        key = prefix + "log"
+        batches = [_records("z", 3), _records("a", 1), _records("m", 4)]
+        version: LogVersion = None
+        for batch in batches:
+            version = await driver.append(key, batch, expected_version=version, session_id="s")
+        everything = [r for batch in batches for r in batch]
+        assert await driver.read(key) == _payloads(everything)
+        tail = await driver.tail(key, 100)
+        assert tail.digests == _digests(everything), "tail digests are not in append order"
+        assert tail.length == len(everything) == await driver.length(key)
+
+    async def test_tail_returns_the_newest_digests_oldest_first(self, open_driver: OpenDriver, prefix: str) -> None:
+        """``tail(key, n)`` returns the full length, the version and the last ``min(length, n)`` digests, oldest first.
+
+        Failure means the driver returns the oldest digests, reverses them, returns more than
+        asked, or reports the number of digests instead of the log's length. The core
+        de-duplicates against exactly these digests.
+        """
+        driver = await open_driver()
+        key = prefix + "log"
+        records = _records("d", 6)
+        version = await driver.append(key, records[:2], expected_version=None, session_id="s")
+        version = await driver.append(key, records[2:], expected_version=version, session_id="s")
+        for count in (0, 1, 4, 6, 50):
+            expected = _digests(records)[len(records) - min(count, len(records)) :]
+            tail = await driver.tail(key, count)
+            assert tail == (6, expected, version), f"tail(key, {count}) returned {tail!r}"
+
+    async def test_read_last_returns_the_newest_records_oldest_first(
+        self, open_driver: OpenDriver, prefix: str
+    ) -> None:
+        """``read(key, last=n)`` returns the newest ``n`` payloads in append order (all of them when fewer).
+
+        Failure means the window is the oldest records, is reversed, ignores ``last``, or
+        ``last=0`` returns everything. The provider's ``max_messages`` window is this call.
+        """
+        driver = await open_driver()
+        key = prefix + "log"
+        records = _records("w", 5)
+        version = await driver.append(key, records[:3], expected_version=None, session_id="s")
+        await driver.append(key, records[3:], expected_version=version, session_id="s")
+        for last in (0, 1, 2, 5, 9):
+            expected = _payloads(records)[len(records) - min(last, len(records)) :]
+            assert await driver.read(key, last=last) == expected, f"read(last={last})"
+        assert await driver.read(key, last=None) == _payloads(records)
+
+    async def test_delete_removes_the_whole_log_and_reports_whether_it_existed(
+        self, open_driver: OpenDriver, prefix: str
+    ) -> None:
+        """``delete`` returns ``True`` once, then ``False``; the log is then absent and can be started anew.
+
+        Failure means records survive the delete (they reappear in the next log under that
+        key), the flag is wrong, or a new log cannot be created with ``expected_version=None``.
+        """
+        driver = await open_driver()
+        key = prefix + "log"
+        await driver.append(key, _records("old", 3), expected_version=None, session_id="s")
+        assert await driver.delete(key) is True, "delete of an existing log returned False"
+        await self._assert_absent(driver, key, prefix, why="a deleted log")
+        assert await driver.delete(key) is False, "a second delete returned True"
+        fresh = _records("new", 2)
+        version = await driver.append(key, fresh, expected_version=None, session_id="s")
+        assert await driver.tail(key, 10) == (2, _digests(fresh), version)
+        assert await driver.read(key) == _payloads(fresh), "records of the deleted log came back"
+
+    async def test_logs_with_related_keys_are_independent(self, open_driver: OpenDriver, prefix: str) -> None:
+        """Keys that prefix each other, differ in case, or end in a separator are separate logs; keys may be long.
+
+        The core's keys are up to about 550 ASCII characters. Failure means the driver matches
+        keys by prefix or pattern (a delete or read reaching a neighbour), folds case, strips
+        characters or cuts long keys. Address each log by its exact key.
+        """
+        driver = await open_driver()
+        base = prefix + "log"
+        keys = [base, base + "/", base + "/x", base + "x", base.upper(), base + "*", base + " ", base + "/" + "k" * 540]
+        for i, key in enumerate(keys):
+            await driver.append(key, _records(f"k{i}", i + 1), expected_version=None, session_id=f"s{i}")
+        for i, key in enumerate(keys):
+            assert await driver.read(key) == _payloads(_records(f"k{i}", i + 1)), f"log {key!r} holds other records"
+        assert await driver.delete(keys[0]) is True
+        for i, key in enumerate(keys[1:], start=1):
+            assert await driver.length(key) == i + 1, f"deleting {keys[0]!r} changed {key!r}"
+
+    async def test_instances_share_the_backing_data(self, open_driver: OpenDriver, prefix: str) -> None:
+        """A driver opened later sees what another instance appended, and can append after it.
+
+        Failure means the factory does not return drivers over the same backing data (the
+        suite cannot check concurrency then), or the driver caches state that is never re-read.
+        """
+        first = await open_driver()
+        key = prefix + "log"
+        version = await first.append(key, _records("a", 2), expected_version=None, session_id="s")
+        second = await open_driver()
+        assert await second.tail(key, 5) == (2, ["a-0", "a-1"], version)
+        version = await second.append(key, _records("b", 1), expected_version=version, session_id="s")
+        assert await first.tail(key, 5) == (3, ["a-0", "a-1", "b-0"], version)
+
+    async def test_payloads_round_trip_byte_exact(self, open_driver: OpenDriver, prefix: str) -> None:
+        """Payloads of every byte value, empty, invalid UTF-8 and of 2 MB come back exactly, as ``bytes``.
+
+        Failure means the driver decodes payloads as text, strips NUL or trailing bytes,
+        truncates large values, or returns another type (``str``, ``memoryview``). Store
+        payloads as opaque binary values.
+        """
+        driver = await open_driver()
+        key = prefix + "log"
+        payloads = [
+            bytes(range(256)),
+            b"",
+            b"\x00",
+            b"\xff\xfe\x80 not utf-8 \xc3\x28",
+            b"trailing space and newline \n ",
+            random.Random(7).randbytes(2 << 20),
+        ]
+        records = [LogRecord(f"p-{i}", p) for i, p in enumerate(payloads)]
+        await driver.append(key, records, expected_version=None, session_id="s")
+        got = await driver.read(key)
+        assert [type(p) for p in got] == [bytes] * len(payloads), f"payload types: {[type(p) for p in got]}"
+        for i, (stored, expected) in enumerate(zip(got, payloads, strict=True)):
+            assert stored == expected, f"payload {i} ({len(expected)} bytes) came back as {len(stored)} other bytes"
+        assert await driver.read(key, last=2) == payloads[-2:]
+
+    async def test_large_batches_append_atomically(self, open_driver: OpenDriver, prefix: str) -> None:
+        """A batch of 1,000 records appends as one; a conflicting batch of 1,000 stores none of its records.
+
+        Failure means a large batch is split into several writes that are not one atomic
+        unit (a conflict detected half-way leaves records behind), or a batch is cut short.
+        Split large batches only inside one transaction or script.
+        """
+        driver = await open_driver()
+        key = prefix + "log"
+        batch = _records("big", 1000)
+        version = await driver.append(key, batch, expected_version=None, session_id="s")
+        with pytest.raises(StoreConflictError):
+            await driver.append(key, _records("lost", 1000), expected_version=None, session_id="s")
+        assert await driver.tail(key, 3) == (1000, ["big-997", "big-998", "big-999"], version)
+        assert await driver.read(key) == _payloads(batch), "a conflicting batch left records behind"
+
+    # -- conditional append and versions ------------------------------------------------------
+
+    async def test_append_at_a_wrong_version_conflicts_and_stores_nothing(
+        self, open_driver: OpenDriver, prefix: str
+    ) -> None:
+        """An append whose ``expected_version`` is not the log's current version raises ``StoreConflictError``.
+
+        Checked: ``None`` for a log that exists, an older version of the log, the version of
+        another log, and a version for a log that does not exist. Failure means an append
+        succeeded against a state the writer never saw (a lost de-duplication decision), or a
+        conflicting append stored some records. Compare and append in one atomic step.
+        """
+        driver = await open_driver()
+        key, other = prefix + "log", prefix + "other"
+        old = await driver.append(key, _records("a", 1), expected_version=None, session_id="s")
+        current = await driver.append(key, _records("a", 1, start=1), expected_version=old, session_id="s")
+        elsewhere = await driver.append(other, _records("o", 1), expected_version=None, session_id="s")
+        assert current != old, f"an append kept the version {old!r}"
+        for wrong in (None, old, elsewhere):
+            if wrong == current:
+                continue  # versions are per log: another log's may equal this one's
+            with pytest.raises(StoreConflictError):
+                await driver.append(key, _records("lost", 2), expected_version=wrong, session_id="s")
+        assert await driver.tail(key, 10) == (2, ["a-0", "a-1"], current), "a conflicting append changed the log"
+        absent = prefix + "absent"
+        for wrong in (current, elsewhere):
+            with pytest.raises(StoreConflictError):
+                await driver.append(absent, _records("lost", 1), expected_version=wrong, session_id="s")
+        await self._assert_absent(driver, absent, prefix, why="a conditional append to an absent log that conflicted")
+
+    async def test_every_append_moves_the_log_to_a_new_version(self, open_driver: OpenDriver, prefix: str) -> None:
+        """Each append returns a version the log never had before, including appends of identical records.
+
+        Failure means two states of the log share a version, so a writer holding the older one
+        appends without conflict after records it never saw. Derive versions from a counter or
+        random token, never from the content or the length alone.
+        """
+        driver = await open_driver()
+        key = prefix + "log"
+        seen: list[LogVersion] = []
+        version: LogVersion = None
+        for _ in range(6):
+            version = await driver.append(key, _records("same", 1), expected_version=version, session_id="s")
+            assert version not in seen, f"version {version!r} repeated after {len(seen)} appends"
+            seen.append(version)
+
+    async def test_versions_never_repeat_after_delete_and_rewrite(self, open_driver: OpenDriver, prefix: str) -> None:
+        """A log deleted and written again, with the same records, never returns to a version it had.
+
+        Failure means a version derived from the length (or a counter kept in the log itself):
+        a provider that remembered the old log's end then appends to the new log without a
+        conflict, after records it never read, and messages are lost or duplicated.
+        """
+        driver = await open_driver()
+        key = prefix + "log"
+        before: list[LogVersion] = []
+        for round_ in range(2):
+            version: LogVersion = None
+            for i in range(3):
+                version = await driver.append(key, _records("r", 1, start=i), expected_version=version, session_id="s")
+                assert version not in before, f"round {round_}: version {version!r} of the earlier log came back"
+                before.append(version)
+            assert await driver.delete(key) is True
+        for stale in before:
+            with pytest.raises(StoreConflictError):
+                await driver.append(key, _records("lost", 1), expected_version=stale, session_id="s")
+
+    async def test_stale_writer_conflicts_after_another_deleted_and_rewrote_the_log(
+        self, open_driver: OpenDriver, prefix: str
+    ) -> None:
+        """Instance A reads the end; instance B deletes and rewrites the log to the same length; A's append conflicts.
+
+        This is the history provider's remembered log end. Failure means A's append lands on
+        B's log as if nothing happened, so A's de-duplication decision was taken against
+        records that no longer exist. Never reuse a version across delete.
+        """
+        first, second = await open_driver(), await open_driver()
+        key = prefix + "log"
+        await first.append(key, _records("a", 2), expected_version=None, session_id="s")
+        remembered = await first.tail(key, 2)
+        assert await second.delete(key) is True
+        rewritten = await second.append(key, _records("b", 2), expected_version=None, session_id="s")
+        with pytest.raises(StoreConflictError):
+            await first.append(key, _records("a", 1, start=2), expected_version=remembered.version, session_id="s")
+        assert await first.tail(key, 5) == (2, ["b-0", "b-1"], rewritten)
+
+    async def test_interleaved_conditional_appends_exactly_one_wins(self, open_driver: OpenDriver, prefix: str) -> None:
+        """Two drivers read the end, then both append on it: the first wins, the second conflicts, stores nothing.
+
+        Checked for a new log (both expect ``None``) and for an existing one. Failure means
+        both appends landed (the condition is not checked at write time, or the second writer
+        overwrote the first), or the losing append left records. This is how concurrent saves
+        of one session are kept apart.
+        """
+        first, second = await open_driver(), await open_driver()
+        key = prefix + "log"
+        expected: LogVersion = None
+        stored: list[LogRecord] = []
+        for round_ in range(3):
+            seen_first, seen_second = await first.tail(key, 5), await second.tail(key, 5)
+            assert seen_first == seen_second, f"round {round_}: the two drivers disagree on the log's end"
+            assert seen_first.version == expected
+            won = _records(f"first{round_}", 2)
+            expected = await first.append(key, won, expected_version=seen_first.version, session_id="s")
+            stored.extend(won)
+            with pytest.raises(StoreConflictError):
+                await second.append(
+                    key, _records(f"second{round_}", 1), expected_version=seen_second.version, session_id="s"
+                )
+            assert await second.read(key) == _payloads(stored), f"round {round_}: the losing append stored records"
+            assert await second.tail(key, 0) == (len(stored), [], expected)
+
+    async def _race(self, drivers: Sequence[LogDriver], key: str, expected: LogVersion) -> list[LogRecord]:
+        """Race ``_RACERS`` appends on ``expected`` over ``drivers``; assert one winner; return the winner's records."""
+        batches = [_records(f"racer{i}", 2) for i in range(_RACERS)]
+
+        async def attempt(i: int) -> LogVersion:
+            return await drivers[i % len(drivers)].append(key, batches[i], expected_version=expected, session_id="s")
+
+        outcomes = await asyncio.gather(*(attempt(i) for i in range(_RACERS)), return_exceptions=True)
+        unexpected = [o for o in outcomes if isinstance(o, BaseException) and not isinstance(o, StoreConflictError)]
+        assert not unexpected, f"racing appends raised something other than StoreConflictError: {unexpected!r}"
+        winners = [i for i, o in enumerate(outcomes) if not isinstance(o, BaseException)]
+        assert len(winners) == 1, f"{len(winners)} of {_RACERS} appends on one expected version succeeded"
+        tail = await drivers[0].tail(key, 0)
+        assert tail.version == outcomes[winners[0]], "the log is not at the version the winning append returned"
+        return batches[winners[0]]
+
+    async def _check_races(self, drivers: Sequence[LogDriver], prefix: str) -> None:
+        key = prefix + "log"
+        stored = await self._race(drivers, key, None)
+        for _ in range(2):
+            stored = stored + await self._race(drivers, key, (await drivers[0].tail(key, 0)).version)
+        assert await drivers[-1].read(key) == _payloads(stored), "losing appends left records, or the log lost some"
+
+    async def test_concurrent_appends_on_one_instance_exactly_one_wins(
+        self, open_driver: OpenDriver, prefix: str
+    ) -> None:
+        """Eight appends racing on one expected version through one driver: exactly one wins, the rest conflict.
+
+        Checked when creating a log and when extending it. Failure means the driver checks the
+        version and appends in two steps with an await in between. Use one atomic operation (a
+        conditional write, a transaction, a server-side script).
+        """
+        await self._check_races([await open_driver()], prefix)
+
+    @requires("concurrent_instances")
+    async def test_concurrent_appends_across_instances_exactly_one_wins(
+        self, open_driver: OpenDriver, prefix: str
+    ) -> None:
+        """Eight appends racing on one expected version through four drivers: exactly one wins, the rest conflict.
+
+        Failure means atomicity is only per instance (an ``asyncio.Lock`` in the driver), so
+        two processes saving one session lose or duplicate messages. Let the server decide.
+        """
+        await self._check_races([await open_driver() for _ in range(4)], prefix)
+
+    # -- listing ------------------------------------------------------------------------------
+
+    async def test_list_logs_lists_live_logs_under_the_prefix_in_key_order(
+        self, open_driver: OpenDriver, prefix: str
+    ) -> None:
+        """``list_logs(prefix)`` returns every live log whose key starts with ``prefix``, by key, with its session id.
+
+        Keys sharing only part of the prefix, and deleted logs, are not listed; a key equal to
+        the prefix is. Failure means the wrong keys, a wrong order (not code-point order), or
+        session ids that are not the ones given when each log was created.
+        """
+        driver = await open_driver()
+        keys = [prefix, prefix + "b", prefix + "a", prefix + "a/x", prefix + "B", prefix + "é", prefix + "😀"]
+        for i, key in enumerate(keys):
+            await driver.append(key, _records("r", 1), expected_version=None, session_id=f"session {i} ü")
+        outside = [prefix[:-1], prefix[:-1] + "0", prefix[:-1] + ".", prefix[:-2]]
+        for key in outside:
+            await driver.append(key, _records("r", 1), expected_version=None, session_id="outside")
+        await driver.append(prefix + "gone", _records("r", 1), expected_version=None, session_id="gone")
+        await driver.delete(prefix + "gone")
+        listed = await driver.list_logs(prefix, limit=1000)
+        expected = sorted((LogInfo(k, f"session {i} ü") for i, k in enumerate(keys)), key=lambda log: log.key)
+        assert listed == expected
+        for key in outside:
+            await driver.delete(key)
+
+    async def test_list_logs_keeps_the_session_id_of_the_log_now_stored(
+        self, open_driver: OpenDriver, prefix: str
+    ) -> None:
+        """A log deleted and created again is listed with the session id given when it was created again.
+
+        Failure means the driver keeps metadata of a deleted log (the session id, or the log
+        itself) after ``delete``; ``list_sessions`` would then report a stale id.
+        """
+        driver = await open_driver()
+        key = prefix + "log"
+        await driver.append(key, _records("r", 1), expected_version=None, session_id="before")
+        await driver.delete(key)
+        await driver.append(key, _records("r", 1), expected_version=None, session_id="after")
+        assert await driver.list_logs(prefix) == [LogInfo(key, "after")]
+
+    async def test_list_logs_pages_return_each_log_once_in_order(self, open_driver: OpenDriver, prefix: str) -> None:
+        """Paging with ``after`` = the last key of a page, any ``limit``, returns each live log exactly once, in order.
+
+        A page holds the ``limit`` smallest keys after ``after``, so only the last page is short
+        (the core's ``iter_sessions`` stops at a short page). Failure means ``after`` is
+        inclusive (the boundary key repeats, and a walk never ends), ignored, or pages skip
+        keys. The walk is bounded: a driver that pages forever fails here instead of hanging.
+        """
+        driver = await open_driver()
+        keys = sorted(prefix + name for name in ("a", "b", "b/1", "c", "C", "d-", "d/", "é", "~"))
+        for key in keys:
+            await driver.append(key, _records("r", 1), expected_version=None, session_id=key)
+        full = await driver.list_logs(prefix, limit=1000)
+        assert [log.key for log in full] == keys
+        for limit in (1, 2, 4, len(keys), len(keys) + 1):
+
+            async def page(after: str | None, limit: int = limit) -> list[LogInfo]:
+                return await driver.list_logs(prefix, after=after, limit=limit)
+
+            walked = await collect_pages(
+                f"list_logs(limit={limit})", page, name=lambda log: log.key, page_size=limit, most=len(keys) + 2
+            )
+            assert walked == full, f"paging with limit={limit} listed {[log.key for log in walked]}"
+
+    async def test_list_logs_after_is_exclusive_and_need_not_be_a_key(
+        self, open_driver: OpenDriver, prefix: str
+    ) -> None:
+        """``after`` keeps only keys strictly greater than it, whether or not it is a key itself.
+
+        Failure means ``after`` is inclusive, compared in another order than code points, or
+        only works when it names an existing key (a session deleted between two pages).
+        """
+        driver = await open_driver()
+        keys = [prefix + name for name in ("a", "b", "d")]
+        for key in keys:
+            await driver.append(key, _records("r", 1), expected_version=None, session_id=key)
+        cases = {
+            prefix + "a": keys[1:],
+            prefix + "c": keys[2:],
+            prefix + "a\x00": keys[1:],
+            prefix[:-1]: keys,
+            prefix + "d": [],
+            prefix + "\U0010ffff": [],
+        }
+        for after, expected in cases.items():
+            listed = [log.key for log in await driver.list_logs(prefix, after=after, limit=10)]
+            assert listed == expected, f"list_logs(after={after!r}) listed {listed}"
+
+    async def test_list_logs_prefix_is_literal(self, open_driver: OpenDriver, prefix: str) -> None:
+        r"""Prefixes holding glob, regex and SQL ``LIKE`` characters (``* ? [ ] % _ \ .``) and unicode are literal.
+
+        Each prefix has siblings that match it only when it is read as a pattern. Failure
+        means the prefix reaches a ``SCAN MATCH``, ``LIKE``, ``$regex`` or glob unescaped.
+        """
+        driver = await open_driver()
+        lookalikes = [prefix + name for name in ("x/log", "a/log", "b/log", "xx/log", "u\u0308/log", "Ü/log", "/log")]
+        keys = [*lookalikes, *(f"{prefix}{fragment}/log" for fragment in _LITERAL_FRAGMENTS)]
+        for key in keys:
+            await driver.append(key, _records("r", 1), expected_version=None, session_id="s")
+        for fragment in _LITERAL_FRAGMENTS:
+            scope = prefix + fragment
+            listed = [log.key for log in await driver.list_logs(scope, limit=1000)]
+            expected = sorted(k for k in keys if k.startswith(scope))
+            assert listed == expected, f"list_logs({scope!r}) listed {listed}, expected {expected}"
+
+    # -- expiry -------------------------------------------------------------------------------
+
+    @requires("ttl")
+    async def test_expired_log_is_absent_for_every_method(self, open_driver: OpenDriver, prefix: str) -> None:
+        """After its ttl, a log reads as empty at version ``None``, is not listed, and ``delete`` returns ``False``.
+
+        Failure means some method still sees the expired records (``length`` counting them,
+        ``list_logs`` listing the log, ``delete`` reporting it existed), so sessions come back
+        or are counted after they expired. Filter expired logs in every read.
+        """
+        driver = await open_driver()
+        key, live = prefix + "expiring", prefix + "live"
+        started = time.monotonic()
+        await driver.append(key, _records("r", 3), expected_version=None, session_id="s", ttl=self.ttl_seconds)
+        length = await driver.length(key)
+        if time.monotonic() - started < self.ttl_seconds * 0.8:  # else too slow a machine to tell
+            assert length == 3, "the log expired before its ttl"
+        await driver.append(live, _records("r", 1), expected_version=None, session_id="s")
+        await self._expire()
+        await self._assert_absent(driver, key, prefix, why="an expired log")
+        assert await driver.delete(key) is False, "delete of an expired log returned True"
+        assert [log.key for log in await driver.list_logs(prefix)] == [live]
+
+    @requires("ttl")
+    async def test_append_after_expiry_starts_a_new_log_at_a_new_version(
+        self, open_driver: OpenDriver, prefix: str
+    ) -> None:
+        """After expiry, ``expected_version=None`` starts a new log of only the new records, at a never-seen version.
+
+        An append with the expired log's version conflicts. Failure means the expired records
+        reappear once the log is written again, the old version still matches (a version
+        derived from the length), or a new log cannot be started. Remove the expired records
+        atomically with the first append after expiry.
+        """
+        driver = await open_driver()
+        key = prefix + "log"
+        old = await driver.append(key, _records("old", 2), expected_version=None, session_id="s", ttl=self.ttl_seconds)
+        await self._expire()
+        with pytest.raises(StoreConflictError):
+            await driver.append(key, _records("lost", 1), expected_version=old, session_id="s")
+        fresh = _records("new", 2)
+        version = await driver.append(key, fresh, expected_version=None, session_id="s", ttl=self.ttl_seconds)
+        assert version is not None and version != old, f"the new log reuses the expired log's version {old!r}"
+        assert await driver.tail(key, 10) == (2, _digests(fresh), version)
+        assert await driver.read(key) == _payloads(fresh), "records of the expired log came back"
+
+    @requires("ttl")
+    async def test_append_with_ttl_refreshes_the_expiry(self, open_driver: OpenDriver, prefix: str) -> None:
+        """Each append with ``ttl`` moves the whole log's expiry to ``ttl`` after that append.
+
+        The log is appended to, appended to again after half the ttl, read once the ttl has
+        passed since the first append but not since the second (still whole), then read after
+        the ttl has passed since the second (gone). Failure means the expiry is set only when
+        the log is created, or only on the new records. On a machine too slow to read within
+        the window the clause retries with twice the ttl (at most twice).
+        """
+        driver = await open_driver()
+        for attempt, ttl in enumerate(self.ttl_seconds * factor for factor in (1, 2, 4)):
+            key = f"{prefix}log-{attempt}"
+            version = await driver.append(key, _records("a", 1), expected_version=None, session_id="s", ttl=ttl)
+            first_done = time.monotonic()
+            await asyncio.sleep(ttl * 0.5)
+            second_started = time.monotonic()
+            await driver.append(key, _records("b", 1), expected_version=version, session_id="s", ttl=ttl)
+            await asyncio.sleep(max(0.0, first_done + ttl * 1.1 - time.monotonic()))
+            payloads = await driver.read(key)
+            if time.monotonic() >= second_started + ttl:
+                continue  # the read came too late to tell a refreshed expiry from a stale one
+            assert payloads == _payloads(_records("a", 1) + _records("b", 1)), "the append did not refresh the expiry"
+            await asyncio.sleep(ttl + max(0.2, ttl * 0.35) - (time.monotonic() - second_started))
+            assert await driver.length(key) == 0, "the log did not expire ttl after its last append"
+            return
+        pytest.fail(f"too slow to check the ttl refresh with a ttl of up to {4 * self.ttl_seconds:g} s", pytrace=False)
+
+    @requires("ttl")
+    async def test_purge_expired_removes_only_expired_logs(self, open_driver: OpenDriver, prefix: str) -> None:
+        """``purge_expired`` removes expired logs, spares logs without ttl and logs whose ttl has not passed.
+
+        Its count includes at least the expired logs of this clause (other data in the store
+        may add to it), unless the backend expires natively. Failure means live logs were
+        purged (a purge by prefix, or a comparison the wrong way round), or the count is wrong.
+        """
+        driver = await open_driver()
+        expiring = [prefix + f"expiring-{i}" for i in range(3)]
+        for key in expiring:
+            await driver.append(key, _records("x", 2), expected_version=None, session_id="s", ttl=self.ttl_seconds)
+        forever, later = prefix + "no-ttl", prefix + "long-ttl"
+        await driver.append(forever, _records("f", 2), expected_version=None, session_id="s")
+        await driver.append(later, _records("l", 2), expected_version=None, session_id="s", ttl=3600)
+        await self._expire()
+        purged = await driver.purge_expired()
+        assert isinstance(purged, int), f"purge_expired returned {purged!r}, not an int"  # pyright: ignore[reportUnnecessaryIsInstance]
+        if not self.capabilities.native_expiry:
+            assert purged >= len(expiring), f"purge_expired reported {purged} for {len(expiring)} expired logs"
+        for key, label in ((forever, "f"), (later, "l")):
+            assert await driver.read(key) == _payloads(_records(label, 2)), (
+                f"purge_expired removed the live log {key!r}"
+            )
+        assert [log.key for log in await driver.list_logs(prefix)] == sorted([forever, later])
+        for key in expiring:
+            assert await driver.length(key) == 0
+        assert await driver.purge_expired() >= 0

@@ -1,0 +1,756 @@
+"""The driver suites (and the history suite, through the core's adapter) catch deliberately broken drivers.
+
+Each broken driver is the core's correct in-process driver with one bug. One ``pytester`` run
+executes, for every broken driver, only the clauses meant to catch its bug, and each of them
+must fail in its call (not in setup): the correct drivers pass every clause in
+``test_driver_conformance.py``, so the failure is the bug's. The runs also prove that a
+driver which pages forever, blocks forever or spins forever fails a clause instead of hanging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import re
+import time
+from collections.abc import Sequence
+
+import pytest
+
+from agent_stores.core import Listing, LogInfo, LogRecord, LogVersion, StoreConflictError, StoredObject
+from agent_stores.core.memory import MemoryLogDriver, MemoryObjectDriver
+
+pytest_plugins = ["pytester"]
+
+# -- broken log drivers -----------------------------------------------------------------------
+
+
+class VersionIsLength(MemoryLogDriver):
+    """Reports the log's length as its version: a rewritten log returns to an old version."""
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        await super().append(key, records, expected_version=expected_version, session_id=session_id, ttl=ttl)
+        log = self._logs[key]
+        log.version = len(log.records)
+        return log.version
+
+
+class VersionIsLastDigest(MemoryLogDriver):
+    """Derives the version from the content: appending identical records keeps it."""
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        await super().append(key, records, expected_version=expected_version, session_id=session_id, ttl=ttl)
+        log = self._logs[key]
+        log.version = f"{key}:{log.records[-1].digest}"
+        return log.version
+
+
+class ConflictLeavesRecords(MemoryLogDriver):
+    """Appends first and checks the version afterwards, leaving the records of a conflicting append."""
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        log = self._live(key)
+        if log is not None and log.version != expected_version:
+            log.records.extend(records)
+        return await super().append(key, records, expected_version=expected_version, session_id=session_id, ttl=ttl)
+
+
+class ChecksThenAppends(MemoryLogDriver):
+    """Checks the version, awaits a round trip, then appends unconditionally."""
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        current = (await self.tail(key, 0)).version
+        if current != expected_version:
+            raise StoreConflictError("conflict")
+        await asyncio.sleep(0)
+        now = (await self.tail(key, 0)).version
+        return await super().append(key, records, expected_version=now, session_id=session_id, ttl=ttl)
+
+
+class TailReturnsOldest(MemoryLogDriver):
+    """Returns the first ``count`` digests instead of the last."""
+
+    async def tail(self, key: str, count: int) -> tuple[int, list[str], LogVersion]:  # type: ignore[override]
+        full = await super().tail(key, 10**9)
+        return full._replace(digests=full.digests[:count])
+
+
+class ReadLastReturnsOldest(MemoryLogDriver):
+    """Returns the oldest ``last`` payloads instead of the newest."""
+
+    async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
+        payloads = await super().read(key)
+        return payloads if last is None else payloads[:last]
+
+
+class PayloadsAsText(MemoryLogDriver):
+    """Stores payloads as text, replacing what is not UTF-8."""
+
+    async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
+        return [p.decode("utf-8", "replace").encode() for p in await super().read(key, last=last)]
+
+
+class DeleteMatchesPrefix(MemoryLogDriver):
+    """Deletes every key starting with the key (a pattern delete)."""
+
+    async def delete(self, key: str) -> bool:
+        found = await super().delete(key)
+        for other in [k for k in self._logs if k.startswith(key)]:
+            del self._logs[other]
+        return found
+
+
+class ListRepeatsBoundaryKey(MemoryLogDriver):
+    """Lists keys from ``after`` inclusive: a walk that pages on the last key never ends."""
+
+    async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
+        keys = sorted(k for k in self._logs if k.startswith(prefix) and (after is None or k >= after))
+        return [LogInfo(k, log.session_id) for k in keys if (log := self._live(k)) is not None][:limit]
+
+
+class ListIgnoresAfter(MemoryLogDriver):
+    """Ignores ``after``: every page is the first page."""
+
+    async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
+        return await super().list_logs(prefix, limit=limit)
+
+
+class ListMatchesPrefixAsGlob(MemoryLogDriver):
+    """Passes the prefix to a glob match unescaped (a ``SCAN MATCH prefix*``)."""
+
+    async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
+        keys = sorted(k for k in self._logs if fnmatch.fnmatchcase(k, prefix + "*") and (after is None or k > after))
+        return [LogInfo(k, log.session_id) for k in keys if (log := self._live(k)) is not None][:limit]
+
+
+class ListKeepsOldSessionId(MemoryLogDriver):
+    """Keeps each key's session id apart from the log, and never removes it on delete."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._session_ids: dict[str, str] = {}
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        self._session_ids.setdefault(key, session_id)
+        return await super().append(key, records, expected_version=expected_version, session_id=session_id, ttl=ttl)
+
+    async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
+        listed = await super().list_logs(prefix, after=after, limit=limit)
+        return [LogInfo(log.key, self._session_ids[log.key]) for log in listed]
+
+
+class LengthCountsExpired(MemoryLogDriver):
+    """Counts an expired log's records."""
+
+    async def length(self, key: str) -> int:
+        log = self._logs.get(key)
+        return 0 if log is None else len(log.records)
+
+
+class ListsExpiredLogs(MemoryLogDriver):
+    """Lists expired logs."""
+
+    async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
+        keys = sorted(k for k in self._logs if k.startswith(prefix) and (after is None or k > after))
+        return [LogInfo(k, self._logs[k].session_id) for k in keys][:limit]
+
+
+class KeepsExpiredRecords(MemoryLogDriver):
+    """Revives an expired log's records when it is written again."""
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        expired = self._logs.get(key) if self._live(key) is None else None
+        version = await super().append(key, records, expected_version=expected_version, session_id=session_id, ttl=ttl)
+        if expired is not None:
+            self._logs[key].records[:0] = expired.records
+        return version
+
+
+class TtlOnlyOnCreate(MemoryLogDriver):
+    """Sets the expiry when the log is created, never refreshes it."""
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        log = self._live(key)
+        expires_at = None if log is None else log.expires_at
+        version = await super().append(key, records, expected_version=expected_version, session_id=session_id, ttl=ttl)
+        if log is not None:
+            self._logs[key].expires_at = expires_at
+        return version
+
+
+class PurgeRemovesLiveLogs(MemoryLogDriver):
+    """Purges every log, expired or not."""
+
+    async def purge_expired(self) -> int:
+        count = len(self._logs)
+        self._logs.clear()
+        return count
+
+
+class PurgeCountsNothing(MemoryLogDriver):
+    """Purges expired logs but always reports 0."""
+
+    async def purge_expired(self) -> int:
+        await super().purge_expired()
+        return 0
+
+
+class TailNeverAnswers(MemoryLogDriver):
+    """``tail`` waits forever (a server that never replies, with no client timeout)."""
+
+    async def tail(self, key: str, count: int) -> tuple[int, list[str], LogVersion]:  # type: ignore[override]
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+class LengthSpinsForever(MemoryLogDriver):
+    """``length`` loops in its own code without ever awaiting."""
+
+    async def length(self, key: str) -> int:
+        while True:
+            time.sleep(0.001)  # noqa: ASYNC251 - the bug: a busy loop that never yields to the event loop
+
+
+# -- broken object drivers --------------------------------------------------------------------
+
+
+class ObjectChecksThenCreates(MemoryObjectDriver):
+    """Checks that the key is absent, awaits a round trip, then writes unconditionally."""
+
+    async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
+        if if_absent:
+            if await self.head(key) is not None:
+                raise StoreConflictError("exists")
+            await asyncio.sleep(0)
+            return await super().put(key, data)
+        return await super().put(key, data, if_version=if_version)
+
+
+class ObjectComparesThenWrites(MemoryObjectDriver):
+    """Compares the version, awaits a round trip, then writes or deletes unconditionally."""
+
+    async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
+        if if_version is not None:
+            if await self.head(key) != if_version:
+                raise StoreConflictError("moved")
+            await asyncio.sleep(0)
+            return await super().put(key, data)
+        return await super().put(key, data, if_absent=if_absent)
+
+    async def delete(self, key: str, *, if_version: str | None = None) -> bool:
+        if if_version is not None:
+            if await self.head(key) != if_version:
+                raise StoreConflictError("moved")
+            await asyncio.sleep(0)
+        return await super().delete(key)
+
+
+class ObjectVersionIsLength(MemoryObjectDriver):
+    """Versions are the data's length: different contents of one length share a version."""
+
+    async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
+        await super().put(key, data, if_absent=if_absent, if_version=if_version)
+        self._objects[key] = StoredObject(bytes(data), str(len(data)))
+        return str(len(data))
+
+
+class IfVersionOnMissingKeyWrites(MemoryObjectDriver):
+    """Treats a missing key as matching any ``if_version`` (an ``If-Match`` a missing object satisfies)."""
+
+    async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
+        if if_version is not None and key not in self._objects:
+            if_version = None
+        return await super().put(key, data, if_absent=if_absent, if_version=if_version)
+
+
+class DeleteIgnoresIfVersion(MemoryObjectDriver):
+    """Deletes whatever version is stored."""
+
+    async def delete(self, key: str, *, if_version: str | None = None) -> bool:
+        return await super().delete(key)
+
+
+class HeadCachesVersions(MemoryObjectDriver):
+    """``head`` answers from a cache filled by the first ``head`` of each key."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._cache: dict[str, str | None] = {}
+
+    async def head(self, key: str) -> str | None:
+        if key not in self._cache:
+            self._cache[key] = await super().head(key)
+        return self._cache[key]
+
+
+class StripsTrailingNul(MemoryObjectDriver):
+    """Stores data as a C string would: trailing NUL bytes are lost."""
+
+    async def get(self, key: str) -> StoredObject | None:
+        stored = await super().get(key)
+        return None if stored is None else stored._replace(data=stored.data.rstrip(b"\x00"))
+
+
+class TruncatesLargeObjects(MemoryObjectDriver):
+    """Keeps only the first MiB of an object."""
+
+    async def get(self, key: str) -> StoredObject | None:
+        stored = await super().get(key)
+        return None if stored is None else stored._replace(data=stored.data[: 1 << 20])
+
+
+class FoldsKeyCase(MemoryObjectDriver):
+    """Lowercases keys."""
+
+    async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
+        return await super().put(key.lower(), data, if_absent=if_absent, if_version=if_version)
+
+    async def get(self, key: str) -> StoredObject | None:
+        return await super().get(key.lower())
+
+    async def head(self, key: str) -> str | None:
+        return await super().head(key.lower())
+
+
+class ListIgnoresAfterObjects(MemoryObjectDriver):
+    """Ignores ``after``: every page is the first page."""
+
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        return await super().list(prefix, delimiter=delimiter, limit=limit)
+
+
+class AfterFiltersKeysOnly(MemoryObjectDriver):
+    """Applies ``after`` to keys before folding, as S3's ``StartAfter`` does: a folded prefix comes back."""
+
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        keys: list[str] = []
+        prefixes: list[str] = []
+        for key in self._sorted:
+            if not key.startswith(prefix) or (after is not None and key <= after):
+                continue
+            rest = key[len(prefix) :]
+            if delimiter and delimiter in rest:
+                common = prefix + rest[: rest.index(delimiter) + len(delimiter)]
+                if common not in prefixes:
+                    prefixes.append(common)
+            else:
+                keys.append(key)
+            if limit is not None and len(keys) + len(prefixes) >= limit:
+                break
+        return Listing(keys, prefixes)
+
+
+class LimitCountsKeysOnly(MemoryObjectDriver):
+    """Counts only keys against ``limit``; common prefixes come on top."""
+
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        full = await super().list(prefix, delimiter=delimiter, after=after)
+        keys = full.keys if limit is None else full.keys[:limit]
+        last = keys[-1] if keys and limit is not None and len(full.keys) > limit else None
+        return Listing(keys, [p for p in full.prefixes if last is None or p < last])
+
+
+class ListsInUtf16Order(MemoryObjectDriver):
+    """Orders listings by UTF-16 code units, as JavaScript and Java compare strings."""
+
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        full = await super().list(prefix, delimiter=delimiter, after=after, limit=limit)
+        order = lambda name: name.encode("utf-16-be")  # noqa: E731
+        return Listing(sorted(full.keys, key=order), sorted(full.prefixes, key=order))
+
+
+class ListMatchesPrefixAsRegex(MemoryObjectDriver):
+    """Passes the prefix to a regex unescaped (a ``$regex: "^" + prefix``)."""
+
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        try:
+            pattern = re.compile(prefix)
+        except re.error:
+            pattern = re.compile(re.escape(prefix))
+        matching = [k for k in self._sorted if pattern.match(k) and (after is None or k > after)]
+        keys = [k for k in matching if not delimiter or delimiter not in k[len(prefix) :]]
+        return Listing(keys if limit is None else keys[:limit], [])
+
+
+class PrefixesWithoutDelimiter(MemoryObjectDriver):
+    """Returns common prefixes without their trailing delimiter."""
+
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        full = await super().list(prefix, delimiter=delimiter, after=after, limit=limit)
+        return Listing(full.keys, [p.rstrip("/") for p in full.prefixes])
+
+
+class DelimiterIsAlwaysSlash(MemoryObjectDriver):
+    """Folds on ``/`` whatever delimiter is asked for."""
+
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        return await super().list(prefix, delimiter=delimiter and "/", after=after, limit=limit)
+
+
+class SynchronousHead(MemoryObjectDriver):
+    """``head`` is a plain method: the core cannot await it."""
+
+    def head(self, key: str) -> str | None:  # type: ignore[override]
+        stored = self._objects.get(key)
+        return None if stored is None else stored.version
+
+
+class CutsLongKeys(MemoryLogDriver):
+    """Truncates keys to 255 characters, as a fixed-width column would."""
+
+    async def tail(self, key: str, count: int) -> tuple[int, list[str], LogVersion]:  # type: ignore[override]
+        return await super().tail(key[:255], count)
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        return await super().append(
+            key[:255], records, expected_version=expected_version, session_id=session_id, ttl=ttl
+        )
+
+    async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
+        return await super().read(key[:255], last=last)
+
+
+class PutNeverAnswers(MemoryObjectDriver):
+    """``put`` waits forever."""
+
+    async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
+        await asyncio.sleep(3600)
+        raise AssertionError("unreachable")
+
+
+# -- the runs ---------------------------------------------------------------------------------
+
+_LOG_CAPS = "LogDriverCapabilities(ttl=True, concurrent_instances=True)"
+_OBJECT_CAPS = "ObjectDriverCapabilities(atomic_create_across_instances=True, atomic_if_version_across_instances=True)"
+_HISTORY_CAPS = "HistoryCapabilities(admin=True, ttl=True, concurrent_instances=True)"
+
+# (driver, suite, clauses that must fail)
+_CASES: list[tuple[type[object], str, list[str]]] = [
+    (
+        VersionIsLength,
+        "log",
+        [
+            "test_versions_never_repeat_after_delete_and_rewrite",
+            "test_stale_writer_conflicts_after_another_deleted_and_rewrote_the_log",
+            "test_append_after_expiry_starts_a_new_log_at_a_new_version",
+        ],
+    ),
+    (
+        VersionIsLength,
+        "history",
+        [
+            "test_stale_instance_saves_after_another_rewrote_the_session",
+            "test_stale_instance_saves_after_the_session_expired_and_was_rewritten",
+        ],
+    ),
+    (VersionIsLastDigest, "log", ["test_every_append_moves_the_log_to_a_new_version"]),
+    (
+        ConflictLeavesRecords,
+        "log",
+        [
+            "test_append_at_a_wrong_version_conflicts_and_stores_nothing",
+            "test_interleaved_conditional_appends_exactly_one_wins",
+            "test_large_batches_append_atomically",
+        ],
+    ),
+    (
+        ChecksThenAppends,
+        "log",
+        [
+            "test_concurrent_appends_on_one_instance_exactly_one_wins",
+            "test_concurrent_appends_across_instances_exactly_one_wins",
+        ],
+    ),
+    (TailReturnsOldest, "log", ["test_tail_returns_the_newest_digests_oldest_first"]),
+    (ReadLastReturnsOldest, "log", ["test_read_last_returns_the_newest_records_oldest_first"]),
+    (PayloadsAsText, "log", ["test_payloads_round_trip_byte_exact"]),
+    (DeleteMatchesPrefix, "log", ["test_logs_with_related_keys_are_independent"]),
+    (
+        ListRepeatsBoundaryKey,
+        "log",
+        [
+            "test_list_logs_pages_return_each_log_once_in_order",
+            "test_list_logs_after_is_exclusive_and_need_not_be_a_key",
+        ],
+    ),
+    (ListRepeatsBoundaryKey, "history", ["test_list_sessions_pages_through_this_source"]),
+    (ListIgnoresAfter, "log", ["test_list_logs_pages_return_each_log_once_in_order"]),
+    (ListIgnoresAfter, "history", ["test_list_sessions_pages_through_this_source"]),
+    (ListMatchesPrefixAsGlob, "log", ["test_list_logs_prefix_is_literal"]),
+    (ListKeepsOldSessionId, "log", ["test_list_logs_keeps_the_session_id_of_the_log_now_stored"]),
+    (LengthCountsExpired, "log", ["test_expired_log_is_absent_for_every_method"]),
+    (LengthCountsExpired, "history", ["test_count_messages_of_an_expired_session_is_zero"]),
+    (ListsExpiredLogs, "log", ["test_expired_log_is_absent_for_every_method"]),
+    (KeepsExpiredRecords, "log", ["test_append_after_expiry_starts_a_new_log_at_a_new_version"]),
+    (TtlOnlyOnCreate, "log", ["test_append_with_ttl_refreshes_the_expiry"]),
+    (PurgeRemovesLiveLogs, "log", ["test_purge_expired_removes_only_expired_logs"]),
+    (PurgeRemovesLiveLogs, "history", ["test_purge_expired_spares_live_sessions"]),
+    (PurgeCountsNothing, "log", ["test_purge_expired_removes_only_expired_logs"]),
+    (
+        ObjectChecksThenCreates,
+        "object",
+        [
+            "test_concurrent_exclusive_creates_on_one_instance_exactly_one_wins",
+            "test_concurrent_exclusive_creates_across_instances_exactly_one_wins",
+        ],
+    ),
+    (
+        ObjectComparesThenWrites,
+        "object",
+        [
+            "test_concurrent_conditional_writes_on_one_instance_exactly_one_wins",
+            "test_concurrent_conditional_writes_across_instances_exactly_one_wins",
+        ],
+    ),
+    (
+        ObjectVersionIsLength,
+        "object",
+        [
+            "test_overwrite_with_different_content_gets_a_new_version",
+            "test_if_version_replaces_only_the_current_version",
+        ],
+    ),
+    (IfVersionOnMissingKeyWrites, "object", ["test_if_version_replaces_only_the_current_version"]),
+    (DeleteIgnoresIfVersion, "object", ["test_delete_if_version_removes_only_the_current_version"]),
+    (
+        HeadCachesVersions,
+        "object",
+        ["test_put_get_head_and_delete_agree", "test_overwrite_with_different_content_gets_a_new_version"],
+    ),
+    (StripsTrailingNul, "object", ["test_payloads_round_trip_byte_exact"]),
+    (TruncatesLargeObjects, "object", ["test_large_payloads_round_trip"]),
+    (FoldsKeyCase, "object", ["test_keys_are_exact"]),
+    (
+        ListIgnoresAfterObjects,
+        "object",
+        [
+            "test_list_after_is_exclusive_over_keys_and_prefixes",
+            "test_paged_listing_equals_the_unpaged_listing",
+            "test_list_matches_the_specification",
+        ],
+    ),
+    (
+        AfterFiltersKeysOnly,
+        "object",
+        ["test_list_after_is_exclusive_over_keys_and_prefixes", "test_paged_listing_equals_the_unpaged_listing"],
+    ),
+    (LimitCountsKeysOnly, "object", ["test_list_limit_counts_keys_and_prefixes_together"]),
+    (ListsInUtf16Order, "object", ["test_list_orders_by_code_point"]),
+    (ListMatchesPrefixAsRegex, "object", ["test_list_prefix_is_literal"]),
+    (PrefixesWithoutDelimiter, "object", ["test_list_with_delimiter_folds_deeper_keys_into_common_prefixes"]),
+    (DelimiterIsAlwaysSlash, "object", ["test_list_folds_on_any_delimiter"]),
+    (SynchronousHead, "object", ["test_driver_implements_the_protocol"]),
+    (CutsLongKeys, "log", ["test_logs_with_related_keys_are_independent"]),
+]
+
+# Drivers that never answer or spin: the clause must fail with its time limit, naming itself
+# and what it waited for (driver, suite, clause, words the failure must contain).
+_HANGS: list[tuple[type[object], str, str, list[str]]] = [
+    (
+        TailNeverAnswers,
+        "log",
+        "test_append_creates_the_log_at_the_version_it_returns",
+        [
+            "test_append_creates_the_log_at_the_version_it_returns did not finish",
+            "in tail: await asyncio.Event().wait()",
+        ],
+    ),
+    (
+        PutNeverAnswers,
+        "object",
+        "test_concurrent_exclusive_creates_on_one_instance_exactly_one_wins",
+        [
+            "did not finish within its time limit of 1 s",
+            "8 other tasks of the clause",
+            "in put: await asyncio.sleep(3600)",
+        ],
+    ),
+    (
+        LengthSpinsForever,
+        "log",
+        "test_append_creates_the_log_at_the_version_it_returns",
+        ["did not finish within its time limit of 1 s", "without ever awaiting", "in length: time.sleep(0.001)"],
+    ),
+]
+
+_SUITES = {
+    "log": ("LogDriverConformance", _LOG_CAPS, "log_driver_factory", "driver = {cls}()\n        return lambda: driver"),
+    "object": (
+        "ObjectDriverConformance",
+        _OBJECT_CAPS,
+        "object_driver_factory",
+        "driver = {cls}()\n        return lambda: driver",
+    ),
+    "history": (
+        "HistoryProviderConformance",
+        _HISTORY_CAPS,
+        "history_factory",
+        "driver = {cls}()\n        return lambda **options: LogHistoryProvider(driver, **options)",
+    ),
+}
+
+_HEADER = f"""
+import pytest
+from agent_stores.core import LogHistoryProvider
+from agent_stores.testing import *
+from {__name__} import *
+"""
+
+_CLASS = """
+
+class Test{name}({base}):
+    capabilities = {caps}
+    time_limit = {limit}
+
+    @pytest.fixture
+    def {fixture}(self):
+        {factory}
+"""
+
+# These runs only need to see a broken driver fail: skip shrinking its counterexamples.
+_FAIL_FAST = """
+from hypothesis import Phase, settings
+
+settings.register_profile("fail-fast", phases=[Phase.explicit, Phase.reuse, Phase.generate])
+settings.load_profile("fail-fast")
+"""
+
+
+def _module(cases: Sequence[tuple[type[object], str]], limit: float) -> tuple[str, list[str]]:
+    """Return the source of a test module with one class per (driver, suite), and the class names."""
+    source = _HEADER
+    names: list[str] = []
+    for cls, suite in cases:
+        base, caps, fixture, factory = _SUITES[suite]
+        name = f"{cls.__name__}_{suite}"
+        names.append(name)
+        source += _CLASS.format(
+            name=name, base=base, caps=caps, limit=limit, fixture=fixture, factory=factory.format(cls=cls.__name__)
+        )
+    return source, names
+
+
+def _run(pytester: pytest.Pytester, node_ids: list[str], source: str) -> dict[str, tuple[str, str, str]]:
+    """Run ``node_ids`` of ``source``; return ``{class::clause: (outcome, phase, report)}``."""
+    pytester.makeconftest(_FAIL_FAST)
+    pytester.makepyfile(test_broken_drivers_run=source)
+    recorder = pytester.inline_run(
+        *(f"test_broken_drivers_run.py::{node}" for node in node_ids),
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "asyncio_default_fixture_loop_scope=function",
+        "-W",
+        "ignore::pytest.PytestUnraisableExceptionWarning",
+    )
+    outcomes: dict[str, tuple[str, str, str]] = {}
+    for report in recorder.getreports("pytest_runtest_logreport"):
+        node = "::".join(report.nodeid.split("::")[-2:])
+        if report.failed or node not in outcomes:
+            outcomes[node] = (report.outcome, report.when or "", report.longreprtext)
+    return outcomes
+
+
+def test_broken_drivers_fail_the_clauses_written_for_their_bugs(pytester: pytest.Pytester) -> None:
+    source, names = _module([(cls, suite) for cls, suite, _ in _CASES], limit=60)
+    nodes = [f"Test{name}::{clause}" for name, (_, _, clauses) in zip(names, _CASES, strict=True) for clause in clauses]
+    outcomes = _run(pytester, nodes, source)
+    missing = sorted(set(nodes) - set(outcomes))
+    assert not missing, f"clauses that did not run: {missing}"
+    survived = sorted(node for node in nodes if outcomes[node][0] != "failed")
+    assert not survived, f"broken drivers passed the clauses written for their bugs: {survived}"
+    not_in_call = {node: outcomes[node][2][-600:] for node in nodes if outcomes[node][1] != "call"}
+    assert not not_in_call, f"clauses failed outside their call (a broken setup, not the bug): {not_in_call}"
+
+
+def test_drivers_that_hang_fail_with_the_time_limit(pytester: pytest.Pytester) -> None:
+    source, names = _module([(cls, suite) for cls, suite, _, _ in _HANGS], limit=1)
+    nodes = [f"Test{name}::{clause}" for name, (_, _, clause, _) in zip(names, _HANGS, strict=True)]
+    started = time.monotonic()
+    outcomes = _run(pytester, nodes, source)
+    elapsed = time.monotonic() - started
+    for node, (_, _, _, words) in zip(nodes, _HANGS, strict=True):
+        outcome, when, report = outcomes[node]
+        assert (outcome, when) == ("failed", "call"), f"{node}: {outcome} in {when}:\n{report[-2000:]}"
+        for word in words:
+            assert word in report, f"{node}: the failure does not say {word!r}:\n{report[-3000:]}"
+    # Two clauses cancelled at 1 s, one interrupted 2 s after its limit: nothing waited much longer.
+    assert elapsed < 20, f"the hanging clauses took {elapsed:.1f} s"

@@ -1,0 +1,113 @@
+"""Every clause runs under its class's time limit, with no pytest configuration and no plugin for timeouts.
+
+The suites' own hangs are covered in ``test_broken_drivers.py``; here the limit itself: it
+applies to the store suites too, counts across the examples of a property clause, reports what
+the clause waited for, and is validated. The projects below have no pytest configuration at all
+(pytest-asyncio strict mode).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+_PROJECT = """
+import asyncio
+
+import pytest
+from agent_stores.core import ObjectSessionStore
+from agent_stores.core.memory import MemoryLogDriver, MemoryObjectDriver
+from agent_stores.testing import (
+    LogDriverCapabilities,
+    LogDriverConformance,
+    ObjectDriverConformance,
+    SessionStoreConformance,
+)
+
+
+class SlowPuts(MemoryObjectDriver):
+    async def put(self, key, data, **conditions):
+        await asyncio.sleep(0.05)
+        return await super().put(key, data, **conditions)
+
+
+class NeverAnswers(MemoryObjectDriver):
+    async def get(self, key):
+        await asyncio.Event().wait()
+
+
+class TestLogDriver(LogDriverConformance):
+    capabilities = LogDriverCapabilities(concurrent_instances=True)
+
+    @pytest.fixture
+    def log_driver_factory(self):
+        driver = MemoryLogDriver()
+        return lambda: driver
+
+
+class TestSlowObjectDriver(ObjectDriverConformance):
+    time_limit = 0.4
+
+    @pytest.fixture
+    def object_driver_factory(self):
+        driver = SlowPuts()
+        return lambda: driver
+
+
+class TestHangingSessions(SessionStoreConformance):
+    time_limit = 0.5
+
+    @pytest.fixture
+    def session_store_factory(self):
+        return lambda: ObjectSessionStore(NeverAnswers())
+
+
+class TestBadLimit(SessionStoreConformance):
+    time_limit = 0
+
+    @pytest.fixture
+    def session_store_factory(self):
+        return lambda: ObjectSessionStore(MemoryObjectDriver())
+"""
+
+
+def test_time_limits_in_a_project_without_configuration(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_user=_PROJECT)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "-W",
+        "ignore::DeprecationWarning",
+        "-k",
+        "TestLogDriver or test_list_matches_the_specification or test_large_payloads_round_trip "
+        "or test_get_missing_returns_none",
+    )
+    result.stdout.fnmatch_lines(["agent-stores conformance suite*"])
+    failed = sorted(line.split(" ")[1] for line in result.outlines if line.startswith(("FAILED", "ERROR")))
+    # The driver suite passes; a clause well inside its limit passes; the rest fail by their limits.
+    assert failed == [
+        "test_user.py::TestBadLimit::test_get_missing_returns_none",
+        "test_user.py::TestHangingSessions::test_get_missing_returns_none",
+        "test_user.py::TestSlowObjectDriver::test_list_matches_the_specification",
+    ], result.stdout.str()[-3000:]
+    assert result.parseoutcomes().get("passed", 0) >= 20
+
+    # A store-suite clause names itself, its class's limit, and what it awaited.
+    result.stdout.fnmatch_lines(
+        [
+            "*test_get_missing_returns_none did not finish within its time limit of 0.5 s "
+            "(TestHangingSessions.time_limit; raise it on the class for a slow store)*",
+            "the clause:",
+            "*in get: await asyncio.Event().wait()",
+        ]
+    )
+    # A property clause's limit covers all its examples (each short, together too long); it fails
+    # once, without hypothesis shrinking through examples that would all fail the same way.
+    result.stdout.fnmatch_lines(
+        [
+            "*ClauseTimeLimitError: test_list_matches_the_specification did not finish within its time limit of 0.4 s*",
+            "*in put: await asyncio.sleep(0.05)",
+        ]
+    )
+    result.stdout.fnmatch_lines(["*time_limit must be a positive number of seconds, got 0*"])

@@ -1,0 +1,68 @@
+"""The two driver suites against the core's in-process drivers and the SQLite drivers.
+
+Every driver a factory opens in one clause works on the same backing data: the one in-process
+instance, or one SQLite database file reached through separate connections, as separate
+processes would reach it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agent_stores.core.memory import MemoryLogDriver, MemoryObjectDriver
+from agent_stores.sqlite import SQLiteDatabase, SQLiteLogDriver, SQLiteObjectDriver
+from agent_stores.testing import (
+    LogDriverCapabilities,
+    LogDriverConformance,
+    ObjectDriverCapabilities,
+    ObjectDriverConformance,
+)
+
+
+class TestMemoryLogDriver(LogDriverConformance):
+    """One driver instance is one store; its operations never await, so each is atomic in the loop."""
+
+    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+
+    @pytest.fixture
+    def log_driver_factory(self) -> Callable[[], MemoryLogDriver]:
+        driver = MemoryLogDriver()
+        return lambda: driver
+
+
+class TestMemoryObjectDriver(ObjectDriverConformance):
+    capabilities = ObjectDriverCapabilities(
+        atomic_create_across_instances=True, atomic_if_version_across_instances=True
+    )
+
+    @pytest.fixture
+    def object_driver_factory(self) -> Callable[[], MemoryObjectDriver]:
+        driver = MemoryObjectDriver()
+        return lambda: driver
+
+
+class TestSQLiteLogDriver(LogDriverConformance):
+    """Each driver owns its own connection to one database file; an append is one conditional INSERT."""
+
+    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+
+    @pytest.fixture
+    def log_driver_factory(self, tmp_path: Path) -> Callable[[], SQLiteLogDriver]:
+        path = tmp_path / "drivers.db"
+        return lambda: SQLiteLogDriver(SQLiteDatabase.from_path(path))
+
+
+class TestSQLiteObjectDriver(ObjectDriverConformance):
+    """Each driver owns its own connection; exclusive create and compare-and-set are single statements."""
+
+    capabilities = ObjectDriverCapabilities(
+        atomic_create_across_instances=True, atomic_if_version_across_instances=True
+    )
+
+    @pytest.fixture
+    def object_driver_factory(self, tmp_path: Path) -> Callable[[], SQLiteObjectDriver]:
+        path = tmp_path / "drivers.db"
+        return lambda: SQLiteObjectDriver(SQLiteDatabase.from_path(path))
