@@ -30,6 +30,8 @@ from agent_stores.testing import (
     FileStoreConformance,
     HistoryCapabilities,
     HistoryProviderConformance,
+    ObjectDriverCapabilities,
+    ObjectDriverConformance,
     SessionStoreCapabilities,
     SessionStoreConformance,
 )
@@ -145,3 +147,33 @@ async def test_open_stores_on_s3(bucket_url: str) -> None:
         files = stores.file_store()
         await files.write("notes/a.md", "memo")
         assert await files.read("notes/a.md") == "memo"
+
+
+_S3_KEY_RULES = (
+    "The driver's key rules are the same on every filesystem: an empty path segment ('a//b') is a "
+    "ValueError and a directory marker ('a/') holds no bytes, although S3 itself could store both; "
+    "the core's stores never make such keys."
+)
+
+
+class TestS3ObjectDriver(ObjectDriverConformance):
+    capabilities = ObjectDriverCapabilities(
+        atomic_create_across_instances=S3.atomic_create,
+        atomic_if_version_across_instances=S3.atomic_compare_and_set,
+    )
+    divergences = {
+        name: _S3_KEY_RULES
+        for name in (
+            "test_keys_are_exact",
+            "test_list_without_delimiter_returns_every_key_under_the_prefix",
+            "test_list_with_delimiter_folds_deeper_keys_into_common_prefixes",
+            "test_list_prefix_is_literal",
+            "test_paged_listing_equals_the_unpaged_listing",
+            "test_list_matches_the_specification",
+        )
+    }
+
+    @pytest.fixture
+    def object_driver_factory(self, bucket_url: str) -> Callable[[], FsspecObjectDriver]:
+        url = under(bucket_url, f"objects-{uuid.uuid4().hex}")
+        return lambda: FsspecObjectDriver.from_url(url)

@@ -96,15 +96,16 @@ class FilesystemCapabilities:
         """s3fs on a server with conditional writes (AWS S3, SeaweedFS, MinIO, ...).
 
         ``put`` is one ``PutObject`` with ``If-None-Match: *`` (exclusive create) or
-        ``If-Match`` (compare-and-set), atomic on the server; ``delete`` with ``if_version`` is
-        a ``HeadObject`` then a ``DeleteObject`` (two steps), so compare-and-set is declared
-        absent as a whole. Keys are flat: a directory is a marker object, files and directories
-        may share a name, and keys are capped at 1,024 bytes.
+        ``If-Match`` (compare-and-set), ``delete`` with ``if_version`` one ``DeleteObject`` with
+        ``If-Match``: atomic on a server that honours these headers (AWS S3, SeaweedFS; check
+        yours: a server that ignores them writes unconditionally). Keys are flat: a directory
+        is a marker object, files and directories may share a name, and keys are capped at
+        1,024 bytes.
         """
         return cls(
-            name="s3 (s3fs async; conditional PutObject)",
+            name="s3 (s3fs async; conditional PutObject/DeleteObject)",
             atomic_create=True,
-            atomic_compare_and_set=False,
+            atomic_compare_and_set=True,
             atomic_replace=True,
             case_sensitive=True,
             empty_directories=True,

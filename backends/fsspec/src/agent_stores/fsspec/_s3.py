@@ -2,7 +2,8 @@
 
 Every request goes through s3fs's ``_call_s3`` (its one funnel, with its retries), so a
 ``put`` is one ``PutObject`` carrying ``If-None-Match: *`` (exclusive create) or ``If-Match``
-(compare-and-set), and a ``get`` is one ``GetObject`` whose ETag is the version. Objects are
+(compare-and-set), a conditional ``delete`` one ``DeleteObject`` with ``If-Match``, and a
+``get`` is one ``GetObject`` whose ETag is the version. Objects are
 flat keys: a directory marker is the empty object ``dir/``, a file and a directory may share a
 name, and nothing is a directory until something is stored under it.
 """
@@ -120,16 +121,28 @@ class S3Ops:
         return await self._put(self._key(rel, True), b"", if_absent=if_absent, if_version=None)
 
     async def delete(self, rel: str, directory: bool, *, if_version: str | None) -> bool:
-        """``HeadObject`` then ``DeleteObject``; with ``if_version`` the head is the check (two steps)."""
+        """One ``DeleteObject`` with ``If-Match`` when ``if_version`` is given (atomic on the server).
+
+        Without a condition a ``HeadObject`` first tells whether the object existed (S3's
+        delete does not say).
+        """
         key = self._key(rel, directory)
-        current = await self.head(rel, directory)
-        if if_version is not None and current != if_version:
-            raise StoreConflictError(f"object {key!r} is at version {current!r}, not {if_version!r}")
-        if current is None:
-            return False
-        await self._s3("delete_object", Key=key)
-        self.fs.invalidate_cache(f"{self.bucket}/{key}")
-        return True
+        try:
+            if if_version is not None:
+                try:
+                    await self._s3("delete_object", Key=key, IfMatch=f'"{if_version}"')
+                except OSError as err:
+                    code = _error_code(err)
+                    if isinstance(err, FileNotFoundError) or code in _CONFLICT_CODES or code in _MISSING_CODES:
+                        raise StoreConflictError(f"object {key!r} is not at version {if_version!r}") from err
+                    raise
+                return True
+            if await self.head(rel, directory) is None:
+                return False
+            await self._s3("delete_object", Key=key)
+            return True
+        finally:
+            self.fs.invalidate_cache(f"{self.bucket}/{key}")
 
     async def entries(self, directory: str, start: str, *, recursive: bool) -> list[Entry]:
         """List the keys under ``directory/start`` (one paged ``ListObjectsV2``), as entries."""
