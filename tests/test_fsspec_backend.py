@@ -508,3 +508,14 @@ async def test_concurrent_reads_share_a_hop_and_fail_alone(tmp_path: Path, monke
     ]
     assert results[-1] is None
     assert len(hops) == 21 and len(set(hops)) == 1  # one worker-thread hop for the whole batch
+
+
+async def test_open_stores_passes_store_options_to_the_driver_and_the_rest_to_the_filesystem(tmp_path: Path) -> None:
+    async with open_stores(f"file://{tmp_path}/a", fsync=True, auto_mkdir=True) as stores:
+        backend = stores.backend
+        assert isinstance(backend, FsspecBackend)
+        assert backend.driver.fsync
+        await stores.file_store().write("x.txt", "durable")
+        fs: Any = backend.driver.fs
+        assert fs.auto_mkdir is True  # a storage option of LocalFileSystem
+    assert (tmp_path / "a" / "files" / "x.txt").read_text() == "durable"
