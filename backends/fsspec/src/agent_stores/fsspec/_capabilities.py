@@ -45,11 +45,12 @@ class FilesystemCapabilities:
 
         Case sensitivity is declared by platform: Linux file systems are case sensitive,
         macOS and Windows ones are not by default (pass your own capabilities otherwise).
+        Windows has no ``flock``: compare-and-set is declared absent there.
         """
         return cls(
             name="local (os: temp file + link/replace, flock per directory)",
             atomic_create=True,
-            atomic_compare_and_set=True,
+            atomic_compare_and_set=sys.platform != "win32",
             atomic_replace=True,
             case_sensitive=sys.platform.startswith("linux"),
             empty_directories=True,

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import os
 import stat
 import time
@@ -29,7 +28,15 @@ from ._keys import Entry, is_temp_name, temp_name
 
 __all__ = ["LocalOps"]
 
+try:
+    import fcntl
+except ImportError:  # not POSIX (Windows): compare-and-set is declared absent there
+    fcntl = None
+
 _DIRECTORY_VERSION = "dir"
+
+#: Not inherited by child processes; binary on Windows (both absent elsewhere).
+_OPEN_FLAGS: int = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
 
 def _version(st: os.stat_result) -> str:
@@ -90,6 +97,9 @@ class LocalOps:
 
     @contextlib.contextmanager
     def _locked(self, directory: str) -> Generator[None]:
+        if fcntl is None:
+            yield  # no flock: CAS is a check, then the write (FilesystemCapabilities.local says so)
+            return
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -113,7 +123,7 @@ class LocalOps:
         if directory:
             return (b"", _DIRECTORY_VERSION) if os.path.isdir(full) else None
         try:
-            fd = os.open(full, os.O_RDONLY | os.O_CLOEXEC)
+            fd = os.open(full, os.O_RDONLY | _OPEN_FLAGS)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
         try:
@@ -150,7 +160,7 @@ class LocalOps:
         if os.path.isdir(full):
             raise IsADirectoryError(errno.EISDIR, "a directory exists at this path", rel)
         tmp = os.path.join(parent, temp_name())
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS, 0o644)
         try:
             try:
                 view = memoryview(data)
@@ -185,7 +195,7 @@ class LocalOps:
         return version
 
     def _fsync_directory(self, directory: str) -> None:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        fd = os.open(directory, os.O_RDONLY)
         try:
             os.fsync(fd)
         finally:
