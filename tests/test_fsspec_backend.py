@@ -519,3 +519,22 @@ async def test_open_stores_passes_store_options_to_the_driver_and_the_rest_to_th
         fs: Any = backend.driver.fs
         assert fs.auto_mkdir is True  # a storage option of LocalFileSystem
     assert (tmp_path / "a" / "files" / "x.txt").read_text() == "durable"
+
+
+async def test_sftp_writers_racing_to_create_one_new_directory_all_succeed() -> None:
+    """fsspec's SFTP ``makedirs`` checks then creates; racing writers must not fail on each other's mkdir."""
+    try:
+        server_context = local_sshd()
+        server = server_context.__enter__()
+    except ServerUnavailable as err:
+        _no_sshd(err)
+    drivers = [FsspecObjectDriver.from_url(with_path(server.url, "race"), markers=False) for _ in range(6)]
+    try:
+        for round_ in range(3):
+            keys = [f"r{round_}/deep/er/k{i}" for i in range(len(drivers))]
+            await asyncio.gather(*(d.put(k, b"x", if_absent=True) for d, k in zip(drivers, keys, strict=True)))
+            assert (await drivers[0].list(f"r{round_}/deep/er/")).keys == sorted(keys)
+    finally:
+        for driver in drivers:
+            await driver.aclose()
+        server_context.__exit__(None, None, None)

@@ -120,9 +120,29 @@ class GenericOps:
             if current is None or content_version(current) != if_version:
                 raise StoreConflictError(f"object {rel!r} is not at version {if_version!r}")
 
+    def _makedirs(self, directory: str) -> None:
+        """Create ``directory`` and its parents; another writer creating them at the same time is fine.
+
+        fsspec's ``makedirs`` checks, then creates each level, so two writers racing on a new
+        directory can see "exists" fail under them: retry while the level now exists.
+        """
+        for _ in range(8):
+            try:
+                self.fs.makedirs(directory, exist_ok=True)
+                return
+            except OSError:
+                if self._kind(directory) == "directory":
+                    return
+                parent = directory
+                while parent.startswith(self.root + "/") and self._kind(parent) is None:
+                    parent = posixpath.dirname(parent)
+                if self._kind(parent) != "directory":
+                    raise
+        self.fs.makedirs(directory, exist_ok=True)
+
     def _write(self, rel: str, path: str, data: bytes, *, if_absent: bool) -> None:
         del rel, if_absent
-        self.fs.makedirs(posixpath.dirname(path), exist_ok=True)
+        self._makedirs(posixpath.dirname(path))
         self.fs.pipe_file(path, data)
 
     def make_directory(self, rel: str, *, if_absent: bool) -> str:
@@ -137,7 +157,7 @@ class GenericOps:
             if kind == "file":
                 raise NotADirectoryError(errno.ENOTDIR, "a file exists at this path", rel)
             self._check_conflicts(rel, path)
-            self.fs.makedirs(path, exist_ok=True)
+            self._makedirs(path)
         return _DIRECTORY_VERSION
 
     def delete(self, rel: str, directory: bool, *, if_version: str | None) -> bool:
@@ -283,7 +303,7 @@ class SftpOps(GenericOps):
     def _write(self, rel: str, path: str, data: bytes, *, if_absent: bool) -> None:
         ftp: Any = getattr(self.fs, "ftp")  # noqa: B009 - paramiko's SFTPClient, the filesystem's public attribute
         parent = posixpath.dirname(path)
-        self.fs.makedirs(parent, exist_ok=True)
+        self._makedirs(parent)
         tmp = f"{parent}/{temp_name()}"
         with ftp.open(tmp, "wb") as handle:
             handle.set_pipelined(True)
