@@ -95,4 +95,5 @@ FILE_SUBJECTS: tuple[Callable[[], FileSubject], ...] = (
     CoreInProcess,
     OursSQLite,
     lambda: importlib.import_module("_subjects_s3").OursS3Files(),
+    lambda: importlib.import_module("_subjects_fsspec").OursFsspecLocalFiles(),
 )

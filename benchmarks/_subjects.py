@@ -269,6 +269,7 @@ SUBJECTS: tuple[Callable[[], Subject], ...] = (
     OpenAIAgentsMongoDB,
     lambda: importlib.import_module("_subjects_s3").RawBoto3(),
     lambda: importlib.import_module("_subjects_s3").OursS3(),
+    lambda: importlib.import_module("_subjects_fsspec").OursFsspecLocal(),
 )
 
 

@@ -36,6 +36,7 @@ _EXTRAS = {
     "mongodb+srv": "mongodb",
     "s3": "s3",
     "fsspec": "fsspec",
+    "file": "fsspec",
 }
 
 

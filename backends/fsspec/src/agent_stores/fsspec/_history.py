@@ -1,0 +1,138 @@
+"""``FsspecHistoryProvider``: chat history as immutable segment files on any fsspec filesystem."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Self
+
+from agent_stores.core import LogHistoryProvider, ObjectLogDriver
+from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
+
+from ._capabilities import FilesystemCapabilities
+from ._driver import FsspecObjectDriver
+from ._url import split_options
+
+__all__ = ["FsspecHistoryProvider"]
+
+#: Options of ``from_url`` that configure the history log rather than the filesystem.
+_LOG_OPTIONS = frozenset(
+    {
+        "source_id",
+        "namespace",
+        "max_messages",
+        "ttl",
+        "skip_excluded",
+        "load_messages",
+        "store_inputs",
+        "store_context_messages",
+        "store_context_from",
+        "store_outputs",
+    }
+)
+
+
+class FsspecHistoryProvider(LogHistoryProvider):
+    """The framework's ``HistoryProvider`` on any fsspec filesystem with atomic exclusive create.
+
+    History is the core's :class:`~agent_stores.core.ObjectLogDriver` over an
+    :class:`FsspecObjectDriver`: each save writes **one** new, immutable segment file
+    (``<root>/<namespace>/<source>/<session>/s<inverted seq>``) claimed with an exclusive
+    create, so a steady conversation costs one file creation per save whatever the history's
+    length, and of two writers that read the same end exactly one wins (the other re-reads
+    and retries, as the core's de-duplication requires). A load lists the session's folder
+    once and reads the newest segments in parallel; long histories are compacted into
+    checkpoint files. Messages are stored verbatim (the JSON of ``Message.to_dict()``).
+
+    Concurrency it survives depends on the filesystem's ``atomic_create``
+    (:attr:`capabilities`): a local directory (``link()``), OpenSSH SFTP (``RENAME``) and S3
+    (``If-None-Match: *``) are safe for any number of writers in any number of processes on
+    one session; fsspec's
+    memory filesystem for any number of writers in one process (it lives in one process);
+    any other filesystem, used through the plain fsspec API, only for one writer per session
+    at a time (two concurrent saves can overwrite each other's segment).
+
+    Security posture:
+        Messages are stored as plaintext (msgpack framing around the message JSON) in
+        files under ``root``: protect the folder as you would the conversations. Keys
+        derive injectively from ``namespace``, ``source_id`` and the session id, so no id
+        can reach another session's files or leave the root; ``namespace`` isolates tenants
+        sharing one root, but anyone who can read the folder reads every tenant.
+
+    Args:
+        fs: The fsspec filesystem to borrow (never closed).
+        root: The directory on ``fs`` holding the history (created on first write).
+        source_id: Provider id; part of every key, so two providers never share history.
+        namespace: Tenant or application prefix; isolation is total.
+        max_messages: Load only the newest N messages (reads only the newest segments).
+        ttl: Sliding expiry in seconds or a ``timedelta``; expired sessions read as empty,
+            :meth:`purge_expired` blanks them.
+        skip_excluded: Omit messages whose ``additional_properties["_excluded"]`` is truthy.
+        fsync: Local only: flush each segment to disk before it becomes visible.
+        capabilities: Override the capabilities declared for the filesystem.
+        **kwargs: ``load_messages``, ``store_inputs``, ``store_context_messages``,
+            ``store_context_from``, ``store_outputs`` as in ``HistoryProvider``.
+
+    Raises:
+        ValueError: ``source_id`` is empty, ``max_messages`` is not a positive int, or
+            ``ttl`` is not positive.
+    """
+
+    def __init__(
+        self,
+        fs: AbstractFileSystem,
+        root: str,
+        *,
+        source_id: str = "history",
+        namespace: str = "",
+        max_messages: int | None = None,
+        ttl: float | timedelta | None = None,
+        skip_excluded: bool = False,
+        fsync: bool = False,
+        capabilities: FilesystemCapabilities | None = None,
+        **kwargs: Any,
+    ) -> None:
+        objects = FsspecObjectDriver(fs, root, markers=False, fsync=fsync, capabilities=capabilities)
+        self._init_driver(
+            objects,
+            owned=False,
+            source_id=source_id,
+            namespace=namespace,
+            max_messages=max_messages,
+            ttl=ttl,
+            skip_excluded=skip_excluded,
+            **kwargs,
+        )
+
+    def _init_driver(self, objects: FsspecObjectDriver, *, owned: bool, **options: Any) -> None:
+        self.objects = objects
+        log = ObjectLogDriver(objects, prefix="", owns_objects=owned)
+        LogHistoryProvider.__init__(self, log, owns_driver=owned, **options)
+
+    @classmethod
+    def _over(cls, objects: FsspecObjectDriver, *, owned: bool, **options: Any) -> FsspecHistoryProvider:
+        provider = cls.__new__(cls)
+        provider._init_driver(objects, owned=owned, **options)
+        return provider
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> Self:
+        """Open a provider that owns a filesystem of its own, created on first use and closed by ``aclose()``.
+
+        ``url`` as :meth:`FsspecAgentFileStore.from_url`; the history lives directly under
+        its path. ``options``: the provider's own keyword arguments, ``fsync`` and
+        ``capabilities``; everything else is a storage option of the filesystem.
+
+        Raises:
+            ValueError: The URL is malformed, its protocol unknown, or an option invalid.
+        """
+        log_options = {k: v for k, v in options.items() if k in _LOG_OPTIONS}
+        store_options, storage_options = split_options({k: v for k, v in options.items() if k not in _LOG_OPTIONS})
+        objects = FsspecObjectDriver.from_url(url, markers=False, **store_options, **storage_options)
+        provider = cls.__new__(cls)
+        provider._init_driver(objects, owned=True, **log_options)
+        return provider
+
+    @property
+    def capabilities(self) -> FilesystemCapabilities:
+        """What the filesystem guarantees (declared, never probed)."""
+        return self.objects.capabilities

@@ -1,0 +1,99 @@
+"""Store URLs: ``file:///abs/path`` and ``fsspec+<protocol>://...`` to (filesystem, root)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+import fsspec  # pyright: ignore[reportMissingTypeStubs]
+from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
+
+__all__ = ["STORE_OPTIONS", "FilesystemSpec", "parse_url", "split_options"]
+
+#: Keyword options that configure the stores, never passed to the filesystem.
+STORE_OPTIONS = frozenset({"fsync", "capabilities"})
+
+
+def _option_value(raw: str) -> Any:
+    """A query value as fsspec expects it: JSON literals (numbers, booleans, null) decoded, else the text."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return raw
+    return value if isinstance(value, int | float | bool) or value is None else raw
+
+
+def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split keyword options into (store options, filesystem storage options)."""
+    store = {k: v for k, v in options.items() if k in STORE_OPTIONS}
+    storage = {k: v for k, v in options.items() if k not in STORE_OPTIONS}
+    return store, storage
+
+
+def parse_url(url: str, **storage_options: Any) -> FilesystemSpec:
+    """Return what to create for ``url``: a filesystem of its own (not fsspec's shared instance cache) and a root.
+
+    Nothing is connected here.
+
+    ``file:///abs/path`` (or ``file://localhost/abs/path``) is a local directory;
+    ``fsspec+<protocol>://<rest>`` is ``<protocol>://<rest>`` through ``fsspec.url_to_fs``.
+    Query parameters become storage options (JSON literals decoded: ``port=22`` is an int,
+    ``anon=true`` a bool); keyword options win over them.
+
+    Raises:
+        ValueError: The URL is malformed, names a host for ``file``, has no root path, or
+            its protocol is unknown to fsspec.
+    """
+    if not isinstance(url, str) or "://" not in url:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ValueError(f"not an fsspec store URL: {url!r}")
+    scheme, rest = url.split("://", 1)
+    scheme = scheme.lower()
+    parts = urlsplit(url)
+    if parts.fragment:
+        raise ValueError(f"fsspec store URLs take no fragment: {url!r}")
+    try:
+        query = dict(parse_qsl(parts.query, keep_blank_values=True, strict_parsing=bool(parts.query)))
+    except ValueError as err:
+        raise ValueError(f"malformed query in {url!r}") from err
+    options = {k: _option_value(v) for k, v in query.items()} | storage_options
+    rest = rest.split("?", 1)[0]
+    if scheme == "file":
+        if parts.netloc not in ("", "localhost"):
+            raise ValueError(f"file URLs take no host (file:///absolute/path): {url!r}")
+        path = unquote(parts.path)
+        if not path.startswith("/") or path.strip("/") == "":
+            raise ValueError(f"file URLs name an absolute directory other than '/' (file:///path): {url!r}")
+        protocol_url = f"file://{path}"
+    elif scheme.startswith("fsspec+") and scheme != "fsspec+":
+        protocol = scheme.split("+", 1)[1]
+        if protocol == "fsspec":
+            raise ValueError(f"fsspec+fsspec is not a protocol: {url!r}")
+        protocol_url = f"{protocol}://{rest}"
+    else:
+        raise ValueError(f"not an fsspec store URL (file:///path or fsspec+<protocol>://...): {url!r}")
+    try:
+        protocol = protocol_url.split("://", 1)[0]
+        fs_class: type[AbstractFileSystem] = fsspec.get_filesystem_class(protocol)  # pyright: ignore[reportUnknownMemberType]
+    except (ValueError, ImportError) as err:
+        raise ValueError(f"cannot open a filesystem for {url!r}: {err}") from err
+    root = str(fs_class._strip_protocol(protocol_url)).rstrip("/")  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType, reportUnknownArgumentType]
+    if not root or root.strip("/") == "":
+        raise ValueError(f"fsspec store URLs need a root directory below the filesystem's root: {url!r}")
+    get_url_options: Any = getattr(fs_class, "_get_kwargs_from_urls")  # noqa: B009 - fsspec's URL parser, per class
+    url_options: dict[str, Any] = dict(get_url_options(protocol_url))
+    kwargs = url_options | options | {"skip_instance_cache": True}
+    return FilesystemSpec(fs_class, kwargs, root, protocol)
+
+
+class FilesystemSpec(NamedTuple):
+    """A filesystem to create on first use: its class, constructor options and the root path on it."""
+
+    fs_class: type[AbstractFileSystem]
+    options: dict[str, Any]
+    root: str
+    protocol: str
+
+    def create(self) -> AbstractFileSystem:
+        """Create the filesystem (this may connect, e.g. SFTP): call it off the event loop."""
+        return self.fs_class(**self.options)

@@ -1,0 +1,164 @@
+"""An SFTP server for tests: OpenSSH's ``sshd`` on a free loopback port, with its own keys and config.
+
+:func:`local_sshd` starts Debian's ``openssh-server`` binary (``/usr/sbin/sshd``) as the
+current user, in a temporary directory holding its config, a fresh host key, a fresh
+client key and the ``authorized_keys`` for it; password and PAM authentication are off,
+and the SFTP subsystem is OpenSSH's ``internal-sftp``. The server is stopped and the
+directory removed when the context ends. :func:`sftp_server` is the fixture-friendly path:
+``$AGENT_STORES_SFTP_URL`` first, then the local binary, else skip (or fail when
+``AGENT_STORES_REQUIRE`` names ``sftp``).
+
+The URL a :class:`~agent_stores.testing.servers.Server` carries is an fsspec store URL,
+``fsspec+sftp://user@127.0.0.1:PORT/DATA_DIR?key_filename=...``; tests append their own
+subdirectory to the path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Generator
+from pathlib import Path
+from urllib.parse import quote
+
+from . import VIA_LOCAL, Server, ServerUnavailable, free_port, provide_server, wait_for_port
+
+__all__ = ["ENV_VAR", "STORE", "local_sshd", "sftp_server", "with_path"]
+
+STORE = "sftp"
+ENV_VAR = "AGENT_STORES_SFTP_URL"
+
+_SSHD_CANDIDATES = ("/usr/sbin/sshd", "/usr/local/sbin/sshd")
+
+
+def _find_sshd() -> str:
+    for candidate in (os.environ.get("AGENT_STORES_SSHD"), *_SSHD_CANDIDATES, shutil.which("sshd")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    raise ServerUnavailable("no sshd binary (install Debian's openssh-server, or set $AGENT_STORES_SSHD)")
+
+
+def _version(sshd: str) -> str:
+    # ``sshd -V`` exists from OpenSSH 9.x; older ones print the version in their usage text.
+    result = subprocess.run([sshd, "-V"], capture_output=True, text=True, timeout=10, check=False)
+    text = (result.stderr or result.stdout).strip().splitlines()
+    return text[0] if text else "OpenSSH sshd"
+
+
+def _keygen(path: Path) -> None:
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "agent-stores-test", "-f", str(path)],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+
+
+def _descendants(pid: int) -> list[int]:
+    """Return the ids of every live descendant of process ``pid`` (from ``/proc``; empty elsewhere)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = entry.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(entry.parent.name))
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        for child in children.get(pending.pop(), []):
+            found.append(child)
+            pending.append(child)
+    return found
+
+
+def with_path(url: str, subpath: str) -> str:
+    """Return the store URL ``url`` with ``/subpath`` appended to its path (the query kept)."""
+    base, sep, query = url.partition("?")
+    return f"{base.rstrip('/')}/{subpath.strip('/')}{sep}{query}"
+
+
+@contextlib.contextmanager
+def local_sshd() -> Generator[Server]:
+    """Start ``sshd`` on a free loopback port as the current user; stop it and remove its files on exit.
+
+    Raises:
+        ServerUnavailable: No ``sshd`` or ``ssh-keygen`` binary, or it did not start listening.
+    """
+    sshd = _find_sshd()
+    if shutil.which("ssh-keygen") is None:
+        raise ServerUnavailable("no ssh-keygen binary (install openssh-client)")
+    user = getpass.getuser()
+    with tempfile.TemporaryDirectory(prefix="agent-stores-sshd-") as raw:
+        home = Path(raw)
+        data = home / "data"
+        data.mkdir()
+        host_key, client_key = home / "host_key", home / "client_key"
+        _keygen(host_key)
+        _keygen(client_key)
+        authorized = home / "authorized_keys"
+        authorized.write_text(client_key.with_suffix(".pub").read_text())
+        authorized.chmod(0o600)
+        port = free_port()
+        config = home / "sshd_config"
+        config.write_text(
+            "\n".join(
+                [
+                    f"Port {port}",
+                    "ListenAddress 127.0.0.1",
+                    f"HostKey {host_key}",
+                    f"PidFile {home / 'sshd.pid'}",
+                    f"AuthorizedKeysFile {authorized}",
+                    f"AllowUsers {user}",
+                    "PermitRootLogin prohibit-password",
+                    "PubkeyAuthentication yes",
+                    "PasswordAuthentication no",
+                    "KbdInteractiveAuthentication no",
+                    "UsePAM no",
+                    "StrictModes no",
+                    "Subsystem sftp internal-sftp",
+                    "LogLevel ERROR",
+                    "",
+                ]
+            )
+        )
+        if os.geteuid() == 0:
+            # Debian's sshd refuses to start without its privilege-separation directory.
+            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+        log = (home / "sshd.log").open("w")
+        process = subprocess.Popen([sshd, "-D", "-e", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT)
+        try:
+            try:
+                wait_for_port("127.0.0.1", port, timeout=20, alive=lambda: process.poll() is None)
+            except ServerUnavailable as err:
+                log.flush()
+                detail = (home / "sshd.log").read_text().strip()[-500:]
+                raise ServerUnavailable(f"{err}: {detail}") from err
+            url = f"fsspec+sftp://{quote(user)}@127.0.0.1:{port}{data}?key_filename={quote(str(client_key))}"
+            yield Server(STORE, url, VIA_LOCAL, f"{_version(sshd)} on 127.0.0.1:{port} ({sshd}, internal-sftp)")
+        finally:
+            # Each connection runs in a process sshd forked, in a session of its own: end them
+            # too (by pid, all descendants of the server we started), so clients see it go away.
+            for pid in [process.pid, *_descendants(process.pid)]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+            log.close()
+
+
+@contextlib.contextmanager
+def sftp_server() -> Generator[Server]:
+    """Yield an SFTP server: ``$AGENT_STORES_SFTP_URL``, else a local ``sshd``; skip (or fail) otherwise.
+
+    There is no testcontainers path: the local binary is what Debian ships and starts in
+    well under a second.
+    """
+    with provide_server(STORE, env_var=ENV_VAR, local=local_sshd) as server:
+        yield server

@@ -1,0 +1,99 @@
+"""The history conformance suite against ``FsspecHistoryProvider`` on every filesystem we declare.
+
+Local directory and SFTP declare atomic exclusive create across processes, so they run the
+two-process clauses too; fsspec's memory filesystem lives in one process, so it declares
+concurrency within the process only.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fsspec import AbstractFileSystem
+from fsspec.implementations.local import LocalFileSystem
+from fsspec.implementations.memory import MemoryFileSystem
+
+from agent_stores.fsspec import FsspecHistoryProvider, parse_url
+from agent_stores.testing import HistoryCapabilities, HistoryProviderConformance
+from agent_stores.testing.servers.sftp import sftp_server, with_path
+
+ACROSS_PROCESSES = HistoryCapabilities(
+    windowed_load=True, skip_excluded=True, concurrent_instances=True, multi_process=True, admin=True, ttl=True
+)
+IN_PROCESS = HistoryCapabilities(
+    windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True
+)
+
+
+def open_history(url: str, **options: Any) -> FsspecHistoryProvider:
+    """The ``history_process_factory`` spec: a provider owning its own filesystem for ``url``."""
+    return FsspecHistoryProvider.from_url(url, **options)
+
+
+class TestLocalHistory(HistoryProviderConformance):
+    capabilities = ACROSS_PROCESSES
+
+    @pytest.fixture
+    def history_factory(self, tmp_path: Path) -> Callable[..., FsspecHistoryProvider]:
+        return lambda **options: FsspecHistoryProvider(LocalFileSystem(), str(tmp_path / "history"), **options)
+
+    @pytest.fixture
+    def history_process_factory(self, tmp_path: Path) -> tuple[str, dict[str, Any]]:
+        return f"{__name__}:open_history", {"url": f"file://{tmp_path}/history"}
+
+
+class TestLocalHistoryFromUrl(HistoryProviderConformance):
+    capabilities = ACROSS_PROCESSES
+
+    @pytest.fixture
+    def history_factory(self, tmp_path: Path) -> Callable[..., FsspecHistoryProvider]:
+        return lambda **options: open_history(f"file://{tmp_path}/history", **options)
+
+    @pytest.fixture
+    def history_process_factory(self, tmp_path: Path) -> tuple[str, dict[str, Any]]:
+        return f"{__name__}:open_history", {"url": f"file://{tmp_path}/history"}
+
+
+class TestMemoryHistory(HistoryProviderConformance):
+    capabilities = IN_PROCESS
+
+    @pytest.fixture
+    def history_factory(self) -> Callable[..., FsspecHistoryProvider]:
+        root = f"/agent-stores-{uuid.uuid4().hex}"
+        return lambda **options: FsspecHistoryProvider(MemoryFileSystem(), root, **options)
+
+
+@pytest.fixture(scope="module")
+def sftp_url() -> Iterator[str]:
+    with sftp_server() as server:
+        yield server.url
+
+
+@pytest.fixture(scope="module")
+def sftp_fs(sftp_url: str) -> Iterator[AbstractFileSystem]:
+    fs = parse_url(sftp_url).create()
+    yield fs
+    client: Any = getattr(fs, "client", None)
+    if client is not None:
+        client.close()
+
+
+class TestSftpHistory(HistoryProviderConformance):
+    capabilities = ACROSS_PROCESSES
+
+    @pytest.fixture
+    def history_url(self, sftp_url: str) -> str:
+        return with_path(sftp_url, f"history-{uuid.uuid4().hex}")
+
+    @pytest.fixture
+    def history_factory(self, sftp_fs: AbstractFileSystem, history_url: str) -> Callable[..., FsspecHistoryProvider]:
+        root = parse_url(history_url).root
+        return lambda **options: FsspecHistoryProvider(sftp_fs, root, **options)
+
+    @pytest.fixture
+    def history_process_factory(self, history_url: str) -> tuple[str, dict[str, Any]]:
+        return f"{__name__}:open_history", {"url": history_url}
