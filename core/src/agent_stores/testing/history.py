@@ -1015,7 +1015,7 @@ class HistoryProviderConformance(ConformanceBase):
         if time.monotonic() - started < ttl * 0.8:
             assert loaded == _ids(theirs + mine + added), f"stored {loaded}"
         else:  # too slow a store to keep B's save live until the load: only an expiry may show
-            outcomes: tuple[list[str], ...] = ([], _ids(mine + added), _ids(theirs + mine + added))
+            outcomes: tuple[list[str | None], ...] = ([], _ids(mine + added), _ids(theirs + mine + added))
             assert loaded in outcomes, f"stored {loaded}; only an expiry of B's or A's save may explain a difference"
 
     @requires("ttl", "admin")
