@@ -41,7 +41,7 @@ from agent_stores.mongodb import (
     MongoDBObjectDriver,
     MongoDBSessionStore,
 )
-from agent_stores.testing.servers import Server, ServerUnavailable
+from agent_stores.testing.servers import Server, ServerUnavailable, is_required
 from agent_stores.testing.servers.mongodb import NX27017Process
 from mongodb_support import client_options, url_with_database
 
@@ -469,6 +469,8 @@ async def test_store_survives_a_server_restart(tmp_path: Path) -> None:
         server = NX27017Process(tmp_path / "nx")
         server.start()
     except ServerUnavailable as err:
+        if is_required("mongodb"):
+            pytest.fail(f"no nx-27017 stand-in to stop and restart, and AGENT_STORES_REQUIRE requires mongodb: {err}")
         pytest.skip(f"no nx-27017 stand-in to stop and restart: {err}")
     try:
         history = MongoDBHistoryProvider.from_url(server.url, client_options={"serverSelectionTimeoutMS": 800})

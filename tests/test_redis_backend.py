@@ -7,7 +7,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 import pytest_asyncio
@@ -27,7 +27,7 @@ from agent_stores.redis import (
     RedisSessionStore,
     parse_redis_url,
 )
-from agent_stores.testing.servers import Server
+from agent_stores.testing.servers import Server, is_required
 from agent_stores.testing.servers.redis import LocalRedis, server_binary, valkey_binary
 
 pytestmark = pytest.mark.asyncio
@@ -251,13 +251,20 @@ async def test_key_of_wrong_type_is_a_clear_error_and_nothing_is_overwritten(
     assert await client.lrange(object_key, 0, -1) == [b"x"]
 
 
+def _skip_unless_required(reason: str) -> NoReturn:
+    """Skip with ``reason``, or fail when ``AGENT_STORES_REQUIRE`` names redis (CI must not skip)."""
+    if is_required("redis"):
+        pytest.fail(f"{reason}, and AGENT_STORES_REQUIRE requires redis", pytrace=False)
+    pytest.skip(reason)
+
+
 # -- the server going away and coming back ------------------------------------------------------
 
 
 async def test_unreachable_server_is_unavailable_then_recovers(tmp_path: Path) -> None:
     binary = server_binary() or valkey_binary()
     if binary is None:
-        pytest.skip("needs a local redis-server or valkey-server to stop and restart")
+        _skip_unless_required("needs a local redis-server or valkey-server to stop and restart")
     server = LocalRedis(binary, tmp_path)
     server.start()
     try:
@@ -387,7 +394,7 @@ async def test_an_acl_user_limited_to_the_stores_keys_and_commands_suffices(tmp_
     """The ACL the README recommends: only the key prefix's hash tags and the commands the stores send."""
     binary = server_binary()
     if binary is None:
-        pytest.skip("needs a local redis-server (ACLs need Redis 6 or later)")
+        _skip_unless_required("needs a local redis-server (ACLs need Redis 6 or later)")
     server = LocalRedis(binary, tmp_path)
     server.start()
     try:
