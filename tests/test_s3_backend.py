@@ -50,7 +50,7 @@ def test_bad_urls_are_value_errors(url: str, match: str) -> None:
 def test_open_stores_finds_the_s3_backend_without_io() -> None:
     stores = open_stores("s3://no-such-bucket-anywhere/p?endpoint_url=http://127.0.0.1:9&region=us-east-1")
     assert isinstance(stores.backend, S3Backend)
-    assert stores.backend.location.prefix == "p/"
+    assert stores.backend.handle.prefix == "p/"
 
 
 @pytest.mark.asyncio

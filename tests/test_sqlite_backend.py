@@ -156,7 +156,7 @@ async def test_open_stores_gives_all_three_stores_on_one_file(tmp_path: Path) ->
 async def test_open_stores_rejects_bad_sqlite_urls_and_options() -> None:
     with pytest.raises(ValueError, match="take no host"):
         open_stores("sqlite://host/x.db")
-    with pytest.raises(ValueError, match="unknown SQLite options"):
+    with pytest.raises(ValueError, match="unknown SQLite backend options"):
         open_stores("sqlite://", pool_size=1)
 
 

@@ -13,18 +13,26 @@ Build a store from any driver::
 from .codec import CODEC_VERSION, decode_message, encode_message, encode_record, message_digest
 from .drivers import Listing, LogDriver, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
 from .errors import CorruptRecordError, StoreConflictError, StoreError, StoreUnavailableError
-from .files import ObjectAgentFileStore
+from .files import ObjectAgentFileStore, decode_text, plain_literal
 from .history import LogHistoryProvider, trim_orphans
 from .keys import KeySpace, key_segment
+from .lifecycle import ConnectedBackend, ConnectedStore, Connector, Handle, OwnedResource, route_options
 from .objectlog import ObjectLogDriver
+from .prefixed import PrefixedObjectDriver
+from .redaction import redact_url
 from .sessions import ObjectSessionStore, decode_snapshot, encode_snapshot
-from .stores import Backend, BackendFactory, Stores, open_stores
+from .stores import Backend, BackendFactory, DriverBackend, Stores, open_stores
 
 __all__ = [
     "CODEC_VERSION",
     "Backend",
     "BackendFactory",
+    "ConnectedBackend",
+    "ConnectedStore",
+    "Connector",
     "CorruptRecordError",
+    "DriverBackend",
+    "Handle",
     "KeySpace",
     "Listing",
     "LogDriver",
@@ -37,6 +45,8 @@ __all__ = [
     "ObjectDriver",
     "ObjectLogDriver",
     "ObjectSessionStore",
+    "OwnedResource",
+    "PrefixedObjectDriver",
     "StoreConflictError",
     "StoreError",
     "StoreUnavailableError",
@@ -44,11 +54,15 @@ __all__ = [
     "Stores",
     "decode_message",
     "decode_snapshot",
+    "decode_text",
     "encode_message",
     "encode_record",
     "encode_snapshot",
     "key_segment",
     "message_digest",
     "open_stores",
+    "plain_literal",
+    "redact_url",
+    "route_options",
     "trim_orphans",
 ]

@@ -2,14 +2,46 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from agent_framework import AgentFileStore, FileSearchResult, FileStoreEntry
 
 from ._framework import matches_glob, normalize_relative_path
-from ._lifecycle import OwnedResource
 from .drivers import ObjectDriver
 from .errors import StoreConflictError
+from .lifecycle import OwnedResource
 
-__all__ = ["ObjectAgentFileStore"]
+__all__ = ["ObjectAgentFileStore", "decode_text", "plain_literal"]
+
+# Characters with a meaning in the framework's regex dialect (the ``regex`` module, VERSION1).
+# A pattern without any of them matches exactly its own text.
+_REGEX_SYNTAX: Final = frozenset("\\.^$*+?{}[]|()")
+
+
+def plain_literal(pattern: str) -> str | None:
+    """Return ``pattern`` lowercased when a backend may narrow a search by it, else ``None`` (no content filter).
+
+    Only a plain printable ASCII literal qualifies: the framework matches case-insensitively
+    with full Unicode case folding, under which ASCII letters also match non-ASCII text (``k``
+    matches the Kelvin sign, ``ss`` matches ``ß``), so a backend narrowing by this literal
+    must keep every file that is not plain ASCII as a candidate. The base class then scans
+    the candidates as the framework does, so narrowing never changes a result.
+    """
+    if not pattern or not pattern.isascii() or not pattern.isprintable() or not _REGEX_SYNTAX.isdisjoint(pattern):
+        return None
+    return pattern.lower()
+
+
+def decode_text(data: bytes, path: str) -> str:
+    """Return a stored file's text.
+
+    Raises:
+        ValueError: ``data`` is not UTF-8 (the message names ``path``).
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"File {path!r} is not UTF-8 text and cannot be read.") from err
 
 
 class ObjectAgentFileStore(OwnedResource, AgentFileStore):
@@ -70,10 +102,7 @@ class ObjectAgentFileStore(OwnedResource, AgentFileStore):
         stored = await self.driver.get(self._file_key(path))
         if stored is None:
             return None
-        try:
-            return stored.data.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise ValueError(f"File {path!r} is not UTF-8 text and cannot be read.") from err
+        return decode_text(stored.data, path)
 
     async def delete(self, path: str) -> bool:
         """Delete the file; return whether it existed."""

@@ -11,11 +11,11 @@ from typing import Any
 
 from agent_framework import HistoryProvider, Message
 
-from ._lifecycle import OwnedResource
 from .codec import count_already_stored, decode_message, encode_record
 from .drivers import LogDriver, LogRecord, LogTail
 from .errors import StoreConflictError
 from .keys import KeySpace
+from .lifecycle import OwnedResource
 
 __all__ = ["LogHistoryProvider", "trim_orphans"]
 

@@ -176,20 +176,28 @@ class MemoryBackend:
             raise ValueError(f"memory URLs take no host or path: {url!r}")
         if options:
             raise ValueError(f"unknown memory backend options: {sorted(options)}")
-        self.log_driver = MemoryLogDriver()
-        self.object_driver = MemoryObjectDriver()
+        self._log = MemoryLogDriver()
+        self._objects = MemoryObjectDriver()
+
+    def object_driver(self) -> MemoryObjectDriver:
+        """This backend's object driver."""
+        return self._objects
+
+    def log_driver(self) -> MemoryLogDriver:
+        """This backend's log driver."""
+        return self._log
 
     def history_provider(self, *, source_id: str, **options: Any) -> LogHistoryProvider:
         """Return a provider over this backend's log driver."""
-        return LogHistoryProvider(self.log_driver, source_id=source_id, **options)
+        return LogHistoryProvider(self._log, source_id=source_id, **options)
 
     def file_store(self, **options: Any) -> ObjectAgentFileStore:
         """Return a file store over this backend's object driver."""
-        return ObjectAgentFileStore(self.object_driver, **options)
+        return ObjectAgentFileStore(self._objects, **options)
 
     def session_store(self, **options: Any) -> ObjectSessionStore:
         """Return a session store over this backend's object driver."""
-        return ObjectSessionStore(self.object_driver, **options)
+        return ObjectSessionStore(self._objects, **options)
 
     async def aclose(self) -> None:
         """Nothing to close."""

@@ -17,10 +17,10 @@ from ._framework import (
     SessionStatePayload,
     deserialize_state,
 )
-from ._lifecycle import OwnedResource
 from .drivers import ObjectDriver
 from .errors import CorruptRecordError, StoreConflictError
 from .keys import key_segment
+from .lifecycle import OwnedResource
 
 __all__ = ["ObjectSessionStore", "decode_snapshot", "encode_snapshot"]
 

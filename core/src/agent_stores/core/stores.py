@@ -9,19 +9,23 @@ knowing their names::
 
 A factory takes ``(url, **options)`` and returns a :class:`Backend` without doing I/O:
 connections open lazily on first use, so ``open_stores`` can be called outside an event loop.
+A backend declared with :class:`~agent_stores.core.lifecycle.ConnectedBackend` is one; a
+backend that also offers ``object_driver()`` (and ``log_driver()``) gets every store the core
+builds generically over those drivers with no wiring of its own.
 """
 
 from __future__ import annotations
 
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
-from urllib.parse import urlsplit
 
 from agent_framework import AgentFileStore, HistoryProvider, SessionStore
 
-from ._lifecycle import OwnedResource
+from .drivers import LogDriver, ObjectDriver
+from .lifecycle import OwnedResource
+from .redaction import redact_url
 
-__all__ = ["ENTRY_POINT_GROUP", "Backend", "BackendFactory", "Stores", "open_stores"]
+__all__ = ["ENTRY_POINT_GROUP", "Backend", "BackendFactory", "DriverBackend", "Stores", "open_stores"]
 
 ENTRY_POINT_GROUP = "agent_stores.backends"
 
@@ -61,6 +65,19 @@ class Backend(Protocol):
         ...
 
 
+@runtime_checkable
+class DriverBackend(Protocol):
+    """A backend that hands out its shared drivers, for stores built generically in core."""
+
+    def object_driver(self) -> ObjectDriver:
+        """The object driver on the backend's shared connection."""
+        ...
+
+    def log_driver(self) -> LogDriver:
+        """The log driver on the backend's shared connection."""
+        ...
+
+
 class BackendFactory(Protocol):
     """What a backend registers under ``agent_stores.backends``."""
 
@@ -85,6 +102,23 @@ class Stores(OwnedResource):
         self.backend = backend
         self._adopt(backend, owned=True)
 
+    def object_driver(self) -> ObjectDriver:
+        """The backend's shared object driver, to build a store the core offers over any driver.
+
+        Raises:
+            TypeError: The backend does not hand out its drivers (see :class:`DriverBackend`).
+        """
+        return self._drivers().object_driver()
+
+    def log_driver(self) -> LogDriver:
+        """The backend's shared log driver (see :meth:`object_driver`)."""
+        return self._drivers().log_driver()
+
+    def _drivers(self) -> DriverBackend:
+        if not isinstance(self.backend, DriverBackend):
+            raise TypeError(f"the backend for {redact_url(self.url)!r} does not offer object_driver() and log_driver()")
+        return self.backend
+
     def history_provider(self, source_id: str = "history", **options: Any) -> HistoryProvider:
         """Return a history provider for ``source_id``; ``options`` as the backend's provider takes them."""
         return self.backend.history_provider(source_id=source_id, **options)
@@ -102,19 +136,12 @@ class Stores(OwnedResource):
         return {"history_provider": self.history_provider(**history_options), "file_memory_store": self.file_store()}
 
     def __repr__(self) -> str:
-        return f"Stores({_redacted(self.url)!r})"
-
-
-def _redacted(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    return url.replace(f":{parts.password}@", ":***@", 1)
+        return f"Stores({redact_url(self.url)!r})"
 
 
 def _scheme(url: str) -> str:
     if not isinstance(url, str) or "://" not in url:  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise ValueError(f"not a store URL (expected scheme://...): {url!r}")
+        raise ValueError(f"not a store URL (expected scheme://...): {redact_url(url)!r}")
     return url.split("://", 1)[0].lower()
 
 

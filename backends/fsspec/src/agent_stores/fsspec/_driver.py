@@ -192,14 +192,18 @@ class FsspecObjectDriver:
         The filesystem is created once, by whichever driver is used first; only this
         (the parent) driver closes it.
 
+        ``directory`` ``""`` is the same root seen with other ``markers``.
+
         Raises:
             ValueError: ``directory`` breaks the key rules.
         """
-        rel = split_key(directory.rstrip("/") + "/").rel
+        root = self.root
+        if directory:
+            root = f"{self.root.rstrip('/')}/{split_key(directory.rstrip('/') + '/').rel}"
         driver = FsspecObjectDriver.__new__(FsspecObjectDriver)
         driver._setup(  # pyright: ignore[reportPrivateUsage]
             self._fs_class,
-            f"{self.root.rstrip('/')}/{rel}",
+            root,
             markers=markers,
             fsync=self.fsync,
             capabilities=self.capabilities,
@@ -239,7 +243,7 @@ class FsspecObjectDriver:
         coroutine, awaited on the filesystem's own event loop: this loop when the filesystem
         was made ``asynchronous=True`` inside it, else fsspec's I/O thread (one hop, no blocking).
         """
-        if self._closed:
+        if self._closed or (self._parent is not None and self._parent._closed):
             raise StoreUnavailableError(f"the fsspec store at {self.root!r} is closed")
         try:
             ops = self._ops or await asyncio.to_thread(self._open_ops)

@@ -3,35 +3,19 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, Self
+from typing import Any
 
 from agent_stores.core import LogHistoryProvider, ObjectLogDriver
 from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
 from ._capabilities import FilesystemCapabilities
+from ._connect import FsspecStore
 from ._driver import FsspecObjectDriver
-from ._url import split_options
 
 __all__ = ["FsspecHistoryProvider"]
 
-#: Options of ``from_url`` that configure the history log rather than the filesystem.
-_LOG_OPTIONS = frozenset(
-    {
-        "source_id",
-        "namespace",
-        "max_messages",
-        "ttl",
-        "skip_excluded",
-        "load_messages",
-        "store_inputs",
-        "store_context_messages",
-        "store_context_from",
-        "store_outputs",
-    }
-)
 
-
-class FsspecHistoryProvider(LogHistoryProvider):
+class FsspecHistoryProvider(FsspecStore, LogHistoryProvider):
     """The framework's ``HistoryProvider`` on any fsspec filesystem with atomic exclusive create.
 
     History is the core's :class:`~agent_stores.core.ObjectLogDriver` over an
@@ -58,9 +42,13 @@ class FsspecHistoryProvider(LogHistoryProvider):
         can reach another session's files or leave the root; ``namespace`` isolates tenants
         sharing one root, but anyone who can read the folder reads every tenant.
 
+    Borrowing and owning the filesystem work as in :class:`FsspecAgentFileStore`; the history
+    lives directly under the root.
+
     Args:
-        fs: The fsspec filesystem to borrow (never closed).
-        root: The directory on ``fs`` holding the history (created on first write).
+        fs: The fsspec filesystem to borrow (never closed), or an :class:`FsspecObjectDriver`
+            shared with other stores.
+        root: The directory on ``fs`` holding the history (created on first write; omitted with a driver).
         source_id: Provider id; part of every key, so two providers never share history.
         namespace: Tenant or application prefix; isolation is total.
         max_messages: Load only the newest N messages (reads only the newest segments).
@@ -79,22 +67,22 @@ class FsspecHistoryProvider(LogHistoryProvider):
 
     def __init__(
         self,
-        fs: AbstractFileSystem,
-        root: str,
+        fs: AbstractFileSystem | FsspecObjectDriver,
+        root: str | None = None,
         *,
         source_id: str = "history",
         namespace: str = "",
         max_messages: int | None = None,
         ttl: float | timedelta | None = None,
         skip_excluded: bool = False,
-        fsync: bool = False,
+        fsync: bool | None = None,
         capabilities: FilesystemCapabilities | None = None,
         **kwargs: Any,
     ) -> None:
-        objects = FsspecObjectDriver(fs, root, markers=False, fsync=fsync, capabilities=capabilities)
-        self._init_driver(
-            objects,
-            owned=False,
+        objects = self._connect_root(fs, root, fsync=fsync, capabilities=capabilities)
+        self.objects = objects
+        super().__init__(
+            ObjectLogDriver(objects, prefix=""),
             source_id=source_id,
             namespace=namespace,
             max_messages=max_messages,
@@ -102,35 +90,6 @@ class FsspecHistoryProvider(LogHistoryProvider):
             skip_excluded=skip_excluded,
             **kwargs,
         )
-
-    def _init_driver(self, objects: FsspecObjectDriver, *, owned: bool, **options: Any) -> None:
-        self.objects = objects
-        log = ObjectLogDriver(objects, prefix="", owns_objects=owned)
-        LogHistoryProvider.__init__(self, log, owns_driver=owned, **options)
-
-    @classmethod
-    def _over(cls, objects: FsspecObjectDriver, *, owned: bool, **options: Any) -> FsspecHistoryProvider:
-        provider = cls.__new__(cls)
-        provider._init_driver(objects, owned=owned, **options)
-        return provider
-
-    @classmethod
-    def from_url(cls, url: str, **options: Any) -> Self:
-        """Open a provider that owns a filesystem of its own, created on first use and closed by ``aclose()``.
-
-        ``url`` as :meth:`FsspecAgentFileStore.from_url`; the history lives directly under
-        its path. ``options``: the provider's own keyword arguments, ``fsync`` and
-        ``capabilities``; everything else is a storage option of the filesystem.
-
-        Raises:
-            ValueError: The URL is malformed, its protocol unknown, or an option invalid.
-        """
-        log_options = {k: v for k, v in options.items() if k in _LOG_OPTIONS}
-        store_options, storage_options = split_options({k: v for k, v in options.items() if k not in _LOG_OPTIONS})
-        objects = FsspecObjectDriver.from_url(url, markers=False, **store_options, **storage_options)
-        provider = cls.__new__(cls)
-        provider._init_driver(objects, owned=True, **log_options)
-        return provider
 
     @property
     def capabilities(self) -> FilesystemCapabilities:

@@ -13,15 +13,12 @@ from __future__ import annotations
 from typing import Any, cast
 
 from agent_stores.core import StoreConflictError
+from agent_stores.core.s3codes import CONFLICT_CODES, MISSING_CODES
 from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
 from ._keys import Entry
 
 __all__ = ["S3Ops", "is_s3"]
-
-#: S3 error codes (and HTTP statuses) that mean "the condition did not hold".
-_CONFLICT_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict", "412", "409"})
-_MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
 
 
 def is_s3(fs_class: type[AbstractFileSystem]) -> bool:
@@ -73,7 +70,7 @@ class S3Ops:
         try:
             response = await self._s3("get_object", Key=self._key(rel, directory))
         except OSError as err:
-            if isinstance(err, FileNotFoundError) or _error_code(err) in _MISSING_CODES:
+            if isinstance(err, FileNotFoundError) or _error_code(err) in MISSING_CODES:
                 return None
             raise
         body = response["Body"]
@@ -88,7 +85,7 @@ class S3Ops:
         try:
             response = await self._s3("head_object", Key=self._key(rel, directory))
         except OSError as err:
-            if isinstance(err, FileNotFoundError) or _error_code(err) in _MISSING_CODES:
+            if isinstance(err, FileNotFoundError) or _error_code(err) in MISSING_CODES:
                 return None
             raise
         return str(response["ETag"]).strip('"')
@@ -107,9 +104,9 @@ class S3Ops:
             response = await self._s3("put_object", Key=key, Body=data, **condition)
         except OSError as err:
             code = _error_code(err)
-            if condition and (isinstance(err, FileExistsError) or code in _CONFLICT_CODES):
+            if condition and (isinstance(err, FileExistsError) or code in CONFLICT_CODES):
                 raise StoreConflictError(f"object {key!r}: the condition {condition} did not hold") from err
-            if if_version is not None and (isinstance(err, FileNotFoundError) or code in _MISSING_CODES):
+            if if_version is not None and (isinstance(err, FileNotFoundError) or code in MISSING_CODES):
                 raise StoreConflictError(f"object {key!r} is absent, not at version {if_version!r}") from err
             raise
         finally:
@@ -133,7 +130,7 @@ class S3Ops:
                     await self._s3("delete_object", Key=key, IfMatch=f'"{if_version}"')
                 except OSError as err:
                     code = _error_code(err)
-                    if isinstance(err, FileNotFoundError) or code in _CONFLICT_CODES or code in _MISSING_CODES:
+                    if isinstance(err, FileNotFoundError) or code in CONFLICT_CODES or code in MISSING_CODES:
                         raise StoreConflictError(f"object {key!r} is not at version {if_version!r}") from err
                     raise
                 return True

@@ -2,41 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Self, cast
-
 from agent_stores.core import ObjectAgentFileStore, ObjectSessionStore
 from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
 from ._capabilities import FilesystemCapabilities
+from ._connect import FsspecStore
 from ._driver import FsspecObjectDriver
-from ._url import split_options
 
 __all__ = ["FsspecAgentFileStore", "FsspecSessionStore"]
 
 
-class _FromUrl:
-    """``from_url`` for a store whose constructor borrows a filesystem."""
-
-    _markers: bool = True
-
-    @classmethod
-    def from_url(cls, url: str, **options: Any) -> Self:
-        """Open a store that owns a filesystem of its own, created on first use and closed by ``aclose()``.
-
-        ``url`` is ``file:///absolute/dir`` or ``fsspec+<protocol>://...`` (``fsspec+sftp://user@host:22/dir``,
-        ``fsspec+s3://bucket/dir?endpoint_url=...``, ``fsspec+memory://dir``). ``options``: ``fsync``
-        and ``capabilities`` configure the driver; every other option (and each query parameter)
-        is a storage option of the filesystem.
-
-        Raises:
-            ValueError: The URL is malformed or its protocol unknown to fsspec.
-        """
-        store_options, storage_options = split_options(options)
-        driver = FsspecObjectDriver.from_url(url, markers=cls._markers, **store_options, **storage_options)
-        return cast(Any, cls)._over(driver)
-
-
-class FsspecAgentFileStore(_FromUrl, ObjectAgentFileStore):
+class FsspecAgentFileStore(FsspecStore, ObjectAgentFileStore):
     """The framework's ``AgentFileStore`` on any fsspec filesystem, files at their real paths.
 
     The file ``notes/a.md`` is ``<root>/notes/a.md``: the folder is browsable, and the
@@ -58,31 +34,30 @@ class FsspecAgentFileStore(_FromUrl, ObjectAgentFileStore):
         between that check and the write is not caught, and a process that can write the
         folder can plant files: confine shared SFTP accounts (``ChrootDirectory``).
 
+    ``FsspecAgentFileStore(fs, root)`` borrows a filesystem (never closed);
+    ``FsspecAgentFileStore.from_url("file:///srv/agent/files")`` (or ``fsspec+<protocol>://...``,
+    storage options in the query or as keywords) owns one, closed by ``aclose()``.
+
     Args:
-        fs: The fsspec filesystem to borrow (never closed).
-        root: The directory on ``fs`` holding the files (created on first write).
+        fs: The fsspec filesystem to borrow (never closed), or an :class:`FsspecObjectDriver`
+            shared with other stores.
+        root: The directory on ``fs`` holding the files (created on first write; omitted with a driver).
         fsync: Local only: flush each write to disk before it becomes visible.
         capabilities: Override the capabilities declared for the filesystem.
     """
 
+    markers = True
+
     def __init__(
         self,
-        fs: AbstractFileSystem,
-        root: str,
+        fs: AbstractFileSystem | FsspecObjectDriver,
+        root: str | None = None,
         *,
-        fsync: bool = False,
+        fsync: bool | None = None,
         capabilities: FilesystemCapabilities | None = None,
     ) -> None:
-        self._init_driver(FsspecObjectDriver(fs, root, fsync=fsync, capabilities=capabilities), owned=False)
-
-    @classmethod
-    def _over(cls, driver: FsspecObjectDriver) -> FsspecAgentFileStore:
-        store = cls.__new__(cls)
-        store._init_driver(driver, owned=True)
-        return store
-
-    def _init_driver(self, driver: FsspecObjectDriver, *, owned: bool) -> None:
-        ObjectAgentFileStore.__init__(self, driver, prefix="", owns_driver=owned)
+        driver = self._connect_root(fs, root, fsync=fsync, capabilities=capabilities)
+        super().__init__(driver, prefix="")
         self.objects = driver
         self.case_sensitive = driver.capabilities.case_sensitive
         self.empty_directories = driver.capabilities.empty_directories
@@ -93,7 +68,7 @@ class FsspecAgentFileStore(_FromUrl, ObjectAgentFileStore):
         return self.objects.capabilities
 
 
-class FsspecSessionStore(_FromUrl, ObjectSessionStore):
+class FsspecSessionStore(FsspecStore, ObjectSessionStore):
     """The framework's ``SessionStore`` on any fsspec filesystem: one JSON file per session.
 
     Snapshots use ``FileSessionStore``'s envelope, in ``<root>/<session-segment>.json``
@@ -109,34 +84,26 @@ class FsspecSessionStore(_FromUrl, ObjectSessionStore):
         you would the sessions. Session ids become file names through an injective
         encoding, so no id can reach another file or leave the root.
 
+    Borrowing and owning the filesystem work as in :class:`FsspecAgentFileStore`.
+
     Args:
-        fs: The fsspec filesystem to borrow (never closed).
-        root: The directory on ``fs`` holding the snapshots (created on first write).
+        fs: The fsspec filesystem to borrow (never closed), or an :class:`FsspecObjectDriver`
+            shared with other stores.
+        root: The directory on ``fs`` holding the snapshots (created on first write; omitted with a driver).
         fsync: Local only: flush each write to disk before it becomes visible.
         capabilities: Override the capabilities declared for the filesystem.
     """
 
-    _markers = False
-
     def __init__(
         self,
-        fs: AbstractFileSystem,
-        root: str,
+        fs: AbstractFileSystem | FsspecObjectDriver,
+        root: str | None = None,
         *,
-        fsync: bool = False,
+        fsync: bool | None = None,
         capabilities: FilesystemCapabilities | None = None,
     ) -> None:
-        driver = FsspecObjectDriver(fs, root, markers=False, fsync=fsync, capabilities=capabilities)
-        self._init_driver(driver, owned=False)
-
-    @classmethod
-    def _over(cls, driver: FsspecObjectDriver) -> FsspecSessionStore:
-        store = cls.__new__(cls)
-        store._init_driver(driver, owned=True)
-        return store
-
-    def _init_driver(self, driver: FsspecObjectDriver, *, owned: bool) -> None:
-        ObjectSessionStore.__init__(self, driver, prefix="", owns_driver=owned)
+        driver = self._connect_root(fs, root, fsync=fsync, capabilities=capabilities)
+        super().__init__(driver, prefix="")
         self.objects = driver
 
     @property

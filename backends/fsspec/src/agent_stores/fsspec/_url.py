@@ -7,12 +7,10 @@ from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import fsspec  # pyright: ignore[reportMissingTypeStubs]
+from agent_stores.core import redact_url
 from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
-__all__ = ["STORE_OPTIONS", "FilesystemSpec", "parse_url", "split_options"]
-
-#: Keyword options that configure the stores, never passed to the filesystem.
-STORE_OPTIONS = frozenset({"fsync", "capabilities"})
+__all__ = ["FilesystemSpec", "parse_url"]
 
 
 def _option_value(raw: str) -> Any:
@@ -22,13 +20,6 @@ def _option_value(raw: str) -> Any:
     except ValueError:
         return raw
     return value if isinstance(value, int | float | bool) or value is None else raw
-
-
-def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Split keyword options into (store options, filesystem storage options)."""
-    store = {k: v for k, v in options.items() if k in STORE_OPTIONS}
-    storage = {k: v for k, v in options.items() if k not in STORE_OPTIONS}
-    return store, storage
 
 
 def parse_url(url: str, **storage_options: Any) -> FilesystemSpec:
@@ -46,40 +37,40 @@ def parse_url(url: str, **storage_options: Any) -> FilesystemSpec:
             its protocol is unknown to fsspec.
     """
     if not isinstance(url, str) or "://" not in url:  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise ValueError(f"not an fsspec store URL: {url!r}")
+        raise ValueError(f"not an fsspec store URL: {redact_url(url)!r}")
     scheme, rest = url.split("://", 1)
     scheme = scheme.lower()
     parts = urlsplit(url)
     if parts.fragment:
-        raise ValueError(f"fsspec store URLs take no fragment: {url!r}")
+        raise ValueError(f"fsspec store URLs take no fragment: {redact_url(url)!r}")
     try:
         query = dict(parse_qsl(parts.query, keep_blank_values=True, strict_parsing=bool(parts.query)))
     except ValueError as err:
-        raise ValueError(f"malformed query in {url!r}") from err
+        raise ValueError(f"malformed query in {redact_url(url)!r}") from err
     options = {k: _option_value(v) for k, v in query.items()} | storage_options
     rest = rest.split("?", 1)[0]
     if scheme == "file":
         if parts.netloc not in ("", "localhost"):
-            raise ValueError(f"file URLs take no host (file:///absolute/path): {url!r}")
+            raise ValueError(f"file URLs take no host (file:///absolute/path): {redact_url(url)!r}")
         path = unquote(parts.path)
         if not path.startswith("/") or path.strip("/") == "":
-            raise ValueError(f"file URLs name an absolute directory other than '/' (file:///path): {url!r}")
+            raise ValueError(f"file URLs name an absolute directory other than '/' (file:///path): {redact_url(url)!r}")
         protocol_url = f"file://{path}"
     elif scheme.startswith("fsspec+") and scheme != "fsspec+":
         protocol = scheme.split("+", 1)[1]
         if protocol == "fsspec":
-            raise ValueError(f"fsspec+fsspec is not a protocol: {url!r}")
+            raise ValueError(f"fsspec+fsspec is not a protocol: {redact_url(url)!r}")
         protocol_url = f"{protocol}://{rest}"
     else:
-        raise ValueError(f"not an fsspec store URL (file:///path or fsspec+<protocol>://...): {url!r}")
+        raise ValueError(f"not an fsspec store URL (file:///path or fsspec+<protocol>://...): {redact_url(url)!r}")
     try:
         protocol = protocol_url.split("://", 1)[0]
         fs_class: type[AbstractFileSystem] = fsspec.get_filesystem_class(protocol)  # pyright: ignore[reportUnknownMemberType]
     except (ValueError, ImportError) as err:
-        raise ValueError(f"cannot open a filesystem for {url!r}: {err}") from err
+        raise ValueError(f"cannot open a filesystem for {redact_url(url)!r}: {err}") from err
     root = str(fs_class._strip_protocol(protocol_url)).rstrip("/")  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType, reportUnknownArgumentType]
     if not root or root.strip("/") == "":
-        raise ValueError(f"fsspec store URLs need a root directory below the filesystem's root: {url!r}")
+        raise ValueError(f"fsspec store URLs need a root directory below the filesystem's root: {redact_url(url)!r}")
     get_url_options: Any = getattr(fs_class, "_get_kwargs_from_urls")  # noqa: B009 - fsspec's URL parser, per class
     url_options: dict[str, Any] = dict(get_url_options(protocol_url))
     kwargs = url_options | options | {"skip_instance_cache": True}

@@ -1,77 +1,71 @@
-"""What the MongoDB stores accept as their database, and how ``from_url`` opens an owned one."""
+"""The MongoDB connector: an owned client from a URL, or a database around your pymongo client."""
 
 from __future__ import annotations
 
-from typing import Any, Final, Self, cast
+from typing import Any, ClassVar, Final
 
 from pymongo import AsyncMongoClient
 from pymongo.asynchronous.database import AsyncDatabase
 
-from agent_stores.core._lifecycle import OwnedResource
+from agent_stores.core import ConnectedStore, Connector
 
 from ._database import CollectionNames, Document, MongoDBDatabase
 
-__all__ = ["DATABASE_OPTIONS", "Connectable", "OwnedOpeners", "as_database", "split_options"]
+__all__ = ["CONNECTOR", "DATABASE_OPTIONS", "Connectable", "MongoDBConnector", "MongoDBStore"]
 
-#: Keyword options of ``from_url`` that configure the owned client and database, not the store.
+#: Options of the database handle: which database and collections, and the owned client's keywords.
 DATABASE_OPTIONS: Final = frozenset({"database", "collections", "collection_prefix", "client_options"})
 
-#: What a store's constructor borrows: a pymongo async client or database, or a shared :class:`MongoDBDatabase`.
+#: What a store's constructor takes: a pymongo async client or database, or a shared :class:`MongoDBDatabase`.
 Connectable = AsyncMongoClient[Document] | AsyncDatabase[Document] | MongoDBDatabase
 
 
-def as_database(connection: Connectable) -> MongoDBDatabase:
-    """Return the database a store runs on; a client or ``AsyncDatabase`` is wrapped (and still borrowed).
-
-    Raises:
-        TypeError: ``connection`` is none of the accepted types (Motor clients included).
-    """
-    if isinstance(connection, MongoDBDatabase):
-        return connection
-    return MongoDBDatabase(connection)
-
-
-def database_from_options(url: str, options: dict[str, Any]) -> MongoDBDatabase:
-    """Open an owned :class:`MongoDBDatabase` for ``url`` from the ``DATABASE_OPTIONS`` in ``options``.
-
-    Raises:
-        ValueError: The URL is not a MongoDB URL, or both ``collections`` and ``collection_prefix`` are given.
-    """
-    collections: CollectionNames | None = options.get("collections")
-    prefix = options.get("collection_prefix")
+def _collections(options: dict[str, Any]) -> CollectionNames | None:
+    collections: CollectionNames | None = options.pop("collections", None)
+    prefix = options.pop("collection_prefix", None)
     if prefix is not None:
         if collections is not None:
             raise ValueError("give collections or collection_prefix, not both")
         collections = CollectionNames.with_prefix(prefix)
-    return MongoDBDatabase.from_url(
-        url, database=options.get("database"), collections=collections, client_options=options.get("client_options")
-    )
+    return collections
 
 
-def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Split ``options`` into (database options, store options)."""
-    database = {k: v for k, v in options.items() if k in DATABASE_OPTIONS}
-    store = {k: v for k, v in options.items() if k not in DATABASE_OPTIONS}
-    return database, store
+class MongoDBConnector(Connector[MongoDBDatabase]):
+    """Opens :class:`MongoDBDatabase` handles: owned from a URL, or around a client you keep."""
 
+    handle_type = MongoDBDatabase
+    options = DATABASE_OPTIONS
+    name = "MongoDB"
 
-class OwnedOpeners(OwnedResource):
-    """``from_url`` for a store whose constructor borrows a client or database."""
-
-    @classmethod
-    def from_url(cls, url: str, **options: Any) -> Self:
-        """Open a store that owns its client for ``url`` (``mongodb://host/db``, ``mongodb+srv://host/db``).
-
-        ``options`` are the database's (``database``, ``collection_prefix`` or ``collections``,
-        ``client_options``: keyword arguments for ``AsyncMongoClient``) and the store's own
-        keyword arguments. Nothing is opened until first use; ``aclose()`` (or ``async with``)
-        closes the client.
+    def open(self, url: str, **options: Any) -> MongoDBDatabase:
+        """A database owning a new ``AsyncMongoClient`` for ``mongodb://`` or ``mongodb+srv://`` (no I/O).
 
         Raises:
-            ValueError: The URL is not a MongoDB URL or an option is invalid.
+            ValueError: Not a MongoDB URL, or both ``collections`` and ``collection_prefix``.
         """
-        database_options, store_options = split_options(options)
-        database = database_from_options(url, database_options)
-        store: Self = cast(Any, cls)(database, **store_options)  # every store's constructor borrows a database
-        store._adopt(database, owned=True)
-        return store
+        collections = _collections(options)
+        return MongoDBDatabase.from_url(
+            url, database=options.get("database"), collections=collections, client_options=options.get("client_options")
+        )
+
+    def borrow(self, client: Any, **options: Any) -> MongoDBDatabase:
+        """A database around ``client`` (an ``AsyncMongoClient`` or ``AsyncDatabase``, never closed).
+
+        Raises:
+            TypeError: ``client`` is neither (a Motor client is refused).
+            ValueError: ``client_options`` (they configure an owned client), or both
+                ``collections`` and ``collection_prefix``.
+        """
+        if "client_options" in options:
+            raise ValueError("client_options configure an owned client; a borrowed client is used as it is")
+        collections = _collections(options)
+        return MongoDBDatabase(client, database=options.get("database"), collections=collections)
+
+
+CONNECTOR: Final = MongoDBConnector()
+
+
+class MongoDBStore(ConnectedStore[MongoDBDatabase]):
+    """Borrow-or-own for the MongoDB stores (``from_url`` from the core)."""
+
+    connector: ClassVar[Connector[Any]] = CONNECTOR

@@ -34,7 +34,7 @@ from pymongo.errors import (
     WTimeoutError,
 )
 
-from agent_stores.core import StoreConflictError, StoreError, StoreUnavailableError
+from agent_stores.core import StoreConflictError, StoreError, StoreUnavailableError, redact_url
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -44,7 +44,6 @@ __all__ = [
     "Document",
     "MongoDBDatabase",
     "parse_mongodb_url",
-    "redact",
     "translate_error",
     "utc_from_timestamp",
 ]
@@ -156,7 +155,9 @@ def parse_mongodb_url(url: str) -> str | None:
         raise ValueError(f"expected a mongodb:// URL string, got {type(url).__name__}")
     parts = urlsplit(url)
     if parts.scheme.lower() not in _SCHEMES or not parts.netloc:
-        raise ValueError(f"not a MongoDB URL (expected mongodb://host/db or mongodb+srv://host/db): {url!r}")
+        raise ValueError(
+            f"not a MongoDB URL (expected mongodb://host/db or mongodb+srv://host/db): {redact_url(url)!r}"
+        )
     name = unquote(parts.path.lstrip("/"))
     return name or None
 
@@ -189,14 +190,6 @@ def _error_code(err: PyMongoError) -> int | None:
     if isinstance(err, OperationFailure):
         return err.code
     return None
-
-
-def redact(url: str) -> str:
-    """Return ``url`` with its password replaced by ``***``."""
-    parts = urlsplit(url)
-    if not parts.password:
-        return url
-    return url.replace(f":{parts.password}@", ":***@", 1)
 
 
 def utc_from_timestamp(seconds: float) -> datetime:
@@ -372,5 +365,5 @@ class MongoDBDatabase:
             await client.close()
 
     def __repr__(self) -> str:
-        where = f" at {redact(self._url)!r}" if self._url else ""
+        where = f" at {redact_url(self._url)!r}" if self._url else ""
         return f"MongoDBDatabase({self._database_name!r}{where}, owned={self._owned})"

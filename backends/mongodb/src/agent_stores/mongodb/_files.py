@@ -2,33 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Final
+from agent_stores.core import ObjectAgentFileStore, plain_literal
 
-from agent_stores.core import ObjectAgentFileStore
-
-from ._connect import Connectable, OwnedOpeners, as_database
+from ._connect import Connectable, MongoDBStore
 from ._driver import MongoDBObjectDriver
 
-__all__ = ["MongoDBAgentFileStore", "plain_literal"]
-
-# Characters with a meaning in the framework's regex dialect (the ``regex`` module, VERSION1).
-# A pattern without any of them matches exactly its own text.
-_REGEX_SYNTAX: Final = frozenset("\\.^$*+?{}[]|()")
+__all__ = ["MongoDBAgentFileStore"]
 
 
-def plain_literal(pattern: str) -> str | None:
-    """Return ``pattern`` lowercased when it is a plain printable ASCII literal, else ``None`` (no content filter).
-
-    Only then can MongoDB's case-insensitive ``$regex`` narrow the search without losing a
-    file: the framework matches with full Unicode case folding (``ss`` matches ``ß``), so only
-    documents that are plain ASCII are filtered by content, and every other one is kept.
-    """
-    if not pattern or not pattern.isascii() or not pattern.isprintable() or not _REGEX_SYNTAX.isdisjoint(pattern):
-        return None
-    return pattern.lower()
-
-
-class MongoDBAgentFileStore(OwnedOpeners, ObjectAgentFileStore):
+class MongoDBAgentFileStore(MongoDBStore, ObjectAgentFileStore):
     """The framework's ``AgentFileStore`` on MongoDB: one document per file, ``_id`` = ``prefix`` + path.
 
     Paths follow the framework's rules (``_normalize_relative_path``); names are case
@@ -56,10 +38,10 @@ class MongoDBAgentFileStore(OwnedOpeners, ObjectAgentFileStore):
     """
 
     def __init__(self, connection: Connectable, *, prefix: str = "files/") -> None:
-        self.database = as_database(connection)
+        self.database = self._connect(connection)
         self.objects = MongoDBObjectDriver(self.database)
         super().__init__(self.objects, prefix=prefix)
 
     async def _candidate_keys(self, base: str, regex_pattern: str, *, recursive: bool) -> list[str]:
-        """Narrow the search in one query: key range and depth, and a literal filter (see :func:`plain_literal`)."""
+        """Narrow the search in one query: key range and depth, and a literal filter (``plain_literal``)."""
         return await self.objects.find_keys(base, recursive=recursive, literal=plain_literal(regex_pattern))

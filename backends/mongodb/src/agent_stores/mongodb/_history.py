@@ -7,13 +7,13 @@ from typing import Any
 
 from agent_stores.core import LogHistoryProvider
 
-from ._connect import Connectable, OwnedOpeners, as_database
+from ._connect import Connectable, MongoDBStore
 from ._driver import MongoDBLogDriver
 
 __all__ = ["MongoDBHistoryProvider"]
 
 
-class MongoDBHistoryProvider(OwnedOpeners, LogHistoryProvider):
+class MongoDBHistoryProvider(MongoDBStore, LogHistoryProvider):
     """The framework's ``HistoryProvider`` on MongoDB, through pymongo's native ``AsyncMongoClient``.
 
     Stores each message verbatim (the JSON of ``Message.to_dict()``, byte for byte what a
@@ -75,7 +75,7 @@ class MongoDBHistoryProvider(OwnedOpeners, LogHistoryProvider):
         skip_excluded: bool = False,
         **kwargs: Any,
     ) -> None:
-        self.database = as_database(connection)
+        self.database = self._connect(connection)
         super().__init__(
             MongoDBLogDriver(self.database),
             source_id=source_id,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from agent_stores.core import ObjectSessionStore
 
-from ._connect import Connectable, OwnedOpeners, as_database
+from ._connect import Connectable, MongoDBStore
 from ._driver import MongoDBObjectDriver
 
 __all__ = ["MongoDBSessionStore"]
 
 
-class MongoDBSessionStore(OwnedOpeners, ObjectSessionStore):
+class MongoDBSessionStore(MongoDBStore, ObjectSessionStore):
     """The framework's ``SessionStore`` on MongoDB: one document per session, ``_id`` = ``prefix`` + key.
 
     Snapshots use ``FileSessionStore``'s JSON envelope, so they move between stores unchanged.
@@ -32,5 +32,5 @@ class MongoDBSessionStore(OwnedOpeners, ObjectSessionStore):
     """
 
     def __init__(self, connection: Connectable, *, prefix: str = "sessions/") -> None:
-        self.database = as_database(connection)
+        self.database = self._connect(connection)
         super().__init__(MongoDBObjectDriver(self.database), prefix=prefix)

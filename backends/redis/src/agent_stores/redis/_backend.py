@@ -1,10 +1,14 @@
-"""``RedisBackend``: the ``redis://``, ``rediss://``, ``valkey://`` and ``redis+cluster://`` backend."""
+"""``RedisBackend``: the ``redis://``, ``rediss://``, ``valkey://`` and ``redis+cluster://`` backend, declared."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
+from agent_stores.core import ConnectedBackend, Connector
+
+from ._connect import CONNECTOR
 from ._connection import RedisConnection
+from ._driver import RedisLogDriver, RedisObjectDriver
 from ._files import RedisAgentFileStore
 from ._history import RedisHistoryProvider
 from ._sessions import RedisSessionStore
@@ -12,8 +16,8 @@ from ._sessions import RedisSessionStore
 __all__ = ["RedisBackend"]
 
 
-class RedisBackend:
-    """All three Redis stores on ONE client (a server, a cluster or Valkey).
+class RedisBackend(ConnectedBackend[RedisConnection]):
+    """All Redis stores on ONE client (a server, a cluster or Valkey).
 
     ``open_stores("redis://localhost:6379/0")`` builds this through the
     ``agent_stores.backends`` entry point. Nothing connects until a store is first used;
@@ -30,24 +34,23 @@ class RedisBackend:
         ValueError: The URL is malformed or an option is unknown.
     """
 
-    def __init__(self, url: str, **options: Any) -> None:
-        self.connection = RedisConnection.from_url(url, **options)
+    connector: ClassVar[Connector[Any]] = CONNECTOR
+    history_type = RedisHistoryProvider
+    file_store_type = RedisAgentFileStore
+    session_store_type = RedisSessionStore
 
-    def history_provider(self, *, source_id: str, **options: Any) -> RedisHistoryProvider:
-        """Return a history provider on the shared client; ``options`` as ``RedisHistoryProvider`` takes them."""
-        return RedisHistoryProvider(self.connection, source_id=source_id, **options)
+    @property
+    def connection(self) -> RedisConnection:
+        """The shared connection."""
+        return self.handle
 
-    def file_store(self, **options: Any) -> RedisAgentFileStore:
-        """Return a file store on the shared client (files under ``files/``)."""
-        return RedisAgentFileStore(self.connection, **options)
+    def object_driver(self) -> RedisObjectDriver:
+        """An object driver on the shared client."""
+        return RedisObjectDriver(self.handle)
 
-    def session_store(self, **options: Any) -> RedisSessionStore:
-        """Return a session store on the shared client (snapshots under ``sessions/``)."""
-        return RedisSessionStore(self.connection, **options)
-
-    async def aclose(self) -> None:
-        """Close the shared client."""
-        await self.connection.aclose()
+    def log_driver(self) -> RedisLogDriver:
+        """A log driver on the shared client."""
+        return RedisLogDriver(self.handle)
 
     def __repr__(self) -> str:
-        return f"RedisBackend({self.connection!r})"
+        return f"RedisBackend({self.handle!r})"

@@ -2,34 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Final
+from agent_stores.core import ObjectAgentFileStore, plain_literal
 
-from agent_stores.core import ObjectAgentFileStore
-
-from ._connect import Connectable, OwnedOpeners, as_connection
+from ._connect import Connectable, RedisStore
 from ._driver import RedisObjectDriver
 
-__all__ = ["RedisAgentFileStore", "plain_literal"]
-
-# Characters with a meaning in the framework's regex dialect (the ``regex`` module, VERSION1).
-# A pattern without any of them matches exactly its own text.
-_REGEX_SYNTAX: Final = frozenset("\\.^$*+?{}[]|()")
+__all__ = ["RedisAgentFileStore"]
 
 
-def plain_literal(pattern: str) -> str | None:
-    """Return ``pattern`` lowercased when it is a plain ASCII literal, else ``None`` (no content filter).
-
-    Only then can an ASCII case-insensitive substring test narrow the search without losing a
-    file: the framework matches with full Unicode case folding, under which ASCII letters also
-    match non-ASCII text (``k`` matches the Kelvin sign), so files that are not plain ASCII
-    are always kept as candidates.
-    """
-    if not pattern or not pattern.isascii() or not _REGEX_SYNTAX.isdisjoint(pattern):
-        return None
-    return pattern.lower()
-
-
-class RedisAgentFileStore(OwnedOpeners, ObjectAgentFileStore):
+class RedisAgentFileStore(RedisStore, ObjectAgentFileStore):
     """The framework's ``AgentFileStore`` on Redis: one hash per file, keyed by ``prefix`` + path.
 
     Paths follow the framework's rules (``_normalize_relative_path``); names are case
@@ -66,10 +47,10 @@ class RedisAgentFileStore(OwnedOpeners, ObjectAgentFileStore):
         key_prefix: str | None = None,
         shards: int | None = None,
     ) -> None:
-        self.connection = as_connection(client, key_prefix=key_prefix, shards=shards)
+        self.connection = self._connect(client, key_prefix=key_prefix, shards=shards)
         self.objects = RedisObjectDriver(self.connection)
         super().__init__(self.objects, prefix=prefix)
 
     async def _candidate_keys(self, base: str, regex_pattern: str, *, recursive: bool) -> list[str]:
-        """Narrow the search on the server: key range, depth, and a literal filter (see :func:`plain_literal`)."""
+        """Narrow the search on the server: key range, depth, and a literal filter (``plain_literal``)."""
         return await self.objects.find_keys(base, recursive=recursive, literal=plain_literal(regex_pattern))

@@ -7,13 +7,13 @@ from typing import Any
 
 from agent_stores.core import LogHistoryProvider
 
-from ._connect import Connectable, OwnedOpeners, as_connection
+from ._connect import Connectable, RedisStore
 from ._driver import RedisLogDriver
 
 __all__ = ["RedisHistoryProvider"]
 
 
-class RedisHistoryProvider(OwnedOpeners, LogHistoryProvider):
+class RedisHistoryProvider(RedisStore, LogHistoryProvider):
     """The framework's ``HistoryProvider`` on Redis, Redis Cluster or Valkey, through ``redis.asyncio``.
 
     Stores each message verbatim (the JSON of ``Message.to_dict()``, byte for byte what a
@@ -76,7 +76,7 @@ class RedisHistoryProvider(OwnedOpeners, LogHistoryProvider):
         shards: int | None = None,
         **kwargs: Any,
     ) -> None:
-        self.connection = as_connection(client, key_prefix=key_prefix, shards=shards)
+        self.connection = self._connect(client, key_prefix=key_prefix, shards=shards)
         super().__init__(
             RedisLogDriver(self.connection),
             source_id=source_id,

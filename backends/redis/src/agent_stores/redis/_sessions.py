@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from agent_stores.core import ObjectSessionStore
 
-from ._connect import Connectable, OwnedOpeners, as_connection
+from ._connect import Connectable, RedisStore
 from ._driver import RedisObjectDriver
 
 __all__ = ["RedisSessionStore"]
 
 
-class RedisSessionStore(OwnedOpeners, ObjectSessionStore):
+class RedisSessionStore(RedisStore, ObjectSessionStore):
     """The framework's ``SessionStore`` on Redis: one hash per session under ``prefix``.
 
     Snapshots use ``FileSessionStore``'s JSON envelope, so they move between stores
@@ -41,5 +41,5 @@ class RedisSessionStore(OwnedOpeners, ObjectSessionStore):
         key_prefix: str | None = None,
         shards: int | None = None,
     ) -> None:
-        self.connection = as_connection(client, key_prefix=key_prefix, shards=shards)
+        self.connection = self._connect(client, key_prefix=key_prefix, shards=shards)
         super().__init__(RedisObjectDriver(self.connection), prefix=prefix)

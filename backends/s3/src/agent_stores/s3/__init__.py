@@ -12,7 +12,7 @@ Object keys are the real paths (``agents/a1/files/notes/today.md``), so the buck
 """
 
 from ._backend import S3Backend
-from ._connect import S3Location, client_config, parse_s3_url
+from ._connect import S3Bucket, S3Location, client_config, parse_s3_url
 from ._driver import MAX_KEY_BYTES, S3ObjectDriver, check_key
 from ._files import S3AgentFileStore
 from ._history import S3HistoryProvider
@@ -22,6 +22,7 @@ __all__ = [
     "MAX_KEY_BYTES",
     "S3AgentFileStore",
     "S3Backend",
+    "S3Bucket",
     "S3HistoryProvider",
     "S3Location",
     "S3ObjectDriver",

@@ -1,12 +1,14 @@
-"""``S3Backend``: the ``s3://`` backend of ``agent_stores.core.open_stores``."""
+"""``S3Backend``: the ``s3://`` backend of ``agent_stores.core.open_stores``, as a declaration."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-import boto3
+from agent_stores.core import ConnectedBackend, Connector, ObjectDriver, PrefixedObjectDriver
+from agent_stores.core.objectlog import ObjectLogDriver
 
-from ._connect import S3Location, open_driver, parse_s3_url
+from ._connect import CONNECTOR, S3Bucket
+from ._driver import S3ObjectDriver
 from ._files import S3AgentFileStore
 from ._history import S3HistoryProvider
 from ._sessions import S3SessionStore
@@ -14,8 +16,8 @@ from ._sessions import S3SessionStore
 __all__ = ["S3Backend"]
 
 
-class S3Backend:
-    """All three S3 stores on ONE boto3 client and one driver (one thread pool, one connection pool).
+class S3Backend(ConnectedBackend[S3Bucket]):
+    """All S3 stores on ONE boto3 client and one driver (one thread pool, one connection pool).
 
     ``open_stores("s3://bucket/prefix?endpoint_url=...&region=...")`` builds this through the
     ``agent_stores.backends`` entry point. Nothing is contacted until a store is first used:
@@ -30,33 +32,29 @@ class S3Backend:
             ``profile``, ``addressing_style``, ``create_bucket``, ``conditional_delete``,
             ``ordered_listing``, ``path_keys``, ``max_attempts``, ``connect_timeout``,
             ``read_timeout``, ``max_concurrency``.
-        session: A ``boto3.Session`` to make the client from.
-        **options: The same options as keywords (they win over the query).
+        **options: The same options as keywords (they win over the query), and ``session``:
+            a ``boto3.Session`` to make the client from.
 
     Raises:
         ValueError: The URL is malformed or an option is unknown.
     """
 
-    def __init__(self, url: str, *, session: boto3.Session | None = None, **options: Any) -> None:
-        self.url = url
-        self.location: S3Location = parse_s3_url(url, **options)
-        self.driver = open_driver(self.location, session=session)
+    connector: ClassVar[Connector[Any]] = CONNECTOR
+    history_type = S3HistoryProvider
+    file_store_type = S3AgentFileStore
+    session_store_type = S3SessionStore
 
-    def history_provider(self, *, source_id: str, **options: Any) -> S3HistoryProvider:
-        """Return a history provider on the shared driver; ``options`` as ``S3HistoryProvider`` takes them."""
-        return S3HistoryProvider(self.driver, source_id=source_id, prefix=self.location.prefix, **options)
+    @property
+    def driver(self) -> S3ObjectDriver:
+        """The shared driver."""
+        return self.handle.driver
 
-    def file_store(self, **options: Any) -> S3AgentFileStore:
-        """Return a file store on the shared driver (files under ``<prefix>files/``)."""
-        return S3AgentFileStore(self.driver, prefix=self.location.prefix, **options)
+    def object_driver(self) -> ObjectDriver:
+        """The shared driver, seen from under the URL's prefix."""
+        if not self.handle.prefix:
+            return self.handle.driver
+        return PrefixedObjectDriver(self.handle.driver, self.handle.prefix)
 
-    def session_store(self, **options: Any) -> S3SessionStore:
-        """Return a session store on the shared driver (snapshots under ``<prefix>sessions/``)."""
-        return S3SessionStore(self.driver, prefix=self.location.prefix, **options)
-
-    async def aclose(self) -> None:
-        """Close the shared client and stop the worker threads."""
-        await self.driver.aclose()
-
-    def __repr__(self) -> str:
-        return f"S3Backend({self.url!r})"
+    def log_driver(self) -> ObjectLogDriver:
+        """The object-store log under ``<prefix>history/`` on the shared driver."""
+        return ObjectLogDriver(self.handle.driver, prefix=self.handle.under("history"))

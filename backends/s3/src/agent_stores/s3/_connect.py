@@ -1,8 +1,8 @@
 """``s3://bucket/prefix?...`` URLs, the boto3 client they describe, and the borrow-or-own rules.
 
-A store takes a ready boto3 S3 client (borrowed, never closed), a ``boto3.Session`` (a client
-is made from it and owned), or a URL (``from_url``: a client is made from the standard
-credential chain and owned). Retries and timeouts live in botocore's ``Config``.
+A store takes a ready boto3 S3 client (borrowed, never closed), a shared :class:`S3ObjectDriver`
+or :class:`S3Bucket`, or a URL (``from_url``: a client is made from the standard credential chain
+or a ``boto3.Session`` and owned). Retries and timeouts live in botocore's ``Config``.
 """
 
 from __future__ import annotations
@@ -10,18 +10,31 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Final, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import boto3
 from botocore.config import Config
+
+from agent_stores.core import ConnectedStore, Connector
 
 from ._driver import S3ObjectDriver, check_key
 
 if TYPE_CHECKING:
     from types_boto3_s3.client import S3Client
 
-__all__ = ["S3Location", "client_config", "join_prefix", "open_driver", "parse_s3_url"]
+__all__ = [
+    "CONNECTOR",
+    "LOCATION_OPTIONS",
+    "S3Bucket",
+    "S3Connector",
+    "S3Location",
+    "S3Store",
+    "client_config",
+    "join_prefix",
+    "open_driver",
+    "parse_s3_url",
+]
 
 
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
@@ -203,27 +216,86 @@ def open_driver(
     )
 
 
-_LOCATION_FIELDS: Final = frozenset(S3Location.__dataclass_fields__) - {"bucket", "prefix"}
+#: Options of the S3 handle: where the objects live, how the client is made, and its boto3 session.
+LOCATION_OPTIONS: Final = (frozenset(S3Location.__dataclass_fields__) - {"bucket"}) | {"session"}
 
 
-def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Split keyword options into (:class:`S3Location` options, the store's own options)."""
-    location = {k: v for k, v in options.items() if k in _LOCATION_FIELDS}
-    return location, {k: v for k, v in options.items() if k not in _LOCATION_FIELDS}
+class S3Bucket:
+    """The handle every S3 store shares: one :class:`S3ObjectDriver` (client, bucket, threads) and a key prefix.
 
-
-def borrow_driver(client: S3Client | S3ObjectDriver, bucket: str | None, **options: Any) -> tuple[S3ObjectDriver, bool]:
-    """Return the driver a store constructor was given, or a new one borrowing ``client`` (and whether it is new).
-
-    Raises:
-        ValueError: A driver comes with a different bucket or with options (they belong to the
-            driver), or a client comes without a bucket.
+    Args:
+        driver: The driver; closed by :meth:`aclose` only when ``owns_driver``.
+        prefix: Key prefix of every object (``""`` or ending with ``/``).
+        owns_driver: Close the driver on :meth:`aclose` (it stops its worker threads, and closes
+            the client only when the driver made it).
     """
-    if isinstance(client, S3ObjectDriver):
-        if (bucket is not None and bucket != client.bucket) or options:
-            raise ValueError("a store built on an S3ObjectDriver takes its bucket and options from the driver")
-        return client, False
-    if not bucket:
-        raise ValueError("an S3 store built on a boto3 client needs the bucket name")
-    location = S3Location(bucket=bucket).with_options(**options)
-    return open_driver(location, client=client), True
+
+    def __init__(self, driver: S3ObjectDriver, prefix: str = "", *, owns_driver: bool = False) -> None:
+        self.driver = driver
+        self.prefix = prefix
+        self.owns_driver = owns_driver
+
+    def under(self, *parts: str) -> str:
+        """The key prefix ``<prefix><part>/...``."""
+        return join_prefix(self.prefix, *parts)
+
+    async def aclose(self) -> None:
+        """Close the driver when this handle made it."""
+        if self.owns_driver:
+            await self.driver.aclose()
+
+    def __repr__(self) -> str:
+        return f"S3Bucket({self.driver.bucket!r}, prefix={self.prefix!r})"
+
+
+class S3Connector(Connector[S3Bucket]):
+    """Opens :class:`S3Bucket` handles: owned from an ``s3://`` URL, or around a client or driver you keep."""
+
+    handle_type = S3Bucket
+    options = LOCATION_OPTIONS
+    name = "S3"
+
+    def open(self, url: str, **options: Any) -> S3Bucket:
+        """A bucket handle whose driver owns a client for ``s3://bucket/prefix?...`` (made on first use).
+
+        ``session``: a ``boto3.Session`` to make the client from (default: the standard chain).
+
+        Raises:
+            ValueError: The URL is malformed or an option is unknown.
+        """
+        session: boto3.Session | None = options.pop("session", None)
+        location = parse_s3_url(url, **options)
+        return S3Bucket(open_driver(location, session=session), location.prefix, owns_driver=True)
+
+    def borrow(self, client: Any, **options: Any) -> S3Bucket:
+        """A bucket handle around a boto3 S3 ``client`` (never closed) or a shared :class:`S3ObjectDriver`.
+
+        Options: ``bucket`` (required with a client), ``prefix``, and with a client the
+        driver's options (``create_bucket``, ``conditional_delete``, ``ordered_listing``,
+        ``path_keys``, ``max_concurrency``).
+
+        Raises:
+            ValueError: A driver comes with a different bucket or with driver options (they
+                belong to the driver), a client without a bucket, or an unknown option.
+        """
+        bucket: str | None = options.pop("bucket", None)
+        prefix = join_prefix(str(options.pop("prefix", "") or ""))
+        if "session" in options:
+            raise ValueError("a session makes an owned client: use from_url, or pass the client")
+        if isinstance(client, S3ObjectDriver):
+            if (bucket is not None and bucket != client.bucket) or options:
+                raise ValueError("a store built on an S3ObjectDriver takes its bucket and options from the driver")
+            return S3Bucket(client, prefix)
+        if not bucket:
+            raise ValueError("an S3 store built on a boto3 client needs the bucket name")
+        location = S3Location(bucket=bucket).with_options(**options)
+        return S3Bucket(open_driver(location, client=cast("S3Client", client)), prefix, owns_driver=True)
+
+
+CONNECTOR: Final = S3Connector()
+
+
+class S3Store(ConnectedStore[S3Bucket]):
+    """Borrow-or-own for the S3 stores (``from_url`` from the core)."""
+
+    connector: ClassVar[Connector[Any]] = CONNECTOR

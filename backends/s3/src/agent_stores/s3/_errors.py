@@ -21,13 +21,10 @@ from botocore.exceptions import (
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from agent_stores.core import StoreConflictError, StoreError, StoreUnavailableError
+from agent_stores.core.s3codes import CONFLICT_CODES, MISSING_CODES, response_code
 
 __all__ = ["error_code", "is_conflict", "is_missing", "translate"]
 
-#: A conditional request whose condition did not hold.
-_CONFLICT_CODES: Final = frozenset({"PreconditionFailed", "412", "ConditionalRequestConflict"})
-#: The key (or, for HEAD, anything) is absent.
-_MISSING_CODES: Final = frozenset({"NoSuchKey", "404", "NotFound"})
 #: Credentials are wrong or lack a permission: the store cannot be used until that is fixed.
 _DENIED_CODES: Final = frozenset(
     {
@@ -49,22 +46,17 @@ _INVALID_KEY_CODES: Final = frozenset({"KeyTooLongError", "InvalidURI", "Invalid
 
 def error_code(err: ClientError) -> str:
     """Return the S3 error code of ``err`` (the HTTP status as text when the answer had no body, e.g. HEAD)."""
-    error = err.response.get("Error", {})
-    code = error.get("Code")
-    if code:
-        return str(code)
-    status = err.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-    return str(status) if status is not None else ""
+    return response_code(err.response)
 
 
 def is_missing(err: ClientError) -> bool:
     """Whether ``err`` says the key does not exist (``NoSuchKey``, or a bodiless 404 answer to HEAD)."""
-    return error_code(err) in _MISSING_CODES
+    return error_code(err) in MISSING_CODES
 
 
 def is_conflict(err: ClientError) -> bool:
     """Whether ``err`` says a condition (``If-Match`` / ``If-None-Match``) did not hold."""
-    return error_code(err) in _CONFLICT_CODES
+    return error_code(err) in CONFLICT_CODES
 
 
 def translate(err: Exception, *, bucket: str, key: str | None = None, conditional: bool = False) -> Exception:
@@ -86,7 +78,7 @@ def translate(err: Exception, *, bucket: str, key: str | None = None, conditiona
     where = f"s3://{bucket}/{key}" if key is not None else f"s3://{bucket}"
     if isinstance(err, ClientError):
         code = error_code(err)
-        if code in _CONFLICT_CODES or (conditional and code in _MISSING_CODES):
+        if code in CONFLICT_CODES or (conditional and code in MISSING_CODES):
             return StoreConflictError(f"{where}: the condition did not hold ({code})")
         if code == "NoSuchBucket":
             return StoreUnavailableError(

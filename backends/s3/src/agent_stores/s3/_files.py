@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final
 
-import boto3
 from agent_framework import FileSearchResult
 
-from agent_stores.core import ObjectAgentFileStore, StoredObject
+from agent_stores.core import ObjectAgentFileStore, StoredObject, decode_text
 
-from ._connect import borrow_driver, join_prefix, open_driver, parse_s3_url
+from ._connect import S3Bucket, S3Store
 from ._driver import S3ObjectDriver
-from ._lifecycle import S3Resource
 
 if TYPE_CHECKING:
     from types_boto3_s3.client import S3Client
@@ -51,7 +49,7 @@ class _Prefetch:
 _SEARCH: ContextVar[_Prefetch | None] = ContextVar("agent_stores_s3_search", default=None)
 
 
-class S3AgentFileStore(S3Resource, ObjectAgentFileStore):
+class S3AgentFileStore(S3Store, ObjectAgentFileStore):
     """The framework's ``AgentFileStore`` on S3: one object per file at ``<prefix>files/<path>``.
 
     The bucket stays browsable: keys are the normalized paths. Paths follow the framework's
@@ -76,37 +74,28 @@ class S3AgentFileStore(S3Resource, ObjectAgentFileStore):
         it to its prefix (``s3:prefix`` conditions, resource ARNs ending in ``<prefix>*``).
 
     Args:
-        client: A boto3 S3 client to borrow, or an :class:`S3ObjectDriver` shared with other stores.
-        bucket: The bucket (omitted with a driver).
+        client: A boto3 S3 client to borrow, or an :class:`S3ObjectDriver` or :class:`S3Bucket`
+            shared with other stores.
+        bucket: The bucket (omitted with a driver or bucket handle).
         prefix: Key prefix of this store's data (``""`` or a path such as ``"agents/a1"``);
             files live under ``<prefix>files/``.
-        **options: Driver options with a client (``create_bucket``, ``conditional_delete``,
-            ``max_concurrency``).
+        driver_options: With a client, ``S3ObjectDriver`` options (``create_bucket``,
+            ``conditional_delete``, ``ordered_listing``, ``path_keys``, ``max_concurrency``).
 
     Raises:
         ValueError: No bucket with a client, or an unknown option.
     """
 
     def __init__(
-        self, client: S3Client | S3ObjectDriver, bucket: str | None = None, *, prefix: str = "", **options: Any
+        self,
+        client: S3Client | S3ObjectDriver | S3Bucket,
+        bucket: str | None = None,
+        *,
+        prefix: str | None = None,
+        driver_options: dict[str, Any] | None = None,
     ) -> None:
-        driver, made = borrow_driver(client, bucket, **options)
-        super().__init__(driver, prefix=join_prefix(prefix, "files"))
-        self._made_driver = made
-
-    @classmethod
-    def from_url(cls, url: str, *, session: boto3.Session | None = None, **options: Any) -> Self:
-        """Open a store on ``s3://bucket/prefix?endpoint_url=...&region=...`` owning its client.
-
-        Args:
-            url: The bucket and prefix, with client options in the query (see ``S3Location``).
-            session: A ``boto3.Session`` to make the client from (default: the standard chain).
-            **options: ``S3Location`` options (``endpoint_url``, ``region``, ``create_bucket``, ...).
-        """
-        location = parse_s3_url(url, **options)
-        store = cls(open_driver(location, session=session), prefix=location.prefix)
-        store._adopt(store.driver, owned=True)
-        return store
+        handle = self._connect(client, bucket=bucket, prefix=prefix, **(driver_options or {}))
+        super().__init__(handle.driver, prefix=handle.under("files"))
 
     async def read(self, path: str) -> str | None:
         """Return the file's text, or ``None`` when absent (one GET; during a search, fetched ahead).
@@ -120,10 +109,7 @@ class S3AgentFileStore(S3Resource, ObjectAgentFileStore):
             if planned:
                 if stored is None:
                     return None
-                try:
-                    return stored.data.decode("utf-8")
-                except UnicodeDecodeError as err:
-                    raise ValueError(f"File {path!r} is not UTF-8 text and cannot be read.") from err
+                return decode_text(stored.data, path)
         return await super().read(path)
 
     async def search(

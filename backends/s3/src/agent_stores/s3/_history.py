@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Self
-
-import boto3
+from typing import TYPE_CHECKING, Any
 
 from agent_stores.core import LogHistoryProvider
 from agent_stores.core.objectlog import ObjectLogDriver
 
-from ._connect import borrow_driver, join_prefix, open_driver, parse_s3_url, split_options
+from ._connect import S3Bucket, S3Store
 from ._driver import S3ObjectDriver
 
 if TYPE_CHECKING:
@@ -19,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["S3HistoryProvider"]
 
 
-class S3HistoryProvider(LogHistoryProvider):
+class S3HistoryProvider(S3Store, LogHistoryProvider):
     """The framework's ``HistoryProvider`` on S3: one immutable segment object per save.
 
     The history of a session lives under ``<prefix>history/<namespace>/<source>/<session>/``
@@ -38,7 +36,9 @@ class S3HistoryProvider(LogHistoryProvider):
     lifecycle rule expiring ``<prefix>history/`` objects some days after the TTL is an optional
     complement that reclaims storage of sessions nobody touches again (see the README).
 
-    ``S3HistoryProvider(client, bucket)`` borrows a boto3 S3 client; :meth:`from_url` owns one.
+    ``S3HistoryProvider(client, bucket)`` borrows a boto3 S3 client (never closed; ``aclose()``
+    stops the worker threads the store made); :meth:`from_url` owns one
+    (``from_url("s3://bucket/prefix?endpoint_url=...", session=..., max_messages=...)``).
 
     Security posture:
         Messages are stored as plaintext (msgpack segments of the messages' JSON): use bucket
@@ -50,9 +50,11 @@ class S3HistoryProvider(LogHistoryProvider):
         empty objects (and as old versions, if the bucket has versioning on).
 
     Args:
-        client: A boto3 S3 client to borrow, or an :class:`S3ObjectDriver` shared with other stores.
-        bucket: The bucket (omitted with a driver).
-        prefix: Key prefix of this store's data; history lives under ``<prefix>history/``.
+        client: A boto3 S3 client to borrow, or an :class:`S3ObjectDriver` or :class:`S3Bucket`
+            shared with other stores.
+        bucket: The bucket (omitted with a driver or bucket handle).
+        prefix: Key prefix of this store's data; history lives under ``<prefix>history/``
+            (omitted with a bucket handle, which has its own).
         source_id: Provider id; part of every key, so two providers never share history.
         namespace: Tenant or application prefix; isolation is total.
         max_messages: Load only the newest N messages; the window never starts with a tool
@@ -60,17 +62,17 @@ class S3HistoryProvider(LogHistoryProvider):
         ttl: Sliding expiry (seconds or ``timedelta``), see above.
         skip_excluded: Omit messages whose ``additional_properties["_excluded"]`` is truthy.
         driver_options: With a client, ``S3ObjectDriver`` options (``create_bucket``,
-            ``conditional_delete``, ``ordered_listing``, ``max_concurrency``).
+            ``conditional_delete``, ``ordered_listing``, ``path_keys``, ``max_concurrency``).
         **kwargs: ``load_messages``, ``store_inputs``, ``store_context_messages``,
             ``store_context_from``, ``store_outputs`` as in ``HistoryProvider``.
     """
 
     def __init__(
         self,
-        client: S3Client | S3ObjectDriver,
+        client: S3Client | S3ObjectDriver | S3Bucket,
         bucket: str | None = None,
         *,
-        prefix: str = "",
+        prefix: str | None = None,
         source_id: str = "history",
         namespace: str = "",
         max_messages: int | None = None,
@@ -79,11 +81,10 @@ class S3HistoryProvider(LogHistoryProvider):
         driver_options: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        objects, made = borrow_driver(client, bucket, **(driver_options or {}))
-        self.objects = objects
-        self._made_driver = made
+        handle = self._connect(client, bucket=bucket, prefix=prefix, **(driver_options or {}))
+        self.objects = handle.driver
         super().__init__(
-            ObjectLogDriver(objects, prefix=join_prefix(prefix, "history")),
+            ObjectLogDriver(handle.driver, prefix=handle.under("history")),
             source_id=source_id,
             namespace=namespace,
             max_messages=max_messages,
@@ -91,28 +92,3 @@ class S3HistoryProvider(LogHistoryProvider):
             skip_excluded=skip_excluded,
             **kwargs,
         )
-
-    @classmethod
-    def from_url(cls, url: str, *, session: boto3.Session | None = None, **options: Any) -> Self:
-        """Open a provider on ``s3://bucket/prefix?endpoint_url=...&region=...`` owning its client.
-
-        Args:
-            url: The bucket and prefix, with client options in the query (see ``S3Location``).
-            session: A ``boto3.Session`` to make the client from (default: the standard chain).
-            **options: ``S3Location`` options and the provider's own (``source_id``,
-                ``max_messages``, ``ttl``, ...).
-        """
-        location_options, provider_options = split_options(options)
-        location = parse_s3_url(url, **location_options)
-        provider = cls(open_driver(location, session=session), prefix=location.prefix, **provider_options)
-        provider._made_driver = True
-        provider._adopt(provider.objects, owned=True)
-        return provider
-
-    async def aclose(self) -> None:
-        """Close what this provider owns and stop its worker threads; a borrowed client stays open."""
-        if self._closed:
-            return
-        await super().aclose()
-        if self._made_driver and not self._owns_resource:
-            await self.objects.aclose()

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Self
-
-import boto3
+from typing import TYPE_CHECKING, Any
 
 from agent_stores.core import ObjectSessionStore
 
-from ._connect import borrow_driver, join_prefix, open_driver, parse_s3_url
+from ._connect import S3Bucket, S3Store
 from ._driver import S3ObjectDriver
-from ._lifecycle import S3Resource
 
 if TYPE_CHECKING:
     from types_boto3_s3.client import S3Client
@@ -18,7 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["S3SessionStore"]
 
 
-class S3SessionStore(S3Resource, ObjectSessionStore):
+class S3SessionStore(S3Store, ObjectSessionStore):
     """The framework's ``SessionStore`` on S3: one JSON object per session under ``<prefix>sessions/``.
 
     Snapshots use ``FileSessionStore``'s JSON envelope, so they move between stores unchanged.
@@ -37,24 +34,21 @@ class S3SessionStore(S3Resource, ObjectSessionStore):
         only by distinct prefixes (and IAM policies scoped to them).
 
     Args:
-        client: A boto3 S3 client to borrow, or an :class:`S3ObjectDriver` shared with other stores.
-        bucket: The bucket (omitted with a driver).
+        client: A boto3 S3 client to borrow, or an :class:`S3ObjectDriver` or :class:`S3Bucket`
+            shared with other stores.
+        bucket: The bucket (omitted with a driver or bucket handle).
         prefix: Key prefix of this store's data; snapshots live under ``<prefix>sessions/``.
-        **options: Driver options with a client (``create_bucket``, ``conditional_delete``,
-            ``max_concurrency``).
+        driver_options: With a client, ``S3ObjectDriver`` options (``create_bucket``,
+            ``conditional_delete``, ``ordered_listing``, ``path_keys``, ``max_concurrency``).
     """
 
     def __init__(
-        self, client: S3Client | S3ObjectDriver, bucket: str | None = None, *, prefix: str = "", **options: Any
+        self,
+        client: S3Client | S3ObjectDriver | S3Bucket,
+        bucket: str | None = None,
+        *,
+        prefix: str | None = None,
+        driver_options: dict[str, Any] | None = None,
     ) -> None:
-        driver, made = borrow_driver(client, bucket, **options)
-        super().__init__(driver, prefix=join_prefix(prefix, "sessions"))
-        self._made_driver = made
-
-    @classmethod
-    def from_url(cls, url: str, *, session: boto3.Session | None = None, **options: Any) -> Self:
-        """Open a store on ``s3://bucket/prefix?...`` owning its client (see ``S3AgentFileStore.from_url``)."""
-        location = parse_s3_url(url, **options)
-        store = cls(open_driver(location, session=session), prefix=location.prefix)
-        store._adopt(store.driver, owned=True)
-        return store
+        handle = self._connect(client, bucket=bucket, prefix=prefix, **(driver_options or {}))
+        super().__init__(handle.driver, prefix=handle.under("sessions"))

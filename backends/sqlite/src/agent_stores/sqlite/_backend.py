@@ -1,10 +1,14 @@
-"""``SQLiteBackend``: the ``sqlite://`` backend of ``agent_stores.core.open_stores``."""
+"""``SQLiteBackend``: the ``sqlite://`` backend of ``agent_stores.core.open_stores``, as a declaration."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
+from agent_stores.core import ConnectedBackend, Connector
+
+from ._connect import CONNECTOR
 from ._database import SQLiteDatabase
+from ._driver import SQLiteLogDriver, SQLiteObjectDriver
 from ._files import SQLiteAgentFileStore
 from ._history import SQLiteHistoryProvider
 from ._sessions import SQLiteSessionStore
@@ -12,8 +16,8 @@ from ._sessions import SQLiteSessionStore
 __all__ = ["SQLiteBackend"]
 
 
-class SQLiteBackend:
-    """All three SQLite stores on ONE connection to one database file.
+class SQLiteBackend(ConnectedBackend[SQLiteDatabase]):
+    """All SQLite stores on ONE connection to one database file.
 
     ``open_stores("sqlite:///agent.db")`` builds this through the ``agent_stores.backends``
     entry point. Nothing is opened until a store is first used; :meth:`aclose` closes the
@@ -28,25 +32,20 @@ class SQLiteBackend:
         ValueError: The URL is malformed or an option is unknown.
     """
 
-    def __init__(self, url: str, **options: Any) -> None:
-        self.url = url
-        self.database = SQLiteDatabase.from_url(url, **options)
+    connector: ClassVar[Connector[Any]] = CONNECTOR
+    history_type = SQLiteHistoryProvider
+    file_store_type = SQLiteAgentFileStore
+    session_store_type = SQLiteSessionStore
 
-    def history_provider(self, *, source_id: str, **options: Any) -> SQLiteHistoryProvider:
-        """Return a history provider on the shared connection; ``options`` as ``SQLiteHistoryProvider`` takes them."""
-        return SQLiteHistoryProvider(self.database, source_id=source_id, **options)
+    @property
+    def database(self) -> SQLiteDatabase:
+        """The shared database."""
+        return self.handle
 
-    def file_store(self, **options: Any) -> SQLiteAgentFileStore:
-        """Return a file store on the shared connection (files under ``files/``)."""
-        return SQLiteAgentFileStore(self.database, **options)
+    def object_driver(self) -> SQLiteObjectDriver:
+        """An object driver on the shared connection."""
+        return SQLiteObjectDriver(self.handle)
 
-    def session_store(self, **options: Any) -> SQLiteSessionStore:
-        """Return a session store on the shared connection (snapshots under ``sessions/``)."""
-        return SQLiteSessionStore(self.database, **options)
-
-    async def aclose(self) -> None:
-        """Close the shared connection."""
-        await self.database.aclose()
-
-    def __repr__(self) -> str:
-        return f"SQLiteBackend({self.url!r})"
+    def log_driver(self) -> SQLiteLogDriver:
+        """A log driver on the shared connection."""
+        return SQLiteLogDriver(self.handle)

@@ -1,71 +1,62 @@
-"""What the SQLite stores accept as their database, and the options an owned connection takes."""
+"""The SQLite connector: an owned database from a ``sqlite://`` URL, or one around your connection."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final, Self, cast
+from typing import Any, ClassVar, Final, Self
 
 import aiosqlite
 
-from agent_stores.core._lifecycle import OwnedResource
+from agent_stores.core import ConnectedStore, Connector, route_options
 
 from ._database import SQLiteDatabase
 
-__all__ = ["DATABASE_OPTIONS", "OwnedOpeners", "as_database", "split_options"]
+__all__ = ["CONNECTOR", "DATABASE_OPTIONS", "Connectable", "SQLiteConnector", "SQLiteStore"]
 
-#: Keyword options of ``from_url`` / ``from_path`` that configure the owned connection.
+#: Options of the database an owned connection is opened with (also URL query parameters).
 DATABASE_OPTIONS: Final = frozenset({"busy_timeout", "synchronous", "journal_mode"})
 
-#: What a store's constructor borrows: a ready aiosqlite connection or a shared database.
+#: What a store's constructor takes: a ready aiosqlite connection or a shared database.
 Connectable = aiosqlite.Connection | SQLiteDatabase
 
 
-def as_database(connection: Connectable) -> SQLiteDatabase:
-    """Return the database a store runs on; a bare connection is wrapped (and still borrowed).
+class SQLiteConnector(Connector[SQLiteDatabase]):
+    """Opens :class:`SQLiteDatabase` handles: owned from a URL, or the one shared wrapper of a borrowed connection."""
 
-    Every store given the same connection shares one wrapper, so schema setup and the
-    transaction lock are per connection.
+    handle_type = SQLiteDatabase
+    options = DATABASE_OPTIONS
+    name = "SQLite"
 
-    Raises:
-        TypeError: ``connection`` is neither an ``aiosqlite.Connection`` nor a ``SQLiteDatabase``.
-    """
-    if isinstance(connection, SQLiteDatabase):
-        return connection
-    return SQLiteDatabase.for_connection(connection)
+    def open(self, url: str, **options: Any) -> SQLiteDatabase:
+        """An owned database for ``sqlite:///path.db``, ``sqlite:////abs.db`` or ``sqlite://`` (in-memory)."""
+        return SQLiteDatabase.from_url(url, **options)
 
-
-def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Split ``options`` into (connection options, store options)."""
-    database = {k: v for k, v in options.items() if k in DATABASE_OPTIONS}
-    store = {k: v for k, v in options.items() if k not in DATABASE_OPTIONS}
-    return database, store
-
-
-class OwnedOpeners(OwnedResource):
-    """``from_url`` / ``from_path`` for a store whose constructor borrows a connection or database."""
-
-    @classmethod
-    def from_url(cls, url: str, **options: Any) -> Self:
-        """Open a store that owns its connection to ``url`` (``sqlite:///path.db``, ``sqlite://``).
-
-        ``options`` are the connection's (``busy_timeout``, ``synchronous``, ``journal_mode``;
-        also accepted as URL query parameters) and the store's own keyword arguments. Nothing
-        is opened until first use; ``aclose()`` (or ``async with``) closes the connection.
+    def borrow(self, client: Any, **options: Any) -> SQLiteDatabase:
+        """The one database wrapping ``client`` (an ``aiosqlite.Connection``), shared by every store on it.
 
         Raises:
-            ValueError: The URL is malformed or an option is invalid.
+            TypeError: ``client`` is not an ``aiosqlite.Connection``.
+            ValueError: Options given: a borrowed connection is configured by its owner.
         """
-        database_options, store_options = split_options(options)
-        return cls._owning(SQLiteDatabase.from_url(url, **database_options), store_options)
+        if options:
+            raise ValueError(f"{sorted(options)} configure an owned connection; a borrowed one is used as it is")
+        return SQLiteDatabase.for_connection(client)
+
+
+CONNECTOR: Final = SQLiteConnector()
+
+
+class SQLiteStore(ConnectedStore[SQLiteDatabase]):
+    """Borrow-or-own for the SQLite stores: ``from_url`` (from the core) and ``from_path``."""
+
+    connector: ClassVar[Connector[Any]] = CONNECTOR
 
     @classmethod
     def from_path(cls, path: str | Path, **options: Any) -> Self:
-        """Open a store that owns its connection to the database file ``path``; options as :meth:`from_url`."""
-        database_options, store_options = split_options(options)
-        return cls._owning(SQLiteDatabase.from_path(path, **database_options), store_options)
+        """Open a store that owns its connection to the database file ``path``; options as ``from_url``.
 
-    @classmethod
-    def _owning(cls, database: SQLiteDatabase, options: dict[str, Any]) -> Self:
-        store: Self = cast(Any, cls)(database, **options)  # every store's constructor borrows a database
-        store._adopt(database, owned=True)
-        return store
+        Raises:
+            ValueError: An option is unknown or invalid.
+        """
+        store, database = route_options(cls, cls.connector, options)
+        return cls.owning(SQLiteDatabase.from_path(path, **database), **store)

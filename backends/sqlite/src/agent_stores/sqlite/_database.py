@@ -482,7 +482,13 @@ class SQLiteDatabase:
         return [row[0] for row in await self.fetchall(_APPLIED)]
 
     async def aclose(self) -> None:
-        """Close the connection when it is owned; a borrowed one stays open. Idempotent."""
+        """Close the connection when it is owned. Idempotent.
+
+        A borrowed connection's wrapper is shared by every store on that connection, so
+        closing it does nothing: the connection's owner closes the connection.
+        """
+        if not self.owned:
+            return
         async with self._setup_lock:
             self._closed = True
             self._connection = None

@@ -2,34 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Final
+from agent_stores.core import ObjectAgentFileStore, plain_literal
 
-from agent_stores.core import ObjectAgentFileStore
-
-from ._connect import Connectable, OwnedOpeners, as_database
+from ._connect import Connectable, SQLiteStore
 from ._driver import SQLiteObjectDriver
 
-__all__ = ["SQLiteAgentFileStore", "plain_literal"]
-
-# Characters with a meaning in the framework's regex dialect (the ``regex`` module, VERSION1).
-# A pattern without any of them matches exactly its own text.
-_REGEX_SYNTAX: Final = frozenset("\\.^$*+?{}[]|()")
+__all__ = ["SQLiteAgentFileStore"]
 
 
-def plain_literal(pattern: str) -> str | None:
-    """Return ``pattern`` lowercased when it is a plain ASCII literal, else ``None`` (no content filter).
-
-    Only then can SQLite's ASCII ``lower()`` narrow the search without losing a file: the
-    framework matches case-insensitively with full Unicode case folding, under which ASCII
-    letters also match non-ASCII text (``k`` matches the Kelvin sign, ``ss`` matches ``ß``),
-    so files that are not plain ASCII are always kept as candidates.
-    """
-    if not pattern or not pattern.isascii() or not _REGEX_SYNTAX.isdisjoint(pattern):
-        return None
-    return pattern.lower()
-
-
-class SQLiteAgentFileStore(OwnedOpeners, ObjectAgentFileStore):
+class SQLiteAgentFileStore(SQLiteStore, ObjectAgentFileStore):
     """The framework's ``AgentFileStore`` on SQLite: one row per file, keyed by ``prefix`` + path.
 
     Paths follow the framework's rules (``_normalize_relative_path``); names are case
@@ -55,10 +36,10 @@ class SQLiteAgentFileStore(OwnedOpeners, ObjectAgentFileStore):
     """
 
     def __init__(self, connection: Connectable, *, prefix: str = "files/") -> None:
-        self.database = as_database(connection)
+        self.database = self._connect(connection)
         self.objects = SQLiteObjectDriver(self.database)
         super().__init__(self.objects, prefix=prefix)
 
     async def _candidate_keys(self, base: str, regex_pattern: str, *, recursive: bool) -> list[str]:
-        """Narrow the search in one statement: key range, depth, and a literal filter (see :func:`plain_literal`)."""
+        """Narrow the search in one statement: key range, depth, and a literal filter (``plain_literal``)."""
         return await self.objects.find_keys(base, recursive=recursive, literal=plain_literal(regex_pattern))

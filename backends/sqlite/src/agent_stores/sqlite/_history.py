@@ -7,13 +7,13 @@ from typing import Any
 
 from agent_stores.core import LogHistoryProvider
 
-from ._connect import Connectable, OwnedOpeners, as_database
+from ._connect import Connectable, SQLiteStore
 from ._driver import SQLiteLogDriver
 
 __all__ = ["SQLiteHistoryProvider"]
 
 
-class SQLiteHistoryProvider(OwnedOpeners, LogHistoryProvider):
+class SQLiteHistoryProvider(SQLiteStore, LogHistoryProvider):
     """The framework's ``HistoryProvider`` on SQLite, through aiosqlite.
 
     Stores each message verbatim (the JSON of ``Message.to_dict()``, byte for byte what a
@@ -73,7 +73,7 @@ class SQLiteHistoryProvider(OwnedOpeners, LogHistoryProvider):
         skip_excluded: bool = False,
         **kwargs: Any,
     ) -> None:
-        self.database = as_database(connection)
+        self.database = self._connect(connection)
         super().__init__(
             SQLiteLogDriver(self.database),
             source_id=source_id,

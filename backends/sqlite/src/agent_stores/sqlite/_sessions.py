@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from agent_stores.core import ObjectSessionStore
 
-from ._connect import Connectable, OwnedOpeners, as_database
+from ._connect import Connectable, SQLiteStore
 from ._driver import SQLiteObjectDriver
 
 __all__ = ["SQLiteSessionStore"]
 
 
-class SQLiteSessionStore(OwnedOpeners, ObjectSessionStore):
+class SQLiteSessionStore(SQLiteStore, ObjectSessionStore):
     """The framework's ``SessionStore`` on SQLite: one row per session under ``prefix``.
 
     Snapshots use ``FileSessionStore``'s JSON envelope, so they move between stores
@@ -31,5 +31,5 @@ class SQLiteSessionStore(OwnedOpeners, ObjectSessionStore):
     """
 
     def __init__(self, connection: Connectable, *, prefix: str = "sessions/") -> None:
-        self.database = as_database(connection)
+        self.database = self._connect(connection)
         super().__init__(SQLiteObjectDriver(self.database), prefix=prefix)

@@ -1,0 +1,321 @@
+"""Borrow or own, written once: handles, connectors, ``from_url`` and option routing.
+
+Every store runs on a *handle*: its backend's wrapper around one client or connection
+(``SQLiteDatabase``, ``RedisConnection``, ``MongoDBDatabase``, ``S3Bucket``, an fsspec driver).
+A backend declares a :class:`Connector` that opens an owned handle from a URL and wraps a
+client the user configured; its stores subclass :class:`ConnectedStore` and its
+``open_stores`` backend subclasses :class:`ConnectedBackend`. The rules then hold everywhere:
+
+- ``Store(client, ...)`` borrows ``client``: it is never closed. A handle made around it is
+  closed by the store's ``aclose()`` (that releases only the handle's own resources, such as
+  worker threads); a handle passed in is shared and left open.
+- ``Store.from_url(url, **options)`` owns a new handle, closed by ``aclose()`` / ``async with``;
+  one collected unclosed warns with a ``ResourceWarning``.
+- ``options`` are routed by name: the connector's declared options go to the handle, the
+  store constructor's keyword arguments (and those of the framework base it forwards
+  ``**kwargs`` to) go to the store, and anything else goes to the connector only when it
+  accepts open-ended client options (a Redis client's keywords, an fsspec storage option);
+  otherwise it is a ``ValueError`` naming what is accepted.
+
+A third-party backend uses the same pieces (see ``docs/write-your-own-backend.md``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from types import TracebackType
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
+
+from .drivers import LogDriver, ObjectDriver
+from .redaction import redact_url
+
+__all__ = [
+    "ConnectedBackend",
+    "ConnectedStore",
+    "Connector",
+    "Handle",
+    "OwnedResource",
+    "route_options",
+    "store_options",
+]
+
+
+class Handle(Protocol):
+    """What a store runs on: anything with ``aclose()`` that releases only what it created."""
+
+    async def aclose(self) -> None:
+        """Release what the handle created (never a client it was given)."""
+        ...
+
+
+HandleT = TypeVar("HandleT", bound=Handle)
+
+
+class OwnedResource:
+    """``aclose()`` and ``async with`` for a store: closes what it made or owns, never what it borrowed.
+
+    A store records each resource with :meth:`_adopt`. ``owned`` resources came from a URL:
+    they are closed, and one collected unclosed emits a ``ResourceWarning``. ``close`` alone
+    marks a resource the store made around something borrowed (a handle around your client):
+    it is closed too, silently.
+    """
+
+    _closing: list[Handle]
+    _owns_resource: bool = False
+    _closed: bool = False
+
+    def _adopt(self, resource: Handle, *, owned: bool, close: bool | None = None) -> None:
+        if not (owned or close):
+            return
+        closing = self.__dict__.setdefault("_closing", [])
+        if not any(r is resource for r in closing):
+            closing.append(resource)
+        if owned:
+            self._owns_resource = True
+
+    async def aclose(self) -> None:
+        """Close what this store made or owns. Idempotent; a borrowed client stays open."""
+        if self._closed:
+            return
+        self._closed = True
+        for resource in reversed(self.__dict__.get("_closing", [])):
+            await resource.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def __del__(self, _warn: Any = warnings.warn) -> None:
+        if getattr(self, "_owns_resource", False) and not getattr(self, "_closed", True):
+            _warn(f"{type(self).__name__} was not closed; call aclose() or use 'async with'", ResourceWarning, 1)
+
+
+class Connector(ABC, Generic[HandleT]):
+    """How a backend reaches its server: an owned handle from a URL, or one around your client.
+
+    Attributes:
+        handle_type: The handle class; an instance passed to a store is shared as is.
+        options: Names of the handle's own options (URL query spellings and keywords).
+        open_ended: The handle also takes options it cannot list (a client library's
+            keywords, a filesystem's storage options): names no store takes go to it.
+        name: How errors name the backend.
+    """
+
+    handle_type: ClassVar[type[Any]]
+    options: ClassVar[frozenset[str]] = frozenset()
+    open_ended: ClassVar[bool] = False
+    name: ClassVar[str] = "backend"
+
+    @abstractmethod
+    def open(self, url: str, **options: Any) -> HandleT:
+        """Return a handle owning a new client for ``url``, without I/O.
+
+        Raises:
+            ValueError: The URL is malformed or an option is invalid.
+        """
+
+    @abstractmethod
+    def borrow(self, client: Any, **options: Any) -> HandleT:
+        """Return a handle around ``client``, which the caller keeps and closes.
+
+        Raises:
+            TypeError: ``client`` is not something this backend runs on.
+            ValueError: An option is invalid.
+        """
+
+    def handle(self, client: Any, **options: Any) -> tuple[HandleT, bool]:
+        """Return ``(handle, made)`` for what a store constructor was given.
+
+        A handle is shared as is (``made`` is false, and ``options`` must be empty: they belong
+        to the handle); anything else goes through :meth:`borrow` (``made`` is true).
+
+        Raises:
+            TypeError: ``client`` is not something this backend runs on.
+            ValueError: Options given with a ready handle, or an invalid option.
+        """
+        if isinstance(client, self.handle_type):
+            given = sorted(k for k, v in options.items() if v is not None)
+            if given:
+                raise ValueError(f"{given} belong to the {self.handle_type.__name__}; set them where it is made")
+            return client, False
+        return self.borrow(client, **{k: v for k, v in options.items() if v is not None}), True
+
+
+def store_options(store_type: type) -> frozenset[str]:
+    """Return the keyword arguments ``store_type``'s constructor takes, following ``**kwargs`` up its bases.
+
+    The first positional parameter (the client or driver) and ``owns_driver`` are not options.
+    """
+    names: set[str] = set()
+    for klass in store_type.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        parameters = list(inspect.signature(init).parameters.values())[1:]  # without self
+        forwards = False
+        positional_seen = False
+        for parameter in parameters:
+            if parameter.kind is parameter.VAR_KEYWORD:
+                forwards = True
+            elif parameter.kind is parameter.VAR_POSITIONAL:
+                continue
+            elif parameter.kind is parameter.POSITIONAL_OR_KEYWORD and not positional_seen:
+                positional_seen = True  # what the store runs on, except the framework's source_id
+                if parameter.name == "source_id":
+                    names.add(parameter.name)
+            else:
+                names.add(parameter.name)
+        if not forwards:
+            break
+    names.discard("owns_driver")
+    return frozenset(names)
+
+
+def route_options(
+    store_type: type, connector: Connector[Any], options: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split ``options`` into ``(store options, handle options)`` by name (see the module docstring).
+
+    Raises:
+        ValueError: An option neither the store nor the handle takes.
+    """
+    takes = store_options(store_type)
+    store: dict[str, Any] = {}
+    handle: dict[str, Any] = {}
+    unknown: list[str] = []
+    for name, value in options.items():
+        if name in connector.options:
+            handle[name] = value
+        elif name in takes:
+            store[name] = value
+        elif connector.open_ended:
+            handle[name] = value
+        else:
+            unknown.append(name)
+    if unknown:
+        raise ValueError(
+            f"unknown options {sorted(unknown)} for {store_type.__name__}: it takes {_names(takes)}, "
+            f"and the {connector.name} connection takes {_names(connector.options)}"
+        )
+    return store, handle
+
+
+def _names(names: Iterable[str]) -> str:
+    return ", ".join(sorted(names)) or "none"
+
+
+class ConnectedStore(OwnedResource, Generic[HandleT]):
+    """A store over a backend handle: ``from_url`` once for every store of every backend.
+
+    Subclasses set :attr:`connector` and call :meth:`_connect` first in their constructor,
+    whose first parameter is the client (or handle) and whose keyword arguments are the
+    store's options.
+    """
+
+    connector: ClassVar[Connector[Any]]
+    handle: HandleT
+
+    def _connect(self, client: Any, **handle_options: Any) -> HandleT:
+        """Adopt ``client``: a handle is shared; anything else is wrapped in a handle this store closes."""
+        handle, made = self.connector.handle(client, **handle_options)
+        self.handle = handle
+        self._adopt(handle, owned=False, close=made)
+        return handle
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> Self:
+        """Open a store that owns a new connection to ``url``; nothing connects until first use.
+
+        ``options`` are the store's keyword arguments and the connection's options, routed
+        by name (see :mod:`agent_stores.core.lifecycle`). ``aclose()`` (or ``async with``)
+        closes the connection.
+
+        Raises:
+            ValueError: The URL is malformed, or an option is unknown or invalid.
+        """
+        store, handle = route_options(cls, cls.connector, options)
+        return cls.owning(cls.connector.open(url, **handle), **store)
+
+    @classmethod
+    def owning(cls, handle: HandleT, **options: Any) -> Self:
+        """Build a store on ``handle`` that owns it: ``aclose()`` closes it."""
+        try:
+            store: Self = cls(handle, **options)  # pyright: ignore[reportCallIssue]
+        except TypeError as err:
+            raise ValueError(f"invalid options for {cls.__name__}: {err}") from err
+        store._adopt(handle, owned=True)
+        return store
+
+
+class ConnectedBackend(Generic[HandleT]):
+    """An ``open_stores`` backend declared by its connector and store classes, on one owned handle.
+
+    Subclasses set the class attributes and :meth:`object_driver` / :meth:`log_driver`; every
+    store they hand out shares :attr:`handle`, which :meth:`aclose` closes.
+
+    Attributes:
+        connector: Opens the handle from the URL.
+        history_type, file_store_type, session_store_type: The store classes, each built as
+            ``store_type(handle, **options)``.
+    """
+
+    connector: ClassVar[Connector[Any]]
+    history_type: ClassVar[Callable[..., Any]]
+    file_store_type: ClassVar[Callable[..., Any]]
+    session_store_type: ClassVar[Callable[..., Any]]
+
+    def __init__(self, url: str, **options: Any) -> None:
+        unknown = sorted(n for n in options if n not in self.connector.options and not self.connector.open_ended)
+        if unknown:
+            raise ValueError(
+                f"unknown {self.connector.name} backend options {unknown}; known: {_names(self.connector.options)}"
+            )
+        self.url = url
+        self.handle: HandleT = self.connector.open(url, **options)
+
+    def scoped(self, kind: str) -> HandleT:
+        """The handle the ``kind`` store (``history``, ``files``, ``sessions``) runs on; default: the shared one."""
+        del kind
+        return self.handle
+
+    def history_provider(self, *, source_id: str, **options: Any) -> Any:
+        """Return a history provider on the shared handle; ``options`` as its class takes them."""
+        return self._build("history provider", self.history_type, "history", source_id=source_id, **options)
+
+    def file_store(self, **options: Any) -> Any:
+        """Return a file store on the shared handle."""
+        return self._build("file store", self.file_store_type, "files", **options)
+
+    def session_store(self, **options: Any) -> Any:
+        """Return a session store on the shared handle."""
+        return self._build("session store", self.session_store_type, "sessions", **options)
+
+    def _build(self, what: str, store_type: Callable[..., Any], kind: str, **options: Any) -> Any:
+        takes = store_options(store_type) if isinstance(store_type, type) else None
+        if takes is not None:
+            unknown = sorted(set(options) - takes)
+            if unknown:
+                raise ValueError(f"unknown {what} options {unknown}; it takes {_names(takes)}")
+        return store_type(self.scoped(kind), **options)
+
+    @abstractmethod
+    def object_driver(self) -> ObjectDriver:
+        """The object driver on the shared handle, for stores built generically in core."""
+
+    @abstractmethod
+    def log_driver(self) -> LogDriver:
+        """The log driver on the shared handle, for stores built generically in core."""
+
+    async def aclose(self) -> None:
+        """Close the shared handle; the stores handed out stop working."""
+        await self.handle.aclose()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({redact_url(self.url)!r})"
