@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from agent_stores.core import CorruptRecordError, StoreError, StoreUnavailableError
+from agent_stores.core import CorruptRecordError, StoreError, StoreUnavailableError, redact_url
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
@@ -136,7 +136,7 @@ def parse_redis_url(url: str) -> RedisURL:
         ValueError: The scheme, host list, port, db or an option is malformed.
     """
     if not isinstance(url, str) or "://" not in url:  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise ValueError(f"not a Redis URL: {url!r}")
+        raise ValueError(f"not a Redis URL: {redact_url(url)!r}")
     scheme, rest = url.split("://", 1)
     kind = _SCHEMES.get(scheme.lower())
     if kind is None:

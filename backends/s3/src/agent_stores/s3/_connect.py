@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import boto3
 from botocore.config import Config
 
-from agent_stores.core import ConnectedStore, Connector
+from agent_stores.core import ConnectedStore, Connector, redact_url
 
 from ._driver import S3ObjectDriver, check_key
 
@@ -141,12 +141,12 @@ def parse_s3_url(url: str, **options: Any) -> S3Location:
     """
     parts = urlsplit(url)
     if parts.scheme.lower() != "s3":
-        raise ValueError(f"not an s3:// URL: {url!r}")
+        raise ValueError(f"not an s3:// URL: {redact_url(url)!r}")
     if parts.username is not None or parts.password is not None:
         raise ValueError("S3 URLs take no credentials: use the standard AWS credential chain or pass a session")
     bucket = parts.hostname or ""
     if not bucket:
-        raise ValueError(f"the S3 URL names no bucket: {url!r}")
+        raise ValueError(f"the S3 URL names no bucket: {redact_url(url)!r}")
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
     location = S3Location(bucket=bucket, prefix=join_prefix(unquote(parts.path)))
     return location.with_options(**query, **options)

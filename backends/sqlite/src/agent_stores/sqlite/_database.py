@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 import aiosqlite
 
-from agent_stores.core import StoreConflictError, StoreError, StoreUnavailableError
+from agent_stores.core import StoreConflictError, StoreError, StoreUnavailableError, redact_url
 
 __all__ = ["DEFAULT_BUSY_TIMEOUT", "SCHEMA_VERSION", "SQLiteDatabase", "SQLiteOptions", "parse_sqlite_url"]
 
@@ -190,21 +190,25 @@ def parse_sqlite_url(url: str, **options: Any) -> SQLiteOptions:
         raise ValueError(f"expected a sqlite:// URL string, got {type(url).__name__}")
     parts = urlsplit(url)
     if parts.scheme.lower() != "sqlite" or not url.lower().startswith("sqlite://"):
-        raise ValueError(f"not a SQLite URL (expected sqlite:///path.db or sqlite://): {url!r}")
+        raise ValueError(f"not a SQLite URL (expected sqlite:///path.db or sqlite://): {redact_url(url)!r}")
     if parts.netloc:
-        raise ValueError(f"SQLite URLs take no host: {url!r}; use sqlite:///relative.db or sqlite:////absolute.db")
+        raise ValueError(
+            f"SQLite URLs take no host: {redact_url(url)!r}; use sqlite:///relative.db or sqlite:////absolute.db"
+        )
     if parts.fragment:
-        raise ValueError(f"SQLite URLs take no fragment: {url!r}")
+        raise ValueError(f"SQLite URLs take no fragment: {redact_url(url)!r}")
     if not parts.path:
         path = _MEMORY
     else:
         path = unquote(parts.path[1:])  # drop the "/" that ends the empty authority
         if not path:
-            raise ValueError(f"SQLite URL has an empty path: {url!r}; use sqlite:// for an in-memory database")
+            raise ValueError(
+                f"SQLite URL has an empty path: {redact_url(url)!r}; use sqlite:// for an in-memory database"
+            )
     try:
         query = dict(parse_qsl(parts.query, keep_blank_values=True, strict_parsing=bool(parts.query)))
     except ValueError as err:
-        raise ValueError(f"malformed query in SQLite URL {url!r}") from err
+        raise ValueError(f"malformed query in SQLite URL {redact_url(url)!r}") from err
     merged: dict[str, Any] = {**query, **options}
     unknown = sorted(set(merged) - {"busy_timeout", "synchronous", "journal_mode"})
     if unknown:
