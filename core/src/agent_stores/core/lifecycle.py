@@ -257,19 +257,23 @@ class ConnectedStore(OwnedResource, Generic[HandleT]):
 class ConnectedBackend(Generic[HandleT]):
     """An ``open_stores`` backend declared by its connector and store classes, on one owned handle.
 
-    Subclasses set the class attributes and :meth:`object_driver` / :meth:`log_driver`; every
-    store they hand out shares :attr:`handle`, which :meth:`aclose` closes.
+    Subclasses set the class attributes (or override :meth:`object_driver` / :meth:`log_driver`
+    where a driver needs more than the handle); every store they hand out shares
+    :attr:`handle`, which :meth:`aclose` closes.
 
     Attributes:
         connector: Opens the handle from the URL.
         history_type, file_store_type, session_store_type: The store classes, each built as
             ``store_type(handle, **options)``.
+        object_driver_type, log_driver_type: The driver classes, each built as ``driver_type(handle)``.
     """
 
     connector: ClassVar[Connector[Any]]
     history_type: ClassVar[Callable[..., Any]]
     file_store_type: ClassVar[Callable[..., Any]]
     session_store_type: ClassVar[Callable[..., Any]]
+    object_driver_type: ClassVar[Callable[[Any], ObjectDriver]]
+    log_driver_type: ClassVar[Callable[[Any], LogDriver]]
 
     def __init__(self, url: str, **options: Any) -> None:
         unknown = sorted(n for n in options if n not in self.connector.options and not self.connector.open_ended)
@@ -305,13 +309,13 @@ class ConnectedBackend(Generic[HandleT]):
                 raise ValueError(f"unknown {what} options {unknown}; it takes {_names(takes)}")
         return store_type(self.scoped(kind), **options)
 
-    @abstractmethod
     def object_driver(self) -> ObjectDriver:
-        """The object driver on the shared handle, for stores built generically in core."""
+        """An object driver on the shared handle, for stores the core builds over any backend."""
+        return type(self).object_driver_type(self.handle)
 
-    @abstractmethod
     def log_driver(self) -> LogDriver:
-        """The log driver on the shared handle, for stores built generically in core."""
+        """A log driver on the shared handle, for stores the core builds over any backend."""
+        return type(self).log_driver_type(self.handle)
 
     async def aclose(self) -> None:
         """Close the shared handle; the stores handed out stop working."""

@@ -37,16 +37,5 @@ class MongoDBBackend(ConnectedBackend[MongoDBDatabase]):
     history_type = MongoDBHistoryProvider
     file_store_type = MongoDBAgentFileStore
     session_store_type = MongoDBSessionStore
-
-    @property
-    def database(self) -> MongoDBDatabase:
-        """The shared database."""
-        return self.handle
-
-    def object_driver(self) -> MongoDBObjectDriver:
-        """An object driver on the shared client."""
-        return MongoDBObjectDriver(self.handle)
-
-    def log_driver(self) -> MongoDBLogDriver:
-        """A log driver on the shared client."""
-        return MongoDBLogDriver(self.handle)
+    object_driver_type = MongoDBObjectDriver
+    log_driver_type = MongoDBLogDriver

@@ -38,19 +38,8 @@ class RedisBackend(ConnectedBackend[RedisConnection]):
     history_type = RedisHistoryProvider
     file_store_type = RedisAgentFileStore
     session_store_type = RedisSessionStore
-
-    @property
-    def connection(self) -> RedisConnection:
-        """The shared connection."""
-        return self.handle
-
-    def object_driver(self) -> RedisObjectDriver:
-        """An object driver on the shared client."""
-        return RedisObjectDriver(self.handle)
-
-    def log_driver(self) -> RedisLogDriver:
-        """A log driver on the shared client."""
-        return RedisLogDriver(self.handle)
+    object_driver_type = RedisObjectDriver
+    log_driver_type = RedisLogDriver
 
     def __repr__(self) -> str:
         return f"RedisBackend({self.handle!r})"

@@ -36,16 +36,5 @@ class SQLiteBackend(ConnectedBackend[SQLiteDatabase]):
     history_type = SQLiteHistoryProvider
     file_store_type = SQLiteAgentFileStore
     session_store_type = SQLiteSessionStore
-
-    @property
-    def database(self) -> SQLiteDatabase:
-        """The shared database."""
-        return self.handle
-
-    def object_driver(self) -> SQLiteObjectDriver:
-        """An object driver on the shared connection."""
-        return SQLiteObjectDriver(self.handle)
-
-    def log_driver(self) -> SQLiteLogDriver:
-        """A log driver on the shared connection."""
-        return SQLiteLogDriver(self.handle)
+    object_driver_type = SQLiteObjectDriver
+    log_driver_type = SQLiteLogDriver
