@@ -14,7 +14,7 @@ from ._database import SQLiteDatabase
 __all__ = ["CONNECTOR", "DATABASE_OPTIONS", "Connectable", "SQLiteConnector", "SQLiteStore"]
 
 #: Options of the database an owned connection is opened with (also URL query parameters).
-DATABASE_OPTIONS: Final = frozenset({"busy_timeout", "synchronous", "journal_mode"})
+DATABASE_OPTIONS: Final = frozenset({"busy_timeout", "synchronous", "journal_mode", "file_mode"})
 
 #: What a store's constructor takes: a ready aiosqlite connection or a shared database.
 Connectable = aiosqlite.Connection | SQLiteDatabase

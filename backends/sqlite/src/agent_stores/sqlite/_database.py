@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sqlite3
 import time
 import weakref
@@ -152,12 +153,16 @@ class SQLiteOptions:
             every commit durable against power loss too, at an fsync per save.
         journal_mode: ``PRAGMA journal_mode``; ``"WAL"`` (the default) lets readers run while
             one writer writes. Ignored for in-memory databases.
+        file_mode: Permission bits of a database file this connection creates (``0o600``:
+            only its owner reads the conversations; SQLite gives the ``-wal`` and ``-shm`` files
+            the database file's mode). An existing file's mode is never changed.
     """
 
     path: str
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT
     synchronous: str = "NORMAL"
     journal_mode: str = "WAL"
+    file_mode: int = 0o600
 
     def __post_init__(self) -> None:
         if isinstance(self.busy_timeout, bool) or not isinstance(self.busy_timeout, int | float):  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -168,6 +173,8 @@ class SQLiteOptions:
             raise ValueError(f"synchronous must be one of {', '.join(_SYNCHRONOUS)}, got {self.synchronous!r}")
         if str(self.journal_mode).upper() not in _JOURNAL_MODES:
             raise ValueError(f"journal_mode must be one of {', '.join(_JOURNAL_MODES)}, got {self.journal_mode!r}")
+        if isinstance(self.file_mode, bool) or not isinstance(self.file_mode, int) or not 0 <= self.file_mode <= 0o777:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError(f"file_mode must be permission bits such as 0o600, got {self.file_mode!r}")
 
     @property
     def in_memory(self) -> bool:
@@ -210,9 +217,16 @@ def parse_sqlite_url(url: str, **options: Any) -> SQLiteOptions:
     except ValueError as err:
         raise ValueError(f"malformed query in SQLite URL {redact_url(url)!r}") from err
     merged: dict[str, Any] = {**query, **options}
-    unknown = sorted(set(merged) - {"busy_timeout", "synchronous", "journal_mode"})
+    unknown = sorted(set(merged) - {"busy_timeout", "synchronous", "journal_mode", "file_mode"})
     if unknown:
-        raise ValueError(f"unknown SQLite options {unknown}; known: busy_timeout, synchronous, journal_mode")
+        raise ValueError(f"unknown SQLite options {unknown}; known: busy_timeout, file_mode, journal_mode, synchronous")
+    if isinstance(merged.get("file_mode"), str):
+        try:
+            merged["file_mode"] = int(merged["file_mode"], 8)
+        except ValueError as err:
+            raise ValueError(
+                f"file_mode must be octal permission bits such as 600, got {merged['file_mode']!r}"
+            ) from err
     if isinstance(merged.get("busy_timeout"), str):
         try:
             merged["busy_timeout"] = float(merged["busy_timeout"])
@@ -390,9 +404,14 @@ class SQLiteDatabase:
         assert options is not None  # owned databases always have options
         if self._opened is None:
             try:
+                if not options.in_memory:
+                    # One create-if-absent syscall, once per owned connection: no thread hop for it.
+                    _create_private(options.path, options.file_mode)
                 self._opened = await aiosqlite.connect(options.path, timeout=options.busy_timeout, isolation_level=None)
             except sqlite3.Error as err:
                 raise translate_error(err, f"cannot open SQLite database {options.path!r}") from err
+            except OSError as err:
+                raise StoreUnavailableError(f"cannot create SQLite database {options.path!r}: {err.strerror}") from err
         connection = self._opened
         try:
             if not options.in_memory:
@@ -509,6 +528,20 @@ _APPLIED = "SELECT version FROM agent_stores_migrations ORDER BY version"
 
 # One wrapper per borrowed connection, so stores sharing a connection share its setup and lock.
 _BORROWED: weakref.WeakKeyDictionary[aiosqlite.Connection, SQLiteDatabase] = weakref.WeakKeyDictionary()
+
+
+def _create_private(path: str, mode: int) -> None:
+    """Create the database file with ``mode`` (whatever the umask) unless it exists; never touch an existing one."""
+    if path.startswith("file:"):
+        return  # a URI filename: SQLite opens it as given
+    try:
+        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, mode)
+    except FileExistsError:
+        return
+    try:
+        os.fchmod(descriptor, mode)  # the umask may have cleared bits the caller asked for
+    finally:
+        os.close(descriptor)
 
 
 def _check_not_newer(applied: set[int]) -> None:
