@@ -7,7 +7,6 @@ its class living in their own ``_subjects_<backend>.py``.
 
 from __future__ import annotations
 
-import importlib
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -15,27 +14,14 @@ from typing import Any
 
 from agent_framework import AgentFileStore, FileSystemAgentFileStore, InMemoryAgentFileStore
 
+from _subject_base import FileSubject
+from _subjects_fsspec import OursFsspecLocalFiles
+from _subjects_s3 import OursS3Files
+
 __all__ = ["FILE_SUBJECTS", "REFERENCE", "FileSubject"]
 
 #: The row every other row is compared to.
 REFERENCE = "framework FileSystemAgentFileStore (reference)"
-
-
-class FileSubject:
-    """One file store under test. Subclasses set ``name`` and implement ``open``."""
-
-    name = ""
-    #: Modules (``module`` or ``module:attribute``) the subject needs beyond the default environment.
-    requires: tuple[str, ...] = ()
-    #: A server the benchmark run starts for the subject (see ``_subjects.Subject.server``); the
-    #: file subjects start their own.
-    server: str | None = None
-
-    async def open(self, directory: Path) -> AgentFileStore:
-        raise NotImplementedError
-
-    async def close(self) -> None:
-        """Release what ``open`` acquired."""
 
 
 class FrameworkFileSystem(FileSubject):
@@ -94,6 +80,6 @@ FILE_SUBJECTS: tuple[Callable[[], FileSubject], ...] = (
     FrameworkInMemory,
     CoreInProcess,
     OursSQLite,
-    lambda: importlib.import_module("_subjects_s3").OursS3Files(),
-    lambda: importlib.import_module("_subjects_fsspec").OursFsspecLocalFiles(),
+    OursS3Files,
+    OursFsspecLocalFiles,
 )

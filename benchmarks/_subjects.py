@@ -8,70 +8,39 @@ warm-up write to another session so schema setup and connection opening are not 
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
-from agent_framework import AgentSession, FileHistoryProvider, HistoryProvider, InMemoryHistoryProvider, Message
+from agent_framework import AgentSession, FileHistoryProvider, InMemoryHistoryProvider, Message
 
-from _payloads import Turn, make_turns
+from _payloads import Turn
+from _subject_base import (
+    SESSION_ID,
+    WARMUP_SESSION_ID,
+    WARMUP_TURN,
+    ProviderSubject,
+    Subject,
+    messages_of,
+    unavailable_reason,
+)
+from _subjects_fsspec import OursFsspecLocal
+from _subjects_mongodb import MongoDBOurs, OpenAIAgentsMongoDB, RawPymongo
+from _subjects_redis import (
+    SERVER_STARTERS,
+    AgentFrameworkRedis,
+    OpenAIAgentsRedis,
+    OursRedis,
+    OursRedisCluster,
+    RawRedisPy,
+)
+from _subjects_s3 import OursS3, RawBoto3
 
 __all__ = ["SERVER_STARTERS", "SESSION_ID", "SUBJECTS", "Subject", "unavailable_reason"]
 
-SESSION_ID = "bench-session"
-_WARMUP_SESSION_ID = "bench-warmup"
-_PREFILL_BATCH = 1000  # messages per prefill call
 _FLOOR_SYNCHRONOUS = "NORMAL"  # the floor's PRAGMA synchronous; see the results header
-
-_warmup_turn = make_turns(-1, 1)[0]
-
-
-class Subject:
-    """One store under test. Subclasses set ``name`` and implement the hooks."""
-
-    name = ""
-    #: The floor row this subject's ratios are computed against (the floor names itself).
-    floor = "raw aiosqlite (floor)"
-    #: The kind of server the subject needs (``redis``, ``redis-cluster``), started by the run; ``None``: none.
-    server: str | None = None
-    #: Largest history (messages) ``prefill`` reaches in reasonable time; ``None`` means any.
-    max_history: int | None = None
-    #: Why ``max_history`` is set, for the results.
-    max_history_reason = ""
-    #: Every save reads the whole stored history, so its cost grows with the session. Such stores
-    #: are interleaved with each other, not with the rest: a slow store in the rotation evicts the
-    #: CPU caches and makes every other store's operations measurably slower.
-    rereads_history = False
-    #: Modules (``module`` or ``module:attribute``) the subject needs beyond the default environment.
-    requires: tuple[str, ...] = ()
-
-    async def open(self, directory: Path) -> None:
-        raise NotImplementedError
-
-    async def save(self, turn: Turn) -> None:
-        raise NotImplementedError
-
-    async def load(self) -> int:
-        """Load the session; return how many messages came back."""
-        raise NotImplementedError
-
-    async def prefill(self, turns: Sequence[Turn]) -> None:
-        for start in range(0, len(turns), _PREFILL_BATCH // 2):
-            await self._prefill_batch(turns[start : start + _PREFILL_BATCH // 2])
-
-    async def _prefill_batch(self, turns: Sequence[Turn]) -> None:
-        raise NotImplementedError
-
-    async def close(self) -> None:
-        """Release what ``open`` acquired."""
-
-
-def _messages(turns: Sequence[Turn]) -> list[Message]:
-    return [m for turn in turns for m in turn.messages]
 
 
 class RawAiosqlite(Subject):
@@ -98,7 +67,7 @@ class RawAiosqlite(Subject):
         )
         await self._db.execute("CREATE INDEX messages_session ON messages (session_id, id)")
         await self._db.commit()
-        await self._insert(_WARMUP_SESSION_ID, _warmup_turn.messages)
+        await self._insert(WARMUP_SESSION_ID, WARMUP_TURN.messages)
 
     async def _insert(self, session_id: str, messages: Sequence[Message]) -> None:
         rows = [(session_id, self._encode(m.to_dict())) for m in messages]
@@ -115,34 +84,13 @@ class RawAiosqlite(Subject):
         return len([Message.from_dict(self._decode(row[0])) for row in rows])
 
     async def prefill(self, turns: Sequence[Turn]) -> None:
-        await self._insert(SESSION_ID, _messages(turns))
+        await self._insert(SESSION_ID, messages_of(turns))
 
     async def close(self) -> None:
         await self._db.close()
 
 
-class _ProviderSubject(Subject):
-    """A framework ``HistoryProvider``, called as an agent calls it."""
-
-    provider: HistoryProvider
-
-    def _state(self) -> dict[str, Any] | None:
-        return None
-
-    async def _save(self, session_id: str, messages: Sequence[Message]) -> None:
-        await self.provider.save_messages(session_id, messages, state=self._state())
-
-    async def save(self, turn: Turn) -> None:
-        await self._save(SESSION_ID, turn.messages)
-
-    async def load(self) -> int:
-        return len(await self.provider.get_messages(SESSION_ID, state=self._state()))
-
-    async def _prefill_batch(self, turns: Sequence[Turn]) -> None:
-        await self._save(SESSION_ID, _messages(turns))
-
-
-class OursSQLite(_ProviderSubject):
+class OursSQLite(ProviderSubject):
     """``agent_stores.sqlite.SQLiteHistoryProvider`` through ``open_stores("sqlite:///...")``."""
 
     name = "ours: SQLiteHistoryProvider"
@@ -153,16 +101,16 @@ class OursSQLite(_ProviderSubject):
 
         self._stores = open_stores(f"sqlite:///{directory / 'ours.db'}")
         self.provider = self._stores.history_provider()
-        await self._save(_WARMUP_SESSION_ID, _warmup_turn.messages)
+        await self._save(WARMUP_SESSION_ID, WARMUP_TURN.messages)
 
     async def _prefill_batch(self, turns: Sequence[Turn]) -> None:
-        await self.provider.import_messages(SESSION_ID, _messages(turns))  # type: ignore[attr-defined]
+        await self.provider.import_messages(SESSION_ID, messages_of(turns))  # type: ignore[attr-defined]
 
     async def close(self) -> None:
         await self._stores.aclose()
 
 
-class CoreInProcess(_ProviderSubject):
+class CoreInProcess(ProviderSubject):
     """The core's ``LogHistoryProvider`` on the in-process ``MemoryLogDriver``: our rules, no I/O."""
 
     name = "core in-process (no I/O)"
@@ -172,13 +120,13 @@ class CoreInProcess(_ProviderSubject):
         from agent_stores.core.memory import MemoryLogDriver
 
         self.provider = LogHistoryProvider(MemoryLogDriver())
-        await self._save(_WARMUP_SESSION_ID, _warmup_turn.messages)
+        await self._save(WARMUP_SESSION_ID, WARMUP_TURN.messages)
 
     async def _prefill_batch(self, turns: Sequence[Turn]) -> None:
-        await self.provider.import_messages(SESSION_ID, _messages(turns))  # type: ignore[attr-defined]
+        await self.provider.import_messages(SESSION_ID, messages_of(turns))  # type: ignore[attr-defined]
 
 
-class FrameworkFile(_ProviderSubject):
+class FrameworkFile(ProviderSubject):
     """The framework's ``FileHistoryProvider`` (JSON Lines, one file per session)."""
 
     name = "framework FileHistoryProvider"
@@ -190,10 +138,10 @@ class FrameworkFile(_ProviderSubject):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # ExperimentalWarning: expected, not news for a benchmark
             self.provider = FileHistoryProvider(directory / "file-history")
-        await self._save(_WARMUP_SESSION_ID, _warmup_turn.messages)
+        await self._save(WARMUP_SESSION_ID, WARMUP_TURN.messages)
 
 
-class FrameworkInMemory(_ProviderSubject):
+class FrameworkInMemory(ProviderSubject):
     """The framework's ``InMemoryHistoryProvider``: the history lives in ``session.state``."""
 
     name = "framework InMemoryHistoryProvider"
@@ -209,7 +157,7 @@ class FrameworkInMemory(_ProviderSubject):
     async def prefill(self, turns: Sequence[Turn]) -> None:
         # What save_messages would leave in the state, without re-hashing the history per batch.
         state = self._state()
-        state["messages"] = [*state.get("messages", []), *_messages(turns)]
+        state["messages"] = [*state.get("messages", []), *messages_of(turns)]
 
 
 class OpenAIAgentsSQLite(Subject):
@@ -222,8 +170,8 @@ class OpenAIAgentsSQLite(Subject):
         from agents import SQLiteSession
 
         path = directory / "openai-agents.db"
-        warmup = SQLiteSession(_WARMUP_SESSION_ID, path)
-        await warmup.add_items(list(_warmup_turn.items))  # type: ignore[arg-type]
+        warmup = SQLiteSession(WARMUP_SESSION_ID, path)
+        await warmup.add_items(list(WARMUP_TURN.items))  # type: ignore[arg-type]
         warmup.close()
         self._session = SQLiteSession(SESSION_ID, path)
 
@@ -239,17 +187,6 @@ class OpenAIAgentsSQLite(Subject):
     async def close(self) -> None:
         self._session.close()
 
-
-# Imported here, after Subject and _ProviderSubject exist: the Redis rows subclass them.
-from _subjects_mongodb import MongoDBOurs, OpenAIAgentsMongoDB, RawPymongo  # noqa: E402 - they subclass the above
-from _subjects_redis import (  # noqa: E402
-    SERVER_STARTERS,
-    AgentFrameworkRedis,
-    OpenAIAgentsRedis,
-    OursRedis,
-    OursRedisCluster,
-    RawRedisPy,
-)
 
 #: Every subject, each floor before the rows compared with it; the order rotates between repetitions.
 SUBJECTS: tuple[Callable[[], Subject], ...] = (
@@ -267,27 +204,7 @@ SUBJECTS: tuple[Callable[[], Subject], ...] = (
     RawPymongo,
     MongoDBOurs,
     OpenAIAgentsMongoDB,
-    lambda: importlib.import_module("_subjects_s3").RawBoto3(),
-    lambda: importlib.import_module("_subjects_s3").OursS3(),
-    lambda: importlib.import_module("_subjects_fsspec").OursFsspecLocal(),
+    RawBoto3,
+    OursS3,
+    OursFsspecLocal,
 )
-
-
-def unavailable_reason(subject: Subject, servers: dict[str, str] | None = None) -> str | None:
-    """Return why ``subject`` cannot run here (a package or its server is missing), or ``None``.
-
-    ``servers`` maps each server kind that could not be started to the reason.
-    """
-    if subject.server is not None and servers and subject.server in servers:
-        return f"no {subject.server} server: {servers[subject.server]}"
-    for requirement in subject.requires:
-        module, _, name = requirement.partition(":")
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:
-            found = False
-        if not found:
-            return f"not installed ({module}); run with `uv run --group bench`"
-        if name and not hasattr(importlib.import_module(module), name):
-            return f"not available yet ({module} has no {name})"
-    return None

@@ -15,14 +15,13 @@ from typing import Any
 
 from agent_framework import AgentFileStore
 
-from _file_subjects import FileSubject
 from _payloads import Turn
-from _subjects import _WARMUP_SESSION_ID, SESSION_ID, _messages, _ProviderSubject, _warmup_turn
+from _subject_base import SESSION_ID, WARMUP_SESSION_ID, WARMUP_TURN, FileSubject, ProviderSubject, messages_of
 
 __all__ = ["OursFsspecLocal", "OursFsspecLocalFiles"]
 
 
-class OursFsspecLocal(_ProviderSubject):
+class OursFsspecLocal(ProviderSubject):
     """``FsspecHistoryProvider`` through ``open_stores("file:///...")``: one segment file per save."""
 
     name = "ours: FsspecHistoryProvider (local dir)"
@@ -34,10 +33,10 @@ class OursFsspecLocal(_ProviderSubject):
 
         self._stores = open_stores(f"file://{directory / 'fsspec'}")
         self.provider = self._stores.history_provider()
-        await self._save(_WARMUP_SESSION_ID, _warmup_turn.messages)
+        await self._save(WARMUP_SESSION_ID, WARMUP_TURN.messages)
 
     async def _prefill_batch(self, turns: Sequence[Turn]) -> None:
-        await self.provider.import_messages(SESSION_ID, _messages(turns))  # type: ignore[attr-defined]
+        await self.provider.import_messages(SESSION_ID, messages_of(turns))  # type: ignore[attr-defined]
 
     async def close(self) -> None:
         await self._stores.aclose()

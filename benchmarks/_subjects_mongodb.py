@@ -22,7 +22,7 @@ import msgspec
 from agent_framework import Message
 
 from _payloads import Turn, make_turns
-from _subjects import SESSION_ID, Subject, _messages, _ProviderSubject
+from _subject_base import SESSION_ID, ProviderSubject, Subject, messages_of
 
 __all__ = ["SERVER", "MongoDBOurs", "OpenAIAgentsMongoDB", "RawPymongo", "mongodb_server"]
 
@@ -105,7 +105,7 @@ class RawPymongo(Subject):
         return len([Message.from_dict(self._decode(doc["payload"])) for doc in docs])
 
     async def prefill(self, turns: Sequence[Turn]) -> None:
-        messages = _messages(turns)
+        messages = messages_of(turns)
         for start in range(0, len(messages), _PREFILL_MESSAGES):
             await self._insert(SESSION_ID, messages[start : start + _PREFILL_MESSAGES])
 
@@ -114,7 +114,7 @@ class RawPymongo(Subject):
         await self._client.close()
 
 
-class MongoDBOurs(_ProviderSubject):
+class MongoDBOurs(ProviderSubject):
     """``agent_stores.mongodb.MongoDBHistoryProvider`` through ``open_stores("mongodb://…/db")``."""
 
     name = "ours: MongoDBHistoryProvider"
@@ -130,7 +130,7 @@ class MongoDBOurs(_ProviderSubject):
         await self._save(_WARMUP_SESSION_ID, _warmup_turn.messages)
 
     async def prefill(self, turns: Sequence[Turn]) -> None:
-        messages = _messages(turns)
+        messages = messages_of(turns)
         for start in range(0, len(messages), _PREFILL_MESSAGES):
             await self.provider.import_messages(SESSION_ID, messages[start : start + _PREFILL_MESSAGES])  # type: ignore[attr-defined]
 

@@ -21,7 +21,7 @@ import msgspec
 from agent_framework import Message
 
 from _payloads import Turn, make_turns
-from _subjects import Subject, _ProviderSubject  # pyright: ignore[reportPrivateUsage]
+from _subject_base import ProviderSubject, Subject
 
 __all__ = [
     "REDIS_FLOOR",
@@ -141,7 +141,7 @@ class RawRedisPy(Subject):
         await self._client.aclose()
 
 
-class OursRedis(_ProviderSubject):
+class OursRedis(ProviderSubject):
     """``agent_stores.redis.RedisHistoryProvider`` through ``open_stores("redis://...")``."""
 
     name = "ours: RedisHistoryProvider"
@@ -177,7 +177,7 @@ class OursRedisCluster(OursRedis):
         return server_url("redis-cluster")
 
 
-class AgentFrameworkRedis(_ProviderSubject):
+class AgentFrameworkRedis(ProviderSubject):
     """``agent-framework-redis``'s ``RedisHistoryProvider`` (the framework's official Redis provider)."""
 
     name = "agent-framework-redis RedisHistoryProvider"

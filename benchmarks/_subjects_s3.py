@@ -21,9 +21,8 @@ from typing import Any
 import msgspec
 from agent_framework import AgentFileStore, Message
 
-from _file_subjects import FileSubject
 from _payloads import Turn
-from _subjects import SESSION_ID, Subject
+from _subject_base import SESSION_ID, WARMUP_TURN, FileSubject, Subject
 
 __all__ = ["OursS3", "OursS3Files", "RawBoto3", "s3_server"]
 
@@ -105,7 +104,7 @@ class RawBoto3(Subject):
         self._s3 = await self._run(_client)
         self._bucket = await self._run(_bucket, self._s3)
         self._next = 0
-        await self._put(_WARMUP_SESSION_ID, list(_warmup_messages()))
+        await self._put(_WARMUP_SESSION_ID, list(WARMUP_TURN.messages))
 
     async def _run(self, call: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self._pool, call, *args)
@@ -142,12 +141,6 @@ class RawBoto3(Subject):
         self._pool.shutdown()
 
 
-def _warmup_messages() -> tuple[Message, ...]:
-    from _subjects import _warmup_turn  # pyright: ignore[reportPrivateUsage]
-
-    return _warmup_turn.messages
-
-
 class OursS3(Subject):
     """``agent_stores.s3.S3HistoryProvider`` through ``open_stores("s3://bucket/bench?...")``."""
 
@@ -165,7 +158,7 @@ class OursS3(Subject):
         client.close()
         self._stores = open_stores(_url(bucket), session=_session())
         self.provider = self._stores.history_provider()
-        await self.provider.save_messages(_WARMUP_SESSION_ID, list(_warmup_messages()))
+        await self.provider.save_messages(_WARMUP_SESSION_ID, list(WARMUP_TURN.messages))
 
     async def save(self, turn: Turn) -> None:
         await self.provider.save_messages(SESSION_ID, turn.messages)

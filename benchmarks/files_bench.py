@@ -40,8 +40,8 @@ from typing import Any
 from agent_framework import AgentFileStore
 from agent_framework._feature_stage import ExperimentalWarning
 
-from _file_subjects import FILE_SUBJECTS, REFERENCE, FileSubject
-from _subjects import unavailable_reason
+from _file_subjects import FILE_SUBJECTS, REFERENCE
+from _subject_base import FileSubject, unavailable_reason
 
 warnings.filterwarnings("ignore", category=ExperimentalWarning)
 

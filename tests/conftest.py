@@ -1,11 +1,12 @@
-"""Shared pytest configuration: report which SQLite library the run used."""
+"""Shared pytest configuration: report which SQLite library the run used.
+
+The real-server fixtures of each backend live in that backend's folder: ``tests/redis/conftest.py``,
+``tests/s3/conftest.py``, ``tests/mongodb/conftest.py``.
+"""
 
 from __future__ import annotations
 
 import sqlite3
-
-# Real-server fixtures of each backend: tests/conftest_redis.py, conftest_s3.py, mongodb_support.py.
-pytest_plugins = ["conftest_redis", "conftest_s3", "mongodb_support"]
 
 
 def pytest_report_header() -> str:

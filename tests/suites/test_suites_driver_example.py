@@ -13,7 +13,7 @@ from agent_framework import AgentSession, Message
 
 from agent_stores.core import open_stores
 
-EXAMPLE = Path(__file__).parents[1] / "examples" / "write_your_own_backend"
+EXAMPLE = Path(__file__).parents[2] / "examples" / "write_your_own_backend"
 
 
 def test_the_example_backend_passes_all_five_suites() -> None:
@@ -85,7 +85,7 @@ async def test_open_stores_finds_the_example_backend_by_its_entry_point() -> Non
 
 def test_readme_shows_the_example_files_verbatim() -> None:
     """Every code block of the "Write your own backend" how-to is a file of the example, unchanged."""
-    section = (Path(__file__).parents[1] / "docs" / "write-your-own-backend.md").read_text()
+    section = (Path(__file__).parents[2] / "docs" / "write-your-own-backend.md").read_text()
     blocks = [block.split("\n", 1)[1] for block in section.split("```")[1::2]]
     files = {path.name: path.read_text() for path in EXAMPLE.iterdir() if path.is_file()}
     assert len(blocks) == 2

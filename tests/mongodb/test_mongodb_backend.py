@@ -512,7 +512,7 @@ async def test_a_gap_in_a_live_log_is_corrupt_and_a_deleted_log_is_absent(databa
 async def test_readme_example_runs(mongodb: Server, capsys: pytest.CaptureFixture[str]) -> None:
     import importlib.util
 
-    path = Path(__file__).parents[1] / "examples" / "mongodb_quickstart.py"
+    path = Path(__file__).parents[2] / "examples" / "mongodb_quickstart.py"
     spec = importlib.util.spec_from_file_location("mongodb_quickstart", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

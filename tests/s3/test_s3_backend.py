@@ -7,7 +7,7 @@ from agent_framework import AgentSession
 
 from agent_stores.core import open_stores
 from agent_stores.s3 import S3Backend, S3Location, parse_s3_url
-from conftest_s3 import S3Target
+from s3_support import S3Target
 
 
 def test_parse_s3_url_reads_bucket_prefix_and_options() -> None:

@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest_s3 import S3Target
+from s3_support import S3Target
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "s3_stores.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "s3_stores.py"
 
 
 def test_the_s3_example_runs(seaweedfs: S3Target, s3_prefix: str) -> None:

@@ -19,7 +19,7 @@ from agent_stores.core.memory import MemoryObjectDriver
 from agent_stores.s3 import MAX_KEY_BYTES, S3AgentFileStore, S3ObjectDriver, S3SessionStore, check_key
 from agent_stores.s3 import _driver as driver_module
 from agent_stores.testing.servers import free_port
-from conftest_s3 import S3Target
+from s3_support import S3Target
 
 
 @pytest_asyncio.fixture

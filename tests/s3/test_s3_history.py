@@ -17,7 +17,7 @@ import pytest
 from agent_stores.core import LogHistoryProvider, ObjectLogDriver
 from agent_stores.s3 import S3HistoryProvider, S3ObjectDriver
 from agent_stores.testing import HistoryCapabilities, HistoryProviderConformance
-from conftest_s3 import S3Target
+from s3_support import S3Target
 
 ALL = HistoryCapabilities(
     windowed_load=True, skip_excluded=True, concurrent_instances=True, multi_process=True, admin=True, ttl=True

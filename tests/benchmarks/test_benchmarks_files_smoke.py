@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def test_files_benchmark_runs_and_reports_every_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 # Stores that need nothing beyond the default environment; the others need `uv sync --group bench`.
 ALWAYS_AVAILABLE = {

@@ -73,7 +73,7 @@ def test_unclosed_stores_warn() -> None:
 async def test_offline_demo_runs(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    sys.path.insert(0, str(Path(__file__).parents[1] / "examples"))
+    sys.path.insert(0, str(Path(__file__).parents[2] / "examples"))
     try:
         import harness_demo
     finally:
@@ -90,7 +90,7 @@ def test_demo_recalls_across_processes_on_sqlite(tmp_path: Path) -> None:
     import os
     import subprocess
 
-    demo = Path(__file__).parents[1] / "examples" / "harness_demo.py"
+    demo = Path(__file__).parents[2] / "examples" / "harness_demo.py"
     env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "OPENAI_BASE_URL"}}
     url = f"sqlite:///{tmp_path / 'demo.db'}"
     outputs = [

@@ -32,7 +32,7 @@ from agent_stores.testing.servers.redis import LocalRedis, server_binary, valkey
 
 pytestmark = pytest.mark.asyncio
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "redis_quickstart.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "redis_quickstart.py"
 
 #: What the README's security posture tells users to allow (the commands the client sends and the scripts run).
 ACL_COMMANDS = (

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from agent_framework import FileStoreEntry
 
-from conftest_s3 import S3Target
+from s3_support import S3Target
 
 SEAWEEDFS_TREE = "SeaweedFS keeps objects in a file-system tree: a name is either a file or a directory"
 

@@ -18,7 +18,7 @@ from agent_stores.testing import (
     SessionStoreCapabilities,
     SessionStoreConformance,
 )
-from conftest_s3 import S3Target
+from s3_support import S3Target
 
 # Keys are the exact normalized paths (case sensitive); create_directory stores a "<dir>/"
 # marker; exclusive create is If-None-Match: *, decided by the server across processes; a

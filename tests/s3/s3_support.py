@@ -1,22 +1,20 @@
-"""S3 fixtures: one SeaweedFS and one moto server per run, one bucket on each, a fresh prefix per test.
+"""What the S3 test modules import: :class:`S3Target`, one bucket on one server and how to open stores on it.
 
-Registered from ``conftest.py`` (``pytest_plugins``). Which server each run used is printed in
-the run's summary (``provide_server`` announces it).
+The fixtures that provide targets (``seaweedfs``, ``moto_s3``, ``s3``, ``s3_prefix``) live in this
+folder's ``conftest.py``.
 """
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
-import pytest
 
 from agent_stores.s3 import S3AgentFileStore, S3ObjectDriver, S3SessionStore
-from agent_stores.testing.servers import Server
-from agent_stores.testing.servers.s3 import S3Endpoint, provide_moto, provide_seaweedfs, s3_endpoint
+from agent_stores.testing.servers.s3 import S3Endpoint
+
+__all__ = ["S3Target"]
 
 _sessions: dict[S3Endpoint, boto3.Session] = {}
 
@@ -67,40 +65,3 @@ class S3Target:
 
     def sessions(self, prefix: str, **options: Any) -> S3SessionStore:
         return S3SessionStore.from_url(self.url(prefix), session=self.session(), **options)
-
-
-def _target(server: Server, **driver_options: Any) -> Iterator[S3Target]:
-    endpoint = s3_endpoint(server)
-    target = S3Target(server.store, endpoint, f"agent-stores-test-{uuid.uuid4().hex[:12]}", driver_options)
-    client = target.client()
-    try:
-        client.create_bucket(Bucket=target.bucket)
-        yield target
-    finally:
-        client.close()
-
-
-@pytest.fixture(scope="session")
-def seaweedfs() -> Iterator[S3Target]:
-    """A bucket on SeaweedFS (``s3`` in ``AGENT_STORES_REQUIRE``): keys are file paths, listed in component order."""
-    with provide_seaweedfs() as server:
-        yield from _target(server, ordered_listing=False, path_keys=True)
-
-
-@pytest.fixture(scope="session")
-def moto_s3() -> Iterator[S3Target]:
-    """A bucket on moto's server (``s3-moto`` in ``AGENT_STORES_REQUIRE``)."""
-    with provide_moto() as server:
-        yield from _target(server)
-
-
-@pytest.fixture(params=["seaweedfs", "moto_s3"])
-def s3(request: pytest.FixtureRequest) -> S3Target:
-    """Each S3 server in turn."""
-    return request.getfixturevalue(request.param)
-
-
-@pytest.fixture
-def s3_prefix() -> str:
-    """A prefix no other test uses."""
-    return f"t-{uuid.uuid4().hex[:12]}"

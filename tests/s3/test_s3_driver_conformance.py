@@ -20,7 +20,7 @@ from agent_stores.testing import (
     ObjectDriverCapabilities,
     ObjectDriverConformance,
 )
-from conftest_s3 import S3Target
+from s3_support import S3Target
 
 
 class _S3Objects(ObjectDriverConformance):
