@@ -36,10 +36,11 @@ class SQLiteHistoryProvider(SQLiteStore, LogHistoryProvider):
     Security posture:
         Messages are stored as plaintext JSON in the database file (and its ``-wal`` file). A
         file the stores create is ``0600`` (``file_mode`` to choose), an existing file keeps its
-        mode; use disk encryption as you would for the conversations themselves. Keys are derived injectively from ``namespace``,
-        ``source_id`` and the session id, so no id can reach another session's rows;
-        ``namespace`` isolates tenants sharing one file, but anyone who can open the file
-        reads every tenant. All SQL is parameterised; ids never become SQL text.
+        mode; use disk encryption as you would for the conversations themselves. Keys are
+        derived injectively from ``namespace``, ``source_id`` and the session id, so no id can
+        reach another session's rows; ``namespace`` isolates tenants sharing one file, but
+        anyone who can open the file reads every tenant. All SQL is parameterised; ids never
+        become SQL text.
 
     Args:
         connection: The aiosqlite connection or shared database to borrow.
