@@ -21,9 +21,11 @@ from typing import Any, Protocol, runtime_checkable
 
 from agent_framework import AgentFileStore, HistoryProvider, SessionStore
 
+from .checkpoints import ObjectCheckpointStorage
 from .drivers import LogDriver, ObjectDriver
 from .lifecycle import OwnedResource
 from .redaction import redact_url
+from .todos import ObjectTodoStore
 
 __all__ = ["ENTRY_POINT_GROUP", "Backend", "BackendFactory", "DriverBackend", "Stores", "open_stores"]
 
@@ -130,6 +132,25 @@ class Stores(OwnedResource):
     def session_store(self, **options: Any) -> SessionStore:
         """Return the backend's ``SessionStore``."""
         return self.backend.session_store(**options)
+
+    def checkpoint_storage(self, **options: Any) -> ObjectCheckpointStorage:
+        """Return workflow checkpoint storage over the backend's object driver.
+
+        ``options`` as :class:`~agent_stores.core.checkpoints.ObjectCheckpointStorage` takes
+        them (``namespace``, ``keep_last``, ``ttl``, ``allowed_checkpoint_types``, ``prefix``).
+
+        Raises:
+            TypeError: The backend does not hand out its drivers (see :class:`DriverBackend`).
+        """
+        return ObjectCheckpointStorage(self.object_driver(), **options)
+
+    def todo_store(self, **options: Any) -> ObjectTodoStore:
+        """Return the harness ``TodoStore`` over the backend's object driver (``namespace``, ``prefix``).
+
+        Raises:
+            TypeError: The backend does not hand out its drivers (see :class:`DriverBackend`).
+        """
+        return ObjectTodoStore(self.object_driver(), **options)
 
     def harness_kwargs(self, **history_options: Any) -> dict[str, Any]:
         """Return keyword arguments for ``create_harness_agent``: ``history_provider`` and ``file_memory_store``."""

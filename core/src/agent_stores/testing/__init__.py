@@ -1,4 +1,4 @@
-"""The agent-stores conformance suite: prove any history provider, file store or session store correct.
+"""The agent-stores conformance suite: prove any history, file, session, checkpoint or todo store correct.
 
 Subclass a conformance class in a test module, declare what the store can do, and provide one
 factory fixture returning a callable that opens a store over the same backing data each time::
@@ -23,14 +23,18 @@ automatically, so no pytest configuration is needed.
 """
 
 from ._base import ConformanceBase, requires, unique_id
+from .checkpoints import CheckpointStorageCapabilities, CheckpointStorageConformance
 from .files import FileStoreCapabilities, FileStoreConformance
 from .history import HistoryCapabilities, HistoryProviderConformance
 from .log_driver import OBJECT_LOG_DIVERGENCES, LogDriverCapabilities, LogDriverConformance
 from .object_driver import ObjectDriverCapabilities, ObjectDriverConformance
 from .sessions import SessionStoreCapabilities, SessionStoreConformance
+from .todos import TodoStoreCapabilities, TodoStoreConformance
 
 __all__ = [
     "OBJECT_LOG_DIVERGENCES",
+    "CheckpointStorageCapabilities",
+    "CheckpointStorageConformance",
     "ConformanceBase",
     "FileStoreCapabilities",
     "FileStoreConformance",
@@ -42,6 +46,8 @@ __all__ = [
     "ObjectDriverConformance",
     "SessionStoreCapabilities",
     "SessionStoreConformance",
+    "TodoStoreCapabilities",
+    "TodoStoreConformance",
     "requires",
     "unique_id",
 ]

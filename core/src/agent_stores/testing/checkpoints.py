@@ -1,0 +1,537 @@
+"""Conformance clauses for ``agent_framework.CheckpointStorage`` implementations."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import unicodedata
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar
+
+import pytest
+from agent_framework import CheckpointStorage, Message, WorkflowCheckpoint
+from agent_framework.exceptions import WorkflowCheckpointException
+
+from ._base import ConformanceBase, requires, unique_id
+
+__all__ = ["CheckpointStorageCapabilities", "CheckpointStorageConformance", "ConformanceState"]
+
+OpenStore = Callable[..., Awaitable[Any]]
+
+#: ``"module:qualname"`` of :class:`ConformanceState`, for ``allowed_checkpoint_types``.
+CONFORMANCE_STATE_TYPE = "agent_stores.testing.checkpoints:ConformanceState"
+
+
+@dataclass
+class ConformanceState:
+    """An application type outside the framework's built-in allow-list (used by the restore-safety clauses)."""
+
+    label: str
+    count: int
+
+
+@dataclass(frozen=True)
+class CheckpointStorageCapabilities:
+    """What a checkpoint storage declares about itself; defaults are the minimal ``CheckpointStorage`` contract.
+
+    Attributes:
+        durable: Checkpoints go through the framework's checkpoint encoding
+            (``encode_checkpoint_value`` / ``decode_checkpoint_value``) with
+            ``allowed_checkpoint_types``, as ``FileCheckpointStorage`` does: a type outside the
+            allow-list is refused at save and at load with ``WorkflowCheckpointException``. The
+            factory accepts ``allowed_checkpoint_types=[...]``.
+        ordered_listing: ``list_checkpoints`` / ``list_checkpoint_ids`` return checkpoints
+            oldest first by ``timestamp`` (the framework's stores return them in storage order).
+        lineage_ties: Checkpoints sharing a ``timestamp`` are ordered by lineage: one whose
+            ``previous_checkpoint_id`` names another comes after it, in listings and in
+            ``get_latest`` (the framework's stores leave ties to dict or directory order).
+        keep_last: The factory accepts ``keep_last=N``: each save keeps only the workflow's
+            newest N checkpoints.
+        ttl: The factory accepts ``ttl=seconds``: a checkpoint expires that long after its save.
+        namespaces: The factory accepts ``namespace=...``; namespaces never share a checkpoint.
+        max_id_length: The longest checkpoint id the store accepts; ``None``: any (10 kB tried).
+        corruptible: The test class provides a ``corrupt_checkpoint`` fixture: an async callable
+            ``(store, checkpoint_id) -> None`` that overwrites the stored checkpoint with bytes
+            that are not a checkpoint (a truncated one).
+        many: How many checkpoints the many-checkpoints clause saves (more with
+            ``AGENT_STORES_HEAVY=1``).
+
+    """
+
+    durable: bool = False
+    ordered_listing: bool = False
+    lineage_ties: bool = False
+    keep_last: bool = False
+    ttl: bool = False
+    namespaces: bool = False
+    max_id_length: int | None = None
+    corruptible: bool = False
+    many: int = 150
+
+
+_ADVERSARIAL_SUFFIXES = (
+    "A",
+    "a",
+    "a ",
+    " a",
+    "a/b",
+    "a\\b",
+    "a%2Fb",
+    "..",
+    "../x",
+    "*",
+    "{x}",
+    ":",
+    "$where",
+    "\t",
+    "~x",
+    "x.json",
+    unicodedata.normalize("NFC", "é"),
+    unicodedata.normalize("NFD", "é"),
+    "日本",
+    "CON",
+)
+
+_BASE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _at(seconds: float) -> str:
+    return (_BASE_TIME + timedelta(seconds=seconds)).isoformat()
+
+
+def make_checkpoint(
+    workflow_name: str,
+    *,
+    checkpoint_id: str | None = None,
+    previous: str | None = None,
+    at: float = 0.0,
+    iteration: int = 0,
+    state: dict[str, Any] | None = None,
+) -> WorkflowCheckpoint:
+    """Return a checkpoint of ``workflow_name`` whose timestamp is ``at`` seconds after a fixed base time."""
+    return WorkflowCheckpoint(
+        workflow_name=workflow_name,
+        graph_signature_hash="conformance-graph",
+        checkpoint_id=checkpoint_id or unique_id("cp"),
+        previous_checkpoint_id=previous,
+        timestamp=_at(at),
+        iteration_count=iteration,
+        state=state if state is not None else {"at": at},
+    )
+
+
+def _ids(checkpoints: list[WorkflowCheckpoint]) -> list[str]:
+    return [cp.checkpoint_id for cp in checkpoints]
+
+
+class CheckpointStorageConformance(ConformanceBase):
+    """Clauses every ``CheckpointStorage`` must pass.
+
+    Provide a ``checkpoint_storage_factory`` fixture returning a callable (sync or async) that
+    opens a store over the same backing data on every call, taking the options the declared
+    capabilities name (``allowed_checkpoint_types``, ``keep_last``, ``ttl``, ``namespace``).
+    """
+
+    capabilities: ClassVar[CheckpointStorageCapabilities] = CheckpointStorageCapabilities()
+    factory_fixture: ClassVar[str] = "checkpoint_storage_factory"
+
+    async def test_load_missing_raises(self, open_store: OpenStore) -> None:
+        """``load`` of an id never saved raises ``WorkflowCheckpointException``, as the framework's stores do.
+
+        A failure means the store returned ``None`` or raised another error type; the runner
+        catches ``WorkflowCheckpointException``.
+        """
+        store: CheckpointStorage = await open_store()
+        with pytest.raises(WorkflowCheckpointException):
+            await store.load(unique_id("missing"))
+
+    async def test_round_trip(self, open_store: OpenStore) -> None:
+        """``save`` returns the id, and ``load`` returns an equal checkpoint: every field, messages and state.
+
+        State holds JSON values, a tuple, a datetime and a framework ``Message`` (the framework
+        pickles the non-JSON ones). A failure means a field was dropped or changed on the way;
+        compare ``to_dict()`` of both to see which.
+        """
+        store: CheckpointStorage = await open_store()
+        workflow = unique_id("wf")
+        checkpoint = make_checkpoint(
+            workflow,
+            iteration=3,
+            state={
+                "nested": {"list": [1, 2.5, "three", None, True], "empty": {}},
+                "unicode": "ünïcødé 🙂",
+                "pair": (1, "two"),
+                "when": _BASE_TIME,
+                "message": Message(role="user", contents=["hello"], message_id="m1"),
+            },
+        )
+        checkpoint.metadata = {"superstep": 3}
+        assert await store.save(checkpoint) == checkpoint.checkpoint_id
+        loaded = await store.load(checkpoint.checkpoint_id)
+        assert loaded.to_dict().keys() == checkpoint.to_dict().keys()
+        for field, value in checkpoint.to_dict().items():
+            if field == "state":
+                continue
+            assert getattr(loaded, field) == value, f"field {field!r} changed"
+        assert loaded.state["nested"] == checkpoint.state["nested"]
+        assert loaded.state["pair"] == (1, "two") and loaded.state["when"] == _BASE_TIME
+        assert isinstance(loaded.state["message"], Message) and loaded.state["message"].text == "hello"
+
+    async def test_load_returns_independent_copies(self, open_store: OpenStore) -> None:
+        """``save`` stores a copy and every ``load`` returns a fresh one.
+
+        A failure means mutating the saved object or a loaded one changed what the store holds.
+        """
+        store: CheckpointStorage = await open_store()
+        checkpoint = make_checkpoint(unique_id("wf"), state={"items": [1]})
+        await store.save(checkpoint)
+        checkpoint.state["items"].append(2)
+        first = await store.load(checkpoint.checkpoint_id)
+        first.state["items"].append(3)
+        second = await store.load(checkpoint.checkpoint_id)
+        assert first is not second
+        assert second.state == {"items": [1]}
+
+    async def test_save_existing_id_replaces(self, open_store: OpenStore) -> None:
+        """Saving an id that exists replaces that checkpoint, as the framework's stores do; it is listed once.
+
+        Also when the second save moves it to a later timestamp: it is then the latest, listed
+        once. A failure means the store kept both versions, kept the first, or listed the id twice.
+        """
+        store: CheckpointStorage = await open_store()
+        workflow = unique_id("wf")
+        other = make_checkpoint(workflow, at=5)
+        first = make_checkpoint(workflow, at=1, state={"version": 1})
+        await store.save(other)
+        await store.save(first)
+        second = make_checkpoint(workflow, checkpoint_id=first.checkpoint_id, at=9, state={"version": 2})
+        await store.save(second)
+        assert (await store.load(first.checkpoint_id)).state == {"version": 2}
+        ids = await store.list_checkpoint_ids(workflow_name=workflow)
+        assert sorted(ids) == sorted([other.checkpoint_id, first.checkpoint_id])
+        latest = await store.get_latest(workflow_name=workflow)
+        assert latest is not None and latest.checkpoint_id == first.checkpoint_id
+        assert latest.state == {"version": 2}
+
+    async def test_list_filters_by_workflow(self, open_store: OpenStore) -> None:
+        """``list_checkpoints`` and ``list_checkpoint_ids`` return exactly the named workflow's checkpoints.
+
+        A failure means checkpoints of another workflow leaked in, or some were missing.
+        """
+        store: CheckpointStorage = await open_store()
+        one, two = unique_id("wf"), unique_id("wf")
+        saved_one = [make_checkpoint(one, at=i) for i in range(3)]
+        saved_two = [make_checkpoint(two, at=i) for i in range(2)]
+        for checkpoint in [*saved_one, *saved_two]:
+            await store.save(checkpoint)
+        assert sorted(_ids(await store.list_checkpoints(workflow_name=one))) == sorted(_ids(saved_one))
+        assert sorted(await store.list_checkpoint_ids(workflow_name=two)) == sorted(_ids(saved_two))
+        assert await store.list_checkpoints(workflow_name=unique_id("none")) == []
+        assert await store.list_checkpoint_ids(workflow_name=unique_id("none")) == []
+
+    @requires("ordered_listing")
+    async def test_list_is_oldest_first(self, open_store: OpenStore) -> None:
+        """Listings are ordered by ``timestamp``, oldest first, whatever the save order; the latest is last.
+
+        A failure means the store returned storage or save order; the message shows the order.
+        """
+        store: CheckpointStorage = await open_store()
+        workflow = unique_id("wf")
+        offsets = [5, 1, 4, 2, 3, 0]
+        saved = {at: make_checkpoint(workflow, at=at) for at in offsets}
+        for at in offsets:
+            await store.save(saved[at])
+        expected = [saved[at].checkpoint_id for at in sorted(offsets)]
+        assert _ids(await store.list_checkpoints(workflow_name=workflow)) == expected
+        assert await store.list_checkpoint_ids(workflow_name=workflow) == expected
+
+    async def test_get_latest_by_timestamp_not_iteration(self, open_store: OpenStore) -> None:
+        """``get_latest`` picks the newest ``timestamp``, not the highest ``iteration_count`` nor the last saved.
+
+        A human-in-the-loop resume records a checkpoint at the same (or a lower) iteration
+        than the one before it. A failure means the store ordered by iteration or save order.
+        """
+        store: CheckpointStorage = await open_store()
+        workflow = unique_id("wf")
+        newest = make_checkpoint(workflow, at=30, iteration=1)
+        await store.save(newest)
+        await store.save(make_checkpoint(workflow, at=10, iteration=7))
+        await store.save(make_checkpoint(workflow, at=20, iteration=7))
+        latest = await store.get_latest(workflow_name=workflow)
+        assert latest is not None and latest.checkpoint_id == newest.checkpoint_id
+
+    async def test_get_latest_none_when_empty(self, open_store: OpenStore) -> None:
+        """``get_latest`` of a workflow with no checkpoint is ``None``.
+
+        A failure means the store raised, or returned another workflow's checkpoint.
+        """
+        store: CheckpointStorage = await open_store()
+        await store.save(make_checkpoint(unique_id("wf")))
+        assert await store.get_latest(workflow_name=unique_id("none")) is None
+
+    @requires("lineage_ties")
+    async def test_tied_timestamps_follow_lineage(self, open_store: OpenStore) -> None:
+        """Checkpoints sharing a timestamp are ordered by lineage: a child after its parent, whatever the save order.
+
+        Clocks are coarse (Windows ticks every ~15 ms), so a pause and its resume checkpoint
+        can share a timestamp. A failure means ``get_latest`` returned the parent (the
+        workflow would resume from before the human's answer) or a listing put it last.
+        """
+        store: CheckpointStorage = await open_store()
+        for child_first in (False, True):
+            workflow = unique_id("wf")
+            older = make_checkpoint(workflow, at=0)
+            parent = make_checkpoint(workflow, at=5, previous=older.checkpoint_id, checkpoint_id=f"z-{unique_id()}")
+            child = make_checkpoint(workflow, at=5, previous=parent.checkpoint_id, checkpoint_id=f"a-{unique_id()}")
+            order = [older, child, parent] if child_first else [older, parent, child]
+            for checkpoint in order:
+                await store.save(checkpoint)
+            latest = await store.get_latest(workflow_name=workflow)
+            assert latest is not None and latest.checkpoint_id == child.checkpoint_id, (
+                f"get_latest returned the parent (child saved {'first' if child_first else 'last'})"
+            )
+            expected = [older.checkpoint_id, parent.checkpoint_id, child.checkpoint_id]
+            assert _ids(await store.list_checkpoints(workflow_name=workflow)) == expected
+            assert await store.list_checkpoint_ids(workflow_name=workflow) == expected
+
+    async def test_delete(self, open_store: OpenStore) -> None:
+        """``delete`` returns ``True`` once, then ``False``; the checkpoint is gone from load, listings and latest.
+
+        A failure means a deleted checkpoint is still visible somewhere, or ``delete`` of an
+        absent id raised or returned ``True``.
+        """
+        store: CheckpointStorage = await open_store()
+        workflow = unique_id("wf")
+        older, newer = make_checkpoint(workflow, at=1), make_checkpoint(workflow, at=2)
+        await store.save(older)
+        await store.save(newer)
+        assert await store.delete(newer.checkpoint_id) is True
+        assert await store.delete(newer.checkpoint_id) is False
+        assert await store.delete(unique_id("never")) is False
+        with pytest.raises(WorkflowCheckpointException):
+            await store.load(newer.checkpoint_id)
+        assert await store.list_checkpoint_ids(workflow_name=workflow) == [older.checkpoint_id]
+        latest = await store.get_latest(workflow_name=workflow)
+        assert latest is not None and latest.checkpoint_id == older.checkpoint_id
+
+    async def test_adversarial_names_are_distinct(self, open_store: OpenStore) -> None:
+        """Ids and workflow names that differ in case, separators, `..`, globs, operators or Unicode never collide.
+
+        A failure means two ids share one checkpoint or two workflows share a listing (the
+        assertion names them); derive keys injectively, never by normalising names.
+        """
+        store: CheckpointStorage = await open_store()
+        base = unique_id("adv")
+        names = [base + suffix for suffix in _ADVERSARIAL_SUFFIXES]
+        for index, name in enumerate(names):
+            await store.save(make_checkpoint(name, checkpoint_id=name, state={"index": index}))
+        for index, name in enumerate(names):
+            loaded = await store.load(name)
+            assert loaded.state == {"index": index}, f"{name!r} collided with {names[loaded.state['index']]!r}"
+            assert await store.list_checkpoint_ids(workflow_name=name) == [name], f"workflow {name!r} mixed"
+
+    async def test_long_ids(self, open_store: OpenStore) -> None:
+        """Ids and workflow names of 1 kB and 10 kB work (up to the declared ``max_id_length``) and stay distinct.
+
+        A failure means long ids were truncated (they collide) or rejected without being declared.
+        """
+        store: CheckpointStorage = await open_store()
+        limit = self.capabilities.max_id_length
+        base = unique_id("long")
+        for length in [1_000, 10_000] if limit is None else [limit]:
+            first = base + "x" * (length - len(base) - 1) + "1"
+            second = first[:-1] + "2"
+            await store.save(make_checkpoint(first, checkpoint_id=first, state={"n": 1}))
+            await store.save(make_checkpoint(first, checkpoint_id=second, state={"n": 2}, at=1))
+            assert (await store.load(first)).state == {"n": 1}
+            assert (await store.load(second)).state == {"n": 2}
+            assert sorted(await store.list_checkpoint_ids(workflow_name=first)) == sorted([first, second])
+
+    async def test_restart_sees_checkpoints(self, open_store: OpenStore) -> None:
+        """A second store instance over the same data sees what the first saved, and its deletes.
+
+        A failure means checkpoints live in the instance rather than the backing store (or the
+        factory does not reopen the same data).
+        """
+        first: CheckpointStorage = await open_store()
+        workflow = unique_id("wf")
+        checkpoint = make_checkpoint(workflow)
+        await first.save(checkpoint)
+        second: CheckpointStorage = await open_store()
+        latest = await second.get_latest(workflow_name=workflow)
+        assert latest is not None and latest.checkpoint_id == checkpoint.checkpoint_id
+        assert await second.delete(checkpoint.checkpoint_id) is True
+        assert await first.get_latest(workflow_name=workflow) is None
+
+    async def test_concurrent_saves_lose_nothing(self, open_store: OpenStore) -> None:
+        """Concurrent saves from two store instances to one workflow keep every checkpoint.
+
+        A failure means one writer's index or listing update overwrote another's; the message
+        names the lost ids.
+        """
+        stores: list[CheckpointStorage] = [await open_store(), await open_store()]
+        workflow = unique_id("wf")
+        saved = [make_checkpoint(workflow, at=i) for i in range(24)]
+        await asyncio.gather(*(stores[i % 2].save(cp) for i, cp in enumerate(saved)))
+        listed = set(await stores[0].list_checkpoint_ids(workflow_name=workflow))
+        lost = set(_ids(saved)) - listed
+        assert not lost, f"lost {sorted(lost)}"
+        latest = await stores[1].get_latest(workflow_name=workflow)
+        assert latest is not None and latest.checkpoint_id == saved[-1].checkpoint_id
+
+    async def test_many_checkpoints(self, open_store: OpenStore) -> None:
+        """With many checkpoints (past any page size), listings hold each once and ``get_latest`` is the newest.
+
+        A failure means paging dropped or repeated checkpoints. ``AGENT_STORES_HEAVY=1`` saves 20x more.
+        """
+        store: CheckpointStorage = await open_store()
+        workflow = unique_id("wf")
+        count = self.capabilities.many * (20 if os.environ.get("AGENT_STORES_HEAVY") == "1" else 1)
+        saved = [make_checkpoint(workflow, at=i, state={}) for i in range(count)]
+        for start in range(0, count, 16):
+            await asyncio.gather(*(store.save(cp) for cp in saved[start : start + 16]))
+        newest = make_checkpoint(workflow, at=count + 1)
+        await store.save(newest)
+        latest = await store.get_latest(workflow_name=workflow)
+        assert latest is not None and latest.checkpoint_id == newest.checkpoint_id
+        ids = await store.list_checkpoint_ids(workflow_name=workflow)
+        assert len(ids) == len(set(ids)) == count + 1
+        if self.capabilities.ordered_listing:
+            assert ids == [*_ids(saved), newest.checkpoint_id]
+
+    @requires("durable")
+    async def test_disallowed_type_refused_at_save(self, open_store: OpenStore) -> None:
+        """A checkpoint holding a type outside the allow-list is refused at ``save`` (``WorkflowCheckpointException``).
+
+        This is what ``FileCheckpointStorage`` does: nothing is written that could not be
+        restored. A failure means the store wrote it (a later restore would fail) or raised
+        another error type.
+        """
+        store: CheckpointStorage = await open_store()
+        workflow = unique_id("wf")
+        checkpoint = make_checkpoint(workflow, state={"app": ConformanceState("x", 1)})
+        with pytest.raises(WorkflowCheckpointException):
+            await store.save(checkpoint)
+        with pytest.raises(WorkflowCheckpointException):
+            await store.load(checkpoint.checkpoint_id)
+        assert await store.list_checkpoint_ids(workflow_name=workflow) == []
+
+    @requires("durable")
+    async def test_allow_list_governs_restore(self, open_store: OpenStore) -> None:
+        """With the type allowed it round-trips; a store opened without it refuses the load as the framework does.
+
+        A failure means the store ignored ``allowed_checkpoint_types`` (restored a type it
+        should refuse, or refused one it allows), or refused with another error type.
+        """
+        allowing: CheckpointStorage = await open_store(allowed_checkpoint_types=[CONFORMANCE_STATE_TYPE])
+        workflow = unique_id("wf")
+        checkpoint = make_checkpoint(workflow, state={"app": ConformanceState("x", 2)})
+        await allowing.save(checkpoint)
+        assert (await allowing.load(checkpoint.checkpoint_id)).state == {"app": ConformanceState("x", 2)}
+        strict: CheckpointStorage = await open_store()
+        with pytest.raises(WorkflowCheckpointException, match="blocked"):
+            await strict.load(checkpoint.checkpoint_id)
+
+    @requires("corruptible")
+    async def test_corrupt_checkpoint_is_named_error(
+        self, open_store: OpenStore, request: pytest.FixtureRequest
+    ) -> None:
+        """A corrupt or truncated checkpoint is a ``WorkflowCheckpointException`` naming it; ``delete`` removes it.
+
+        A failure means the store crashed with an unrelated error (deep inside the runner),
+        returned a half-read checkpoint, or could not delete the broken record.
+        """
+        corrupt: Callable[[Any, str], Awaitable[None]] = request.getfixturevalue("corrupt_checkpoint")
+        store: CheckpointStorage = await open_store()
+        workflow = unique_id("wf")
+        checkpoint = make_checkpoint(workflow)
+        await store.save(checkpoint)
+        await corrupt(store, checkpoint.checkpoint_id)
+        with pytest.raises(WorkflowCheckpointException) as caught:
+            await store.load(checkpoint.checkpoint_id)
+        assert checkpoint.checkpoint_id in str(caught.value), f"the error does not name the checkpoint: {caught.value}"
+        assert await store.delete(checkpoint.checkpoint_id) is True
+        with pytest.raises(WorkflowCheckpointException):
+            await store.load(checkpoint.checkpoint_id)
+        assert await store.get_latest(workflow_name=workflow) is None
+        assert await store.list_checkpoint_ids(workflow_name=workflow) == []
+
+    @requires("corruptible")
+    async def test_corrupt_latest_is_not_skipped(self, open_store: OpenStore, request: pytest.FixtureRequest) -> None:
+        """When the newest checkpoint is corrupt, ``get_latest`` and ``list_checkpoints`` raise; they never skip it.
+
+        Skipping would silently resume the workflow from an older state. A failure means the
+        store returned the older checkpoint (or ``None``) without saying so.
+        """
+        corrupt: Callable[[Any, str], Awaitable[None]] = request.getfixturevalue("corrupt_checkpoint")
+        store: CheckpointStorage = await open_store()
+        workflow = unique_id("wf")
+        older, newer = make_checkpoint(workflow, at=1), make_checkpoint(workflow, at=2)
+        await store.save(older)
+        await store.save(newer)
+        await corrupt(store, newer.checkpoint_id)
+        with pytest.raises(WorkflowCheckpointException):
+            await store.get_latest(workflow_name=workflow)
+        with pytest.raises(WorkflowCheckpointException):
+            await store.list_checkpoints(workflow_name=workflow)
+        await store.delete(newer.checkpoint_id)
+        latest = await store.get_latest(workflow_name=workflow)
+        assert latest is not None and latest.checkpoint_id == older.checkpoint_id
+
+    @requires("keep_last")
+    async def test_keep_last(self, open_store: OpenStore) -> None:
+        """With ``keep_last=3`` only the newest 3 checkpoints of each workflow remain after each save.
+
+        A failure means older checkpoints survived, the wrong ones were removed, or another
+        workflow's checkpoints were trimmed.
+        """
+        store: CheckpointStorage = await open_store(keep_last=3)
+        workflow, other = unique_id("wf"), unique_id("wf")
+        kept_other = make_checkpoint(other, at=0)
+        await store.save(kept_other)
+        saved = [make_checkpoint(workflow, at=i) for i in range(6)]
+        for checkpoint in saved:
+            await store.save(checkpoint)
+        assert sorted(await store.list_checkpoint_ids(workflow_name=workflow)) == sorted(_ids(saved[-3:]))
+        for gone in saved[:3]:
+            with pytest.raises(WorkflowCheckpointException):
+                await store.load(gone.checkpoint_id)
+        assert await store.list_checkpoint_ids(workflow_name=other) == [kept_other.checkpoint_id]
+        latest = await store.get_latest(workflow_name=workflow)
+        assert latest is not None and latest.checkpoint_id == saved[-1].checkpoint_id
+
+    @requires("ttl")
+    async def test_ttl_expires(self, open_store: OpenStore) -> None:
+        """With ``ttl``, a checkpoint reads as absent everywhere once its time has passed.
+
+        A failure means an expired checkpoint was still loaded, listed or returned as latest.
+        """
+        store: CheckpointStorage = await open_store(ttl=0.4)
+        workflow = unique_id("wf")
+        checkpoint = make_checkpoint(workflow)
+        await store.save(checkpoint)
+        await asyncio.sleep(0.6)
+        assert await store.get_latest(workflow_name=workflow) is None
+        with pytest.raises(WorkflowCheckpointException):
+            await store.load(checkpoint.checkpoint_id)
+        assert await store.list_checkpoint_ids(workflow_name=workflow) == []
+
+    @requires("namespaces")
+    async def test_namespaces_are_isolated(self, open_store: OpenStore) -> None:
+        """Stores with different namespaces never see each other's checkpoints, even with equal ids and names.
+
+        A failure means the namespace is not part of every key.
+        """
+        one: CheckpointStorage = await open_store(namespace=unique_id("tenant"))
+        two: CheckpointStorage = await open_store(namespace=unique_id("tenant"))
+        workflow, checkpoint_id = unique_id("wf"), unique_id("cp")
+        await one.save(make_checkpoint(workflow, checkpoint_id=checkpoint_id, state={"tenant": 1}))
+        with pytest.raises(WorkflowCheckpointException):
+            await two.load(checkpoint_id)
+        assert await two.get_latest(workflow_name=workflow) is None
+        await two.save(make_checkpoint(workflow, checkpoint_id=checkpoint_id, state={"tenant": 2}))
+        assert (await one.load(checkpoint_id)).state == {"tenant": 1}
+        assert await two.delete(checkpoint_id) is True
+        assert (await one.load(checkpoint_id)).state == {"tenant": 1}
