@@ -1,13 +1,48 @@
 """Shared pytest configuration: report which SQLite library the run used.
 
 The real-server fixtures of each backend live in that backend's folder: ``tests/redis/conftest.py``,
-``tests/s3/conftest.py``, ``tests/mongodb/conftest.py``.
+``tests/s3/conftest.py``, ``tests/mongodb/conftest.py``. Fixtures every folder uses live here:
+``run_example`` runs a file of ``examples/`` in its own process, as a user would.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Protocol
+
+import pytest
 
 
 def pytest_report_header() -> str:
     return f"sqlite: SQLite {sqlite3.sqlite_version} (Python sqlite3 module, used by aiosqlite)"
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+class ExampleRunner(Protocol):
+    def __call__(self, name: str, *args: str, env: Mapping[str, str] | None = None) -> str: ...
+
+
+@pytest.fixture
+def run_example() -> ExampleRunner:
+    """Run ``examples/<name>`` in a new Python process with ``args``; return its stdout (exit 0 asserted)."""
+
+    def run(name: str, *args: str, env: Mapping[str, str] | None = None) -> str:
+        done = subprocess.run(
+            [sys.executable, str(EXAMPLES / name), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env={**os.environ, **(env or {})},
+        )
+        assert done.returncode == 0, f"examples/{name} {' '.join(args)} failed:\n{done.stderr}"
+        return done.stdout
+
+    return run

@@ -24,7 +24,7 @@ async def test_memory_url_gives_all_three_stores_over_shared_data() -> None:
         await stores.file_store().write("a.txt", "x")
         assert await stores.file_store().read("a.txt") == "x"
         kwargs = stores.harness_kwargs()
-        assert set(kwargs) == {"history_provider", "file_memory_store"}
+        assert set(kwargs) == {"history_provider", "file_memory_store", "todo_provider"}
 
 
 @pytest.mark.parametrize(

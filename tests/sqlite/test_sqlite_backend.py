@@ -142,7 +142,7 @@ async def test_open_stores_gives_all_three_stores_on_one_file(tmp_path: Path) ->
 
         await sessions.set("s", AgentSession(session_id="s"))
         kwargs = stores.harness_kwargs(max_messages=5)
-        assert set(kwargs) == {"history_provider", "file_memory_store"}
+        assert set(kwargs) == {"history_provider", "file_memory_store", "todo_provider"}
         assert isinstance(kwargs["history_provider"], SQLiteHistoryProvider)
         assert kwargs["history_provider"].max_messages == 5
         assert isinstance(kwargs["file_memory_store"], SQLiteAgentFileStore)
@@ -582,3 +582,19 @@ async def test_a_failed_open_leaves_no_thread_behind(tmp_path: Path) -> None:
         finally:
             await history.aclose()
             other.execute("ROLLBACK")
+
+
+async def test_harness_todo_list_is_kept_in_the_sqlite_file(tmp_path: Path) -> None:
+    """The harness's todo list from ``harness_kwargs()`` outlives the process's stores."""
+    from agent_framework import AgentSession, TodoItem
+
+    url = f"sqlite:///{tmp_path / 'agent.db'}"
+    session = AgentSession(session_id="s")
+    async with open_stores(url) as stores:
+        todos = stores.harness_kwargs()["todo_provider"]
+        await todos.store.save_state(session, [TodoItem(1, "write the plan")], next_id=2, source_id=todos.source_id)
+    async with open_stores(url) as stores:
+        todos = stores.harness_kwargs()["todo_provider"]
+        items, next_id = await todos.store.load_state(session, source_id=todos.source_id)
+    assert [(item.id, item.title, item.is_complete) for item in items] == [(1, "write the plan", False)]
+    assert next_id == 2

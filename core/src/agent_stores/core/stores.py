@@ -19,7 +19,7 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
-from agent_framework import AgentFileStore, HistoryProvider, SessionStore
+from agent_framework import AgentFileStore, HistoryProvider, SessionStore, TodoProvider
 
 from .checkpoints import ObjectCheckpointStorage
 from .drivers import LogDriver, ObjectDriver
@@ -153,8 +153,19 @@ class Stores(OwnedResource):
         return ObjectTodoStore(self.object_driver(), **options)
 
     def harness_kwargs(self, **history_options: Any) -> dict[str, Any]:
-        """Return keyword arguments for ``create_harness_agent``: ``history_provider`` and ``file_memory_store``."""
-        return {"history_provider": self.history_provider(**history_options), "file_memory_store": self.file_store()}
+        """Return keyword arguments for ``create_harness_agent``, every one kept in this store.
+
+        ``history_provider`` (built with ``history_options``), ``file_memory_store`` and, where
+        the backend hands out its drivers (every backend of ours does), ``todo_provider``: the
+        harness's todo list, kept per session in :meth:`todo_store`.
+        """
+        kwargs: dict[str, Any] = {
+            "history_provider": self.history_provider(**history_options),
+            "file_memory_store": self.file_store(),
+        }
+        if isinstance(self.backend, DriverBackend):
+            kwargs["todo_provider"] = TodoProvider(store=self.todo_store())
+        return kwargs
 
     def __repr__(self) -> str:
         return f"Stores({redact_url(self.url)!r})"
