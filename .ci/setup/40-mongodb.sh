@@ -5,7 +5,7 @@
 # summary says so. A URL in AGENT_STORES_MONGODB_URL (a real server) would always win.
 if ! uv run --no-sync nx-27017 --help >/dev/null 2>&1; then
   echo "nx-27017 is missing from the environment (it comes with the dev group)" >&2
-  exit 1
+  return 1
 fi
 # Never try to pull mongo:7 here: without a local image the container path is skipped at once.
 export AGENT_STORES_NO_PULL=1

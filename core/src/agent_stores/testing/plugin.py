@@ -2,19 +2,45 @@
 
 The conformance classes carry their own ``asyncio`` mark and fixtures; this module only
 registers the marker the suite applies, reports which agent-stores version ran, and lists
-the real servers the run used (see :mod:`agent_stores.testing.servers`).
+the real servers the run used (see :mod:`agent_stores.testing.servers`), also when
+pytest-xdist workers each started their own.
 """
 
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
+from typing import cast
 
 import pytest
+
+_SERVERS_KEY = "agent_stores_servers"
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Register the suite's marker so ``--strict-markers`` accepts it."""
     config.addinivalue_line("markers", "agent_stores_conformance: a clause of the agent-stores conformance suite")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On a pytest-xdist worker, hand the servers it used to the controller's summary."""
+    from .servers import announced
+
+    workeroutput: dict[str, object] | None = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput[_SERVERS_KEY] = announced()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """On the pytest-xdist controller, take the servers a finished worker used (each worker starts its own)."""
+    from .servers import announce
+
+    output: dict[str, object] = getattr(node, "workeroutput", {})
+    worker = getattr(node, "workerinput", {}).get("workerid", "worker")
+    lines = output.get(_SERVERS_KEY)
+    if isinstance(lines, list):
+        for line in cast(list[object], lines):
+            announce(f"[{worker}] {line}")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -28,6 +28,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from agent_stores.core.redaction import redact_url as redact
+
 __all__ = [
     "NO_PULL_ENV",
     "REQUIRE_ENV",
@@ -75,14 +77,6 @@ class Server:
 
     def __str__(self) -> str:
         return f"{self.store}: {self.description} via {self.via} ({redact(self.url)})"
-
-
-def redact(url: str) -> str:
-    """Return ``url`` with its password replaced by ``***``."""
-    parts = urlsplit(url)
-    if not parts.password:
-        return url
-    return url.replace(f":{parts.password}@", ":***@", 1)
 
 
 def is_required(store: str) -> bool:
