@@ -24,6 +24,15 @@ objects stay). So sequence numbers only grow, and a writer holding any old versi
 segment it tries to claim already taken and conflicts: nothing is ever appended below a reset.
 A deleted log therefore keeps empty placeholder objects; their content is gone.
 
+**Erasure is resumable.** After blanking, a tiny ``f<inv seq>`` object records "nothing below
+``seq`` holds records", and every segment carries what its writer knew (``floor``). A delete,
+:meth:`ObjectLogDriver.purge_expired` or an append that finds an erasure unrecorded (the process
+stopped between the reset and the last blank) finishes it, so deleting is idempotent. A delete
+racing appends backs off with jitter and then claims a slot further ahead, so it always wins.
+Each segment holds a random token, so a claim whose answer was lost is recognised as one's own.
+A newest segment that is empty or undecodable (torn by a power loss) is replaced by an empty
+continuation and logged; a checkpoint that cannot be written or decoded is skipped and logged.
+
 **Expiry** is recorded in each segment (the append's ``ttl``, sliding). An expired log reads
 as absent; the next append restarts it with a reset segment, and :meth:`purge_expired` blanks
 expired logs it finds.
