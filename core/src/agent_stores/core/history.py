@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -48,6 +49,27 @@ def _is_answer(message: Message) -> bool:
     return str(message.role) == "tool" or any(c.type in _ANSWER_CONTENT_TYPES for c in message.contents)
 
 
+class _Turns:
+    """First-come, first-served turns per key (FIFO ``asyncio.Lock``s, dropped when nobody waits)."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def turn(self, key: str) -> AsyncGenerator[None]:
+        lock, users = self._locks.get(key) or (asyncio.Lock(), 0)
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users == 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
+
+
 def validate_ttl(ttl: float | timedelta | None) -> float | None:
     """Return ``ttl`` in seconds or raise ``ValueError`` when it is not positive."""
     if ttl is None:
@@ -74,7 +96,9 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
     what the framework's ``InMemoryHistoryProvider`` would for the same sequence of saves (the
     framework's ``filter_new_messages`` decides) and is atomic across processes: it reads the
     digests of the last ``len(messages)`` stored messages, decides, and appends on the condition
-    that the log is still at the version it read, retrying on conflict. The provider remembers
+    that the log is still at the version it read, retrying on conflict. Overlapping saves to one
+    session through one provider take turns in call order, so they land in call order on every
+    backend. The provider remembers
     the end of the logs it wrote last, so a steady conversation costs one conditional append
     per save; a stale memory only costs a conflict and a re-read.
 
@@ -117,6 +141,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         self.keys = KeySpace(namespace)
         self.driver = driver
         self._tails: OrderedDict[str, LogTail] = OrderedDict()
+        self._turns = _Turns()
         self._adopt(driver, owned=owns_driver)
 
     @property
@@ -162,6 +187,14 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
 
     async def _append(self, session_id: str | None, encoded: list[tuple[str, bytes]], *, deduplicate: bool) -> None:
         key = self._key(session_id)
+        # Saves to one session through this provider take turns in call order, so their order
+        # in the log never depends on which request the store happens to serve first.
+        async with self._turns.turn(key):
+            await self._append_now(key, session_id or "", encoded, deduplicate=deduplicate)
+
+    async def _append_now(
+        self, key: str, session_id: str, encoded: list[tuple[str, bytes]], *, deduplicate: bool
+    ) -> None:
         records = [LogRecord(digest, payload) for digest, payload in encoded]
         digests = [r.digest for r in records]
         wanted = len(digests)
@@ -176,7 +209,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
                 return
             try:
                 version = await self.driver.append(
-                    key, records[known:], expected_version=tail.version, session_id=session_id or "", ttl=self.ttl
+                    key, records[known:], expected_version=tail.version, session_id=session_id, ttl=self.ttl
                 )
             except StoreConflictError:
                 self._tails.pop(key, None)

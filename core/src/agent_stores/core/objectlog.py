@@ -24,6 +24,15 @@ objects stay). So sequence numbers only grow, and a writer holding any old versi
 segment it tries to claim already taken and conflicts: nothing is ever appended below a reset.
 A deleted log therefore keeps empty placeholder objects; their content is gone.
 
+**Erasure is resumable.** After blanking, a tiny ``f<inv seq>`` object records "nothing below
+``seq`` holds records", and every segment carries what its writer knew (``floor``). A delete,
+:meth:`ObjectLogDriver.purge_expired` or an append that finds an erasure unrecorded (the process
+stopped between the reset and the last blank) finishes it, so deleting is idempotent. A delete
+racing appends backs off with jitter and then claims a slot further ahead, so it always wins.
+Each segment holds a random token, so a claim whose answer was lost is recognised as one's own.
+A newest segment that is empty or undecodable (torn by a power loss) is replaced by an empty
+continuation and logged; a checkpoint that cannot be written or decoded is skipped and logged.
+
 **Expiry** is recorded in each segment (the append's ``ttl``, sliding). An expired log reads
 as absent; the next append restarts it with a reset segment, and :meth:`purge_expired` blanks
 expired logs it finds.
@@ -46,6 +55,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
+import os
+import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -54,22 +66,30 @@ from typing import NamedTuple, TypeVar
 import msgspec
 
 from .drivers import LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver
-from .errors import CorruptRecordError, StoreConflictError
+from .errors import CorruptRecordError, StoreConflictError, StoreError
 
 __all__ = ["ObjectLogDriver"]
 
 _T = TypeVar("_T")
+_log = logging.getLogger("agent_stores.objectlog")
 
 _SEQ_DIGITS = 20
 _SEQ_TOP = 10**_SEQ_DIGITS - 1
 _SEGMENT = "s"
 _CHECKPOINT = "c"
+_FLOOR = "f"
 _NAME = re.compile(rf"[{_SEGMENT}{_CHECKPOINT}]\d{{{_SEQ_DIGITS}}}")
 # Sorts after every object name of a log folder, so a listing can skip the rest of that log.
 _PAST_LOG = "/\x7f"
 _LISTING_PAGE = 200
 _READ_ATTEMPTS = 8
-_RESET_ATTEMPTS = 32
+# A delete (or expiry) racing appends backs off with full jitter, then claims a slot further
+# ahead each time, so it wins after a bounded number of appends however fast they come.
+_RESET_BACKOFF_BASE_S = 0.002
+_RESET_BACKOFF_CAP_S = 0.25
+_RESET_PLAIN_ATTEMPTS = 4
+_RESET_MAX_GAP = 1024
+_TOKEN_BYTES = 8
 
 
 class _Segment(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
@@ -82,6 +102,22 @@ class _Segment(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
     expires_at: float | None
     digests: list[str]
     payloads: list[bytes]
+    # No segment below ``floor`` held records when this one was written (0: not known).
+    floor: int = 0
+    # Unique to the write, so a writer recognises its own segment after a lost answer.
+    token: bytes = b""
+
+    @property
+    def is_reset(self) -> bool:
+        """A segment that only ends the life before it (a delete, or an expiry purged)."""
+        return self.base == self.seq and not self.digests
+
+    @property
+    def clean_below(self) -> int:
+        """What this segment proves erased: no records below the returned sequence number."""
+        if self.base <= 1 or self.floor >= self.base:
+            return self.base
+        return max(self.floor, 1)
 
 
 class _Checkpoint(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
@@ -119,8 +155,7 @@ class _Head(NamedTuple):
         if not self.live:
             return None
         s = self.segment
-        expires = "" if s.expires_at is None else repr(s.expires_at)
-        return f"{s.seq}:{s.base}:{self.length}:{expires}:{_key_tag(self.key)}"
+        return _version(self.key, s, self.length, s.clean_below)
 
 
 class _Restart(Exception):
@@ -197,20 +232,71 @@ class ObjectLogDriver:
 
     # -- reading ---------------------------------------------------------------------------
 
+    async def _newest(self, key: str) -> str | None:
+        listing = await self.objects.list(self._folder(key) + _SEGMENT, delimiter=None, limit=1)
+        return listing.keys[0] if listing.keys else None
+
     async def _head(self, key: str) -> _Head | None:
         """The newest segment of ``key`` (``None`` when the log never had one)."""
         for _ in range(_READ_ATTEMPTS):
-            listing = await self.objects.list(self._folder(key) + _SEGMENT, delimiter=None, limit=1)
-            if not listing.keys:
+            name = await self._newest(key)
+            if name is None:
                 return None
-            name = listing.keys[0]
             stored = await self.objects.get(name)
-            if stored is None or not stored.data:
-                continue  # blanked or removed between the listing and the read
-            segment = self._decode(name, stored.data)
+            if stored is None:
+                continue  # removed between the listing and the read
+            segment = _try_decode(stored.data)
+            if segment is None:
+                # Blanked by a delete that claimed a newer segment meanwhile, or torn: a write
+                # that never fully reached the disk (a power loss without fsync).
+                if await self._newest(key) != name:
+                    continue
+                segment = await self._recover(key, name, stored.data)
             expired = segment.expires_at is not None and segment.expires_at <= self._clock()
             return _Head(key, segment, live=bool(segment.digests or segment.start) and not expired)
         raise StoreConflictError(f"log {key!r} kept changing while its end was read")
+
+    async def _recover(self, key: str, name: str, data: bytes) -> _Segment:
+        """Replace a torn newest segment (and torn ones just below it) so the log goes on.
+
+        The torn appends never became durable; their slots are rewritten as empty segments
+        continuing the newest intact segment below (or as a reset when none is left), and
+        each is reported in the log ``agent_stores.objectlog``.
+        """
+        top = self._seq_of(name)
+        torn = [(top, len(data))]
+        below: _Segment | None = None
+        seq = top - 1
+        while seq >= 1:
+            stored = await self.objects.get(self._name(key, _SEGMENT, seq))
+            below = None if stored is None else _try_decode(stored.data)
+            if below is not None:
+                break
+            if stored is not None and stored.data:
+                torn.append((seq, len(stored.data)))  # not a blank: torn as well
+            seq -= 1
+        for slot, size in torn:
+            _log.warning(
+                "history log %r: segment %d is torn (%d bytes that cannot be decoded: a write lost "
+                "before it reached the disk); replaced by an empty segment",
+                key,
+                slot,
+                size,
+            )
+        if below is None:
+            # Nothing intact below: the log reads as absent; the next delete or append erases
+            # whatever the torn slots hold (floor 0: nothing known erased).
+            replacement = _Segment(top, top, 0, "", None, [], [], 0, _token())
+            await self.objects.put(name, _encode(replacement))
+            return replacement
+        length = below.start + len(below.digests)
+        replacement = below
+        for slot in range(seq + 1, top + 1):
+            replacement = _Segment(
+                slot, below.base, length, below.session_id, below.expires_at, [], [], below.floor, _token()
+            )
+            await self.objects.put(self._name(key, _SEGMENT, slot), _encode(replacement))
+        return replacement
 
     async def _segments(self, key: str, seqs: Sequence[int]) -> list[_Segment]:
         """Fetch the segments ``seqs`` in parallel, in that order."""
@@ -271,7 +357,12 @@ class ObjectLogDriver:
         if len(digests) != length - first:
             raise _Restart  # segments and checkpoint disagree: read again
         if wanted_from == 0 and (len(chunks) > self.compact_after):
-            await self._compact(key, top, digests, payloads)
+            try:
+                await self._compact(key, top, digests, payloads)
+            except StoreError as err:
+                # A checkpoint only makes the next full read cheaper: a reader that may not
+                # write (a read-only principal) or a failed write never fails the read.
+                _log.warning("history log %r: checkpoint not written (%s); the read goes on", key, err)
         skip = (length - first) - (length - wanted_from)
         return digests[skip:], payloads[skip:]
 
@@ -288,8 +379,11 @@ class ObjectLogDriver:
             raise _Restart
         try:
             checkpoint = _decode_checkpoint(stored.data)
-        except (msgspec.DecodeError, msgspec.ValidationError) as err:
-            raise CorruptRecordError(f"history checkpoint {name!r} cannot be decoded") from err
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            # A checkpoint only saves reading segments: a torn one is dropped, the segments read.
+            _log.warning("history log %r: checkpoint %r cannot be decoded; removed, segments read instead", key, name)
+            await self.objects.delete(name)
+            return None
         return checkpoint if checkpoint.base == top.base else None
 
     async def _compact(self, key: str, top: _Segment, digests: list[str], payloads: list[bytes]) -> None:
@@ -338,6 +432,9 @@ class ObjectLogDriver:
     ) -> LogVersion:
         """Claim the next segment with the batch, only if the log is still at ``expected_version``.
 
+        A log whose previous life was deleted or expired but not yet erased (an interrupted
+        delete or restart) is erased first, by this append.
+
         Raises:
             StoreConflictError: The log moved on, was deleted, or expired; nothing was written.
             ValueError: ``records`` is empty, or ``expected_version`` is not a version this
@@ -353,57 +450,127 @@ class ObjectLogDriver:
             head = await self._head(key)
             if head is not None and head.live:
                 raise StoreConflictError(f"log {key!r} exists, expected it absent")
-            seq = 1 if head is None else head.segment.seq + 1
-            segment = _Segment(seq, seq, 0, session_id, expires_at, digests, payloads)
-            await self.objects.put(self._name(key, _SEGMENT, seq), _encode(segment), if_absent=True)
-            if head is not None:
-                await self._blank(key, head.segment)
+            if head is None:
+                seq = known = 1
+            else:
+                top = head.segment
+                seq = top.seq + 1
+                known = await self._known_clean(key, top)
+                if top.is_reset and known >= top.seq:
+                    known = seq  # the reset holds no records
+            segment = _Segment(seq, seq, 0, session_id, expires_at, digests, payloads, known, _token())
+            await self._claim(key, segment)
+            if known < seq:
+                await self._erase(key, known, seq)
         else:
-            seq, base, length, expiry, tag = _parse_version(expected_version)
+            seq, base, length, expiry, tag, known = _parse_version(expected_version)
             if tag != _key_tag(key):
                 raise StoreConflictError(f"version {expected_version!r} is not a version of log {key!r}")
             if expiry is not None and expiry <= now:
                 raise StoreConflictError(f"log {key!r} expired after version {expected_version!r}")
-            segment = _Segment(seq + 1, base, length, session_id, expires_at, digests, payloads)
-            await self.objects.put(self._name(key, _SEGMENT, seq + 1), _encode(segment), if_absent=True)
+            if base > 1 and known < base:
+                await self._finish_erasing(key, base, known)  # a restart interrupted before it erased
+            segment = _Segment(seq + 1, base, length, session_id, expires_at, digests, payloads, base, _token())
+            await self._claim(key, segment)
+        # The version names what the segment proves (a tail read hands out the same one): after a
+        # restart, the first append looks up the erasure record once.
         return _Head(key, segment, live=True).version
 
-    async def _blank(self, key: str, previous: _Segment) -> None:
-        """Erase every record of the life that ``previous`` ended (after a reset segment was claimed)."""
-        if previous.base == previous.seq and not previous.digests:
-            return  # a reset segment: that life was blanked when it was written
-        blank = b""
-        names = [self._name(key, _SEGMENT, s) for s in range(previous.base, previous.seq + 1)]
-        await self._gather([_overwriter(self.objects, n, blank) for n in names])
+    async def _claim(self, key: str, segment: _Segment) -> None:
+        """Create ``segment`` if its slot is free; a slot holding this very write (a retried request) counts."""
+        name = self._name(key, _SEGMENT, segment.seq)
+        data = _encode(segment)
+        try:
+            await self.objects.put(name, data, if_absent=True)
+        except StoreConflictError:
+            stored = await self.objects.get(name)
+            if stored is None or stored.data != data:
+                raise
+            _log.info(
+                "history log %r: segment %d was already written by this append (a retried request)", key, segment.seq
+            )
+
+    async def _floor_marker(self, key: str) -> int:
+        """The newest erasure record: no segment below it holds records (0 when none)."""
+        listing = await self.objects.list(self._folder(key) + _FLOOR, delimiter=None, limit=1)
+        return self._seq_of(listing.keys[0]) if listing.keys else 0
+
+    async def _known_clean(self, key: str, top: _Segment) -> int:
+        """Below which sequence number no records are left, for a log whose newest segment is ``top``."""
+        known = top.clean_below
+        if known < top.base:
+            known = max(known, min(await self._floor_marker(key), top.base))
+        return known
+
+    async def _finish_erasing(self, key: str, below: int, known: int) -> None:
+        """Erase what an interrupted delete or restart left below ``below`` (idempotent)."""
+        known = max(known, min(await self._floor_marker(key), below))
+        if known < below:
+            _log.info("history log %r: finishing an interrupted erasure of segments %d to %d", key, known, below - 1)
+            await self._erase(key, known, below)
+
+    async def _erase(self, key: str, start: int, upto: int) -> None:
+        """Blank segments ``start`` … ``upto - 1``, drop checkpoints below ``upto``, then record it.
+
+        Blanking overwrites in place (plain writes, so a slot nobody wrote is created empty and
+        no append can claim it later). Safe to repeat: an interrupted erasure is finished by
+        the next delete, purge or append that finds it unrecorded.
+        """
+        start = max(start, 1)
+        names = [self._name(key, _SEGMENT, seq) for seq in range(start, upto)]
+        await self._gather([_overwriter(self.objects, n, b"") for n in names])
         checkpoints = await self.objects.list(self._folder(key) + _CHECKPOINT, delimiter=None)
-        await self._gather([_deleter(self.objects, k) for k in checkpoints.keys])
+        stale = [k for k in checkpoints.keys if self._seq_of(k) < upto]
+        await self._gather([_deleter(self.objects, k) for k in stale])
+        await self.objects.put(self._name(key, _FLOOR, upto), b"")
 
     async def _reset(self, key: str, *, only_expired: bool) -> bool | None:
-        """End the log's current life with a reset segment and blank it.
+        """End the log's current life with a reset segment and erase it.
 
         Returns whether the log was live before, or ``None`` when there was nothing to reset.
+        An erasure an earlier delete or restart left unfinished is finished here. Against
+        concurrent appends it retries with jittered exponential backoff, and from the fifth
+        attempt claims a slot further ahead each time (2, 4, … up to 1,024 past the end), so it
+        wins after a bounded number of appends: appends that land in the skipped slots overlap
+        the delete and are erased by it.
         """
-        for _ in range(_RESET_ATTEMPTS):
+        attempt = 0
+        while True:
             head = await self._head(key)
             if head is None:
                 return None
             top = head.segment
-            if top.base == top.seq and not top.digests:
-                return None  # already reset, nothing stored since
-            if only_expired and head.live:
+            if top.is_reset:
+                await self._finish_erasing(key, top.seq, top.clean_below)
                 return None
-            seq = top.seq + 1
-            reset = _Segment(seq, seq, 0, top.session_id, None, [], [])
+            if only_expired and head.live:
+                if top.clean_below < top.base:
+                    await self._finish_erasing(key, top.base, top.clean_below)
+                return None
+            known = top.clean_below
+            gap = (
+                1
+                if attempt < _RESET_PLAIN_ATTEMPTS
+                else min(2 ** (attempt - _RESET_PLAIN_ATTEMPTS + 1), _RESET_MAX_GAP)
+            )
+            seq = top.seq + gap
+            reset = _Segment(seq, seq, 0, top.session_id, None, [], [], known, _token())
             try:
-                await self.objects.put(self._name(key, _SEGMENT, seq), _encode(reset), if_absent=True)
+                await self._claim(key, reset)
             except StoreConflictError:
-                continue  # an append got there first: look again
-            await self._blank(key, top)
+                attempt += 1
+                delay = min(_RESET_BACKOFF_CAP_S, _RESET_BACKOFF_BASE_S * 2**attempt)
+                await asyncio.sleep(random.uniform(0, delay))
+                continue
+            await self._erase(key, known, seq)
             return head.live
-        raise StoreConflictError(f"gave up resetting {key!r} after {_RESET_ATTEMPTS} conflicting writes")
 
     async def delete(self, key: str) -> bool:
-        """Remove the log's records; return whether it was live (an expired log was not)."""
+        """Remove the log's records; return whether it was live (an expired log was not).
+
+        Finishes an earlier interrupted delete or restart of the same log; never gives up
+        against concurrent appends (see :meth:`_reset`).
+        """
         return bool(await self._reset(key, only_expired=False))
 
     # -- listing ---------------------------------------------------------------------------
@@ -449,7 +616,10 @@ class ObjectLogDriver:
         return found
 
     async def purge_expired(self) -> int:
-        """Blank every expired log under this driver's prefix; return how many."""
+        """Blank every expired log under this driver's prefix; return how many.
+
+        Also finishes any interrupted delete or restart it finds.
+        """
         purged = 0
         cursor: str | None = None
         while keys := await self._log_keys("", cursor):
@@ -464,12 +634,34 @@ class ObjectLogDriver:
             await self.objects.aclose()
 
 
-def _parse_version(version: LogVersion) -> tuple[int, int, int, float | None, str]:
+def _version(key: str, segment: _Segment, length: int, clean_below: int) -> str:
+    expires = "" if segment.expires_at is None else repr(segment.expires_at)
+    return f"{segment.seq}:{segment.base}:{length}:{expires}:{_key_tag(key)}:{clean_below}"
+
+
+def _parse_version(version: LogVersion) -> tuple[int, int, int, float | None, str, int]:
     try:
-        seq, base, length, expiry, tag = str(version).split(":")
-        return int(seq), int(base), int(length), float(expiry) if expiry else None, tag
+        parts = str(version).split(":")
+        if len(parts) == 5:
+            parts.append("0")  # a version of an earlier release: erasure not known
+        seq, base, length, expiry, tag, clean_below = parts
+        return int(seq), int(base), int(length), float(expiry) if expiry else None, tag, int(clean_below)
     except ValueError as err:
         raise ValueError(f"not a version of this log driver: {version!r}") from err
+
+
+def _token() -> bytes:
+    return os.urandom(_TOKEN_BYTES)
+
+
+def _try_decode(data: bytes) -> _Segment | None:
+    """The segment in ``data``, or ``None`` for a blank (erased) or torn one."""
+    if not data:
+        return None
+    try:
+        return _decode_segment(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
 
 
 def _deleter(objects: ObjectDriver, key: str) -> Callable[[], Awaitable[bool]]:

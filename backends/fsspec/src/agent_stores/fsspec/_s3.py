@@ -3,13 +3,17 @@
 Every request goes through s3fs's ``_call_s3`` (its one funnel, with its retries), so a
 ``put`` is one ``PutObject`` carrying ``If-None-Match: *`` (exclusive create) or ``If-Match``
 (compare-and-set), a conditional ``delete`` one ``DeleteObject`` with ``If-Match``, and a
-``get`` is one ``GetObject`` whose ETag is the version. Objects are
+``get`` is one ``GetObject`` whose ETag is the version. A conditional ``put`` also carries a
+token unique to the call in its user metadata: when s3fs retries a PUT whose answer was lost
+and the retry is refused (412), one ``HeadObject`` tells whether the object is the call's own
+write, which then succeeded. Objects are
 flat keys: a directory marker is the empty object ``dir/``, a file and a directory may share a
 name, and nothing is a directory until something is stored under it.
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Any, cast
 
 from agent_stores.core import StoreConflictError
@@ -18,7 +22,10 @@ from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
 from ._keys import Entry
 
-__all__ = ["S3Ops", "is_s3"]
+__all__ = ["WRITE_TOKEN", "S3Ops", "is_s3"]
+
+#: User metadata every conditional PUT carries (``x-amz-meta-agent-stores-write``), unique per call.
+WRITE_TOKEN = "agent-stores-write"
 
 
 def is_s3(fs_class: type[AbstractFileSystem]) -> bool:
@@ -100,10 +107,22 @@ class S3Ops:
             condition["IfNoneMatch"] = "*"
         if if_version is not None:
             condition["IfMatch"] = f'"{if_version}"'
+        # A token unique to this call: a retried PUT whose first answer was lost meets its own
+        # object (412) and recognises it, so the write succeeds exactly once.
+        token = uuid.uuid4().hex
+        extra: dict[str, Any] = {"Metadata": {WRITE_TOKEN: token}} if condition else {}
         try:
-            response = await self._s3("put_object", Key=key, Body=data, **condition)
+            response = await self._s3("put_object", Key=key, Body=data, **condition, **extra)
         except OSError as err:
             code = _error_code(err)
+            if condition and (
+                isinstance(err, FileExistsError)
+                or code in CONFLICT_CODES
+                or (if_version is not None and (isinstance(err, FileNotFoundError) or code in MISSING_CODES))
+            ):
+                mine = await self._written_by(key, token)
+                if mine is not None:
+                    return mine
             if condition and (isinstance(err, FileExistsError) or code in CONFLICT_CODES):
                 raise StoreConflictError(f"object {key!r}: the condition {condition} did not hold") from err
             if if_version is not None and (isinstance(err, FileNotFoundError) or code in MISSING_CODES):
@@ -111,6 +130,16 @@ class S3Ops:
             raise
         finally:
             self.fs.invalidate_cache(f"{self.bucket}/{key}")
+        return str(response["ETag"]).strip('"')
+
+    async def _written_by(self, key: str, token: str) -> str | None:
+        """The object's ETag if it carries this write's ``token``, else ``None``."""
+        try:
+            response = await self._s3("head_object", Key=key)
+        except OSError:
+            return None
+        if response.get("Metadata", {}).get(WRITE_TOKEN) != token:
+            return None
         return str(response["ETag"]).strip('"')
 
     async def make_directory(self, rel: str, *, if_absent: bool) -> str:

@@ -9,7 +9,9 @@ existed is a HEAD and a conditional DELETE in the same hop). Errors pass through
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -23,9 +25,10 @@ from ._errors import error_code, is_conflict, is_missing, translate
 if TYPE_CHECKING:
     from types_boto3_s3.client import S3Client
 
-__all__ = ["MAX_KEY_BYTES", "S3ObjectDriver", "check_key"]
+__all__ = ["MAX_KEY_BYTES", "WRITE_TOKEN", "S3ObjectDriver", "check_key"]
 
 _T = TypeVar("_T")
+_log = logging.getLogger("agent_stores.s3")
 
 #: S3's limit on the length of an object key, in UTF-8 bytes.
 MAX_KEY_BYTES: Final = 1024
@@ -33,6 +36,9 @@ MAX_KEY_BYTES: Final = 1024
 _PAGE: Final = 1000
 #: Attempts of a reporting delete whose HEAD and conditional DELETE race with other writers.
 _DELETE_ATTEMPTS: Final = 8
+#: User metadata (``x-amz-meta-agent-stores-write``) every conditional PUT carries: a token unique
+#: to that call, so a retried PUT recognises its own object (see :meth:`S3ObjectDriver.put`).
+WRITE_TOKEN: Final = "agent-stores-write"
 
 
 def check_key(key: str, *, what: str = "key", path_keys: bool = False) -> str:
@@ -72,7 +78,12 @@ class S3ObjectDriver:
     Conditional writes are S3's own: ``put(if_absent=True)`` is ``PutObject`` with
     ``If-None-Match: *``; ``put(if_version=v)`` and ``delete(if_version=v)`` send ``If-Match: v``.
     A 412 answer, or ``NoSuchKey`` to a request with ``If-Match`` (servers differ), is a
-    ``StoreConflictError``. ``list`` is ``ListObjectsV2`` (``Prefix``, ``Delimiter``,
+    ``StoreConflictError`` — unless the object now carries this call's own write token: botocore
+    retries a request whose answer was lost (a dropped connection, a timeout), and the retry of
+    a conditional PUT the server had already stored is answered 412. Every conditional PUT
+    therefore carries a token unique to the call in its user metadata
+    (``x-amz-meta-agent-stores-write``), and a conflict is checked with one HEAD: our own
+    object means the PUT succeeded, exactly once. ``list`` is ``ListObjectsV2`` (``Prefix``, ``Delimiter``,
     ``StartAfter``, ``MaxKeys``, continuation), in S3's UTF-8 byte order.
 
     Versions are the objects' ETags, which for plain uploads are the MD5 of the content:
@@ -265,13 +276,34 @@ class S3ObjectDriver:
             raise StoreConflictError(f"s3://{self.bucket}/{key}: if_absent and if_version cannot both hold")
         bucket = self.bucket
         body = bytes(data)
+        # A token only this call carries: when botocore retries a conditional PUT whose answer
+        # was lost after the server stored it, the retry's 412 is recognised as our own write.
+        token = uuid.uuid4().hex
 
         def call(client: S3Client) -> str:
-            if if_absent:
-                return client.put_object(Bucket=bucket, Key=key, Body=body, IfNoneMatch="*")["ETag"]
-            if if_version is not None:
-                return client.put_object(Bucket=bucket, Key=key, Body=body, IfMatch=if_version)["ETag"]
-            return client.put_object(Bucket=bucket, Key=key, Body=body)["ETag"]
+            if not if_absent and if_version is None:
+                return client.put_object(Bucket=bucket, Key=key, Body=body)["ETag"]
+            metadata = {WRITE_TOKEN: token}
+            try:
+                if if_absent:
+                    answer = client.put_object(Bucket=bucket, Key=key, Body=body, IfNoneMatch="*", Metadata=metadata)
+                else:
+                    assert if_version is not None
+                    answer = client.put_object(Bucket=bucket, Key=key, Body=body, IfMatch=if_version, Metadata=metadata)
+            except ClientError as err:
+                if not (is_conflict(err) or (if_version is not None and is_missing(err))):
+                    raise
+                mine = _written_by(client, bucket, key, token)
+                if mine is None:
+                    raise
+                _log.info(
+                    "s3://%s/%s: a conditional PUT was answered with a conflict after a retry, "
+                    "but the object is this PUT's own write; it succeeded",
+                    bucket,
+                    key,
+                )
+                return mine
+            return answer["ETag"]
 
         return await self._run(call, key=key, conditional=if_version is not None)
 
@@ -402,3 +434,14 @@ def _head(client: S3Client, bucket: str, key: str) -> str | None:
         if is_missing(err):
             return None
         raise
+
+
+def _written_by(client: S3Client, bucket: str, key: str, token: str) -> str | None:
+    """The object's ETag if it carries this write's ``token`` (the retried PUT had stored it), else ``None``."""
+    try:
+        answer = client.head_object(Bucket=bucket, Key=key)
+    except ClientError as err:
+        if is_missing(err):
+            return None
+        raise
+    return answer["ETag"] if answer.get("Metadata", {}).get(WRITE_TOKEN) == token else None
