@@ -47,18 +47,37 @@ local function now_ms()
 end
 """
 
-# Drop index entries of logs whose TTL has passed (their keys expired natively); returns how many.
+# Drop index entries of logs whose TTL has passed and whose keys Redis really removed; returns
+# how many. An expiry entry whose log still exists (written again since) is corrected instead:
+# moved to the log's current expiry, or dropped when the log no longer has one. The log's epoch
+# key shares the index's hash tag (the index key minus its "index" suffix), so this stays on
+# one cluster slot.
 _PURGE = """
 local function purge(index, expiry, sessions)
   local removed = 0
   local now = now_ms()
+  local tag = string.sub(index, 1, -6)
   while true do
-    local gone = redis.call('ZRANGEBYSCORE', expiry, '-inf', now, 'LIMIT', 0, 500)
-    if #gone == 0 then return removed end
-    redis.call('ZREM', index, unpack(gone))
-    redis.call('ZREM', expiry, unpack(gone))
-    redis.call('HDEL', sessions, unpack(gone))
-    removed = removed + #gone
+    -- every entry examined leaves the range (removed, or moved past now), so this terminates
+    local due = redis.call('ZRANGEBYSCORE', expiry, '-inf', now, 'LIMIT', 0, 500)
+    if #due == 0 then return removed end
+    local gone = {}
+    for _, member in ipairs(due) do
+      local left = redis.call('PTTL', tag .. 'v:' .. member)
+      if left == -2 then
+        gone[#gone + 1] = member
+      elseif left == -1 then
+        redis.call('ZREM', expiry, member)
+      else
+        redis.call('ZADD', expiry, now + math.max(left, 1), member)
+      end
+    end
+    if #gone > 0 then
+      redis.call('ZREM', index, unpack(gone))
+      redis.call('ZREM', expiry, unpack(gone))
+      redis.call('HDEL', sessions, unpack(gone))
+      removed = removed + #gone
+    end
   end
 end
 """
@@ -79,9 +98,10 @@ local current = ''
 if epoch then current = epoch .. ':' .. length end
 if current ~= expected then return {0, current} end
 local created = not epoch
--- A log that had a TTL and is now written without one: its expiry must go.
+-- A log that had a TTL and is now written without one: its expiry must go. A log created
+-- without one drops whatever expiry entry an expired earlier incarnation left behind.
 local had_ttl = not created and ttl == '' and redis.call('PTTL', KEYS[3]) > 0
-if ttl ~= '' or had_ttl then redis.call('ZSCORE', KEYS[5], member) end
+if ttl ~= '' or had_ttl or created then redis.call('ZSCORE', KEYS[5], member) end
 if created then
   redis.call('ZSCORE', KEYS[4], member)
   redis.call('HGET', KEYS[6], member)
@@ -105,6 +125,8 @@ elseif had_ttl then
   redis.call('PERSIST', KEYS[1])
   redis.call('PERSIST', KEYS[2])
   redis.call('PERSIST', KEYS[3])
+  redis.call('ZREM', KEYS[5], member)
+elseif created then
   redis.call('ZREM', KEYS[5], member)
 end
 if created then
