@@ -181,3 +181,70 @@ async def test_an_interrupted_delete_is_finished_by_the_next_delete_purge_or_sav
     assert all(b"secret" not in payload for doc in batches for payload in doc["p"]), "deleted messages are still stored"
     heads = await database.collection("logs").find({"_id": "log"}).to_list()
     assert len(heads) == (1 if finisher == "save" else 0)
+
+
+# -- credentials never shown -------------------------------------------------------------------------
+
+_SECRET_URLS = [
+    "mongodb://user:Hunter2pw@h1:27017,h2/db?tlsCertificateKeyFilePassword=KeyPassWord9&authSource=admin",
+    "mongodb://h/db?authMechanism=MONGODB-AWS&authMechanismProperties=AWS_SESSION_TOKEN:SessionTok3n",
+    "mongodb+srv://user:Hunter2pw@cluster.example.net/db?tlsCertificateKeyFilePassword=KeyPassWord9",
+]
+_SECRETS = ("Hunter2pw", "KeyPassWord9", "SessionTok3n", "p@ss/Wrd")
+
+
+def _shown(err: BaseException) -> str:
+    """Everything an exception shows: its message and repr, and those of every exception it chains."""
+    text = ""
+    seen: BaseException | None = err
+    while seen is not None:
+        text += f"{seen} {seen!r} "
+        seen = seen.__cause__ or seen.__context__
+    return text
+
+
+@pytest.mark.parametrize("url", _SECRET_URLS)
+async def test_reprs_never_show_passwords_or_secret_query_options(url: str) -> None:
+    from agent_stores.core import open_stores
+
+    stores = open_stores(url)
+    try:
+        history = stores.history_provider()
+        shown = " ".join(repr(x) for x in (stores, history.database, MongoDBDatabase.from_url(url)))
+        assert "***" in shown
+        assert not [s for s in _SECRETS if s in shown], shown
+    finally:
+        await stores.aclose()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "mongodb:/user:Hunter2pw@host/db",  # one slash: not a URL at all
+        "mongodb:user:Hunter2pw@host/db",
+        "mongodb://user:p@ss/Wrd@host/db",  # unescaped @ and / in the password
+        "mongodb://user:Hunter2pw@host:notaport/db",
+        "mongodb://user:Hunter2pw@/db",
+        "mongodb+srv://user:Hunter2pw@h1:27017,h2/db",
+        # well formed, nobody listening: the unavailable error names the server, not the secrets
+        "mongodb://user:Hunter2pw@127.0.0.1:1/db?tlsCertificateKeyFilePassword=KeyPassWord9&serverSelectionTimeoutMS=200",
+        "mongodb://127.0.0.1:1/db?authMechanismProperties=AWS_SESSION_TOKEN:SessionTok3n&serverSelectionTimeoutMS=200",
+    ],
+)
+async def test_errors_about_malformed_urls_never_show_a_password(url: str) -> None:
+    """Whether the URL is refused by ``open_stores`` or by the client on first use, no secret is shown."""
+    from agent_stores.core import open_stores
+
+    try:
+        stores = open_stores(url)
+    except ValueError as err:
+        shown = _shown(err)
+    else:
+        try:
+            history = stores.history_provider()
+            with pytest.raises(Exception) as caught:  # any error, as long as it hides the secret
+                await history.database.ready()
+            shown = _shown(caught.value) + repr(stores) + repr(history.database)
+        finally:
+            await stores.aclose()
+    assert not [s for s in _SECRETS if s in shown], shown

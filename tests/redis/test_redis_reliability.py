@@ -78,3 +78,60 @@ async def test_expired_logs_still_leave_the_index(connection: RedisConnection) -
     await asyncio.sleep(0.2)
     assert await driver.purge_expired() == 1
     assert [info.session_id for info in await driver.list_logs("")] == ["k"]
+
+
+# -- credentials never shown -------------------------------------------------------------------------
+
+_SECRETS = ("Hunter2pw", "p@ss/Wrd")
+
+
+def _shown(err: BaseException) -> str:
+    text = ""
+    seen: BaseException | None = err
+    while seen is not None:
+        text += f"{seen} {seen!r} "
+        seen = seen.__cause__ or seen.__context__
+    return text
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://user:Hunter2pw@h:6379/0",
+        "rediss://:Hunter2pw@h/1?socket_timeout=1",
+        "redis+cluster://u:Hunter2pw@a:1,b:2",
+    ],
+)
+async def test_reprs_never_show_the_password(url: str) -> None:
+    from agent_stores.core import open_stores
+    from agent_stores.redis import parse_redis_url
+
+    stores = open_stores(url)
+    try:
+        history = stores.history_provider()
+        shown = " ".join(repr(x) for x in (stores, history.connection, parse_redis_url(url)))
+        assert not [s for s in _SECRETS if s in shown], shown
+    finally:
+        await stores.aclose()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis:/user:Hunter2pw@host/0",
+        "redis:user:Hunter2pw@host",
+        "redis://user:p@ss/Wrd@host/0",
+        "redis://user:Hunter2pw@host:notaport/0",
+        "redis://user:Hunter2pw@host/notadb",
+        "redis://user:Hunter2pw@host/0?socket_timeout=soon",
+        "redis://user:Hunter2pw@host/0?password=Hunter2pw",
+        "redis+cluster://user:Hunter2pw@a:1,b:notaport",
+        "redis+cluster://user:Hunter2pw@a:1/3",
+    ],
+)
+async def test_errors_about_malformed_urls_never_show_a_password(url: str) -> None:
+    from agent_stores.core import open_stores
+
+    with pytest.raises(ValueError) as caught:
+        open_stores(url)
+    assert not [s for s in _SECRETS if s in _shown(caught.value)], _shown(caught.value)
