@@ -183,6 +183,25 @@ async def test_steady_save_is_one_evalsha_and_load_one_lrange(
     assert load == {"lrange": 1, "info": 1}
 
 
+async def test_steady_save_sends_one_key_and_four_arguments_besides_the_records(
+    connection: RedisConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    history = RedisHistoryProvider(connection)
+    await history.save_messages("s", [_msg("one")])
+    sent: list[tuple[int, int]] = []
+    script = connection.log_append
+    call = type(script).__call__
+
+    async def recording(self: Any, keys: Any, args: Any) -> Any:
+        sent.append((len(keys), len(args)))
+        return await call(self, keys, args)
+
+    monkeypatch.setattr(type(script), "__call__", recording)
+    await history.save_messages("s", [_msg("two"), _msg("three")])
+    assert sent == [(1, 4 + 2 * 2)]  # the digest and the payload of each record, nothing repeated
+    assert [m.text for m in await history.get_messages("s")] == ["one", "two", "three"]
+
+
 async def test_flushed_script_cache_is_reloaded(client: Redis, key_prefix: str) -> None:
     history = RedisHistoryProvider(client, key_prefix=key_prefix)
     await history.save_messages("s", [_msg("one")])

@@ -11,14 +11,26 @@ A batch is claimed by the unique index on ``(k, x, s)``: an append made on versi
 version collide (duplicate key, error code 11000 → ``StoreConflictError``) and exactly one
 batch is stored. The insert is the commit: the batch is whole or absent, and it carries its
 version (epoch and end) itself. The head is then refreshed, conditioned on still naming the
-same epoch and being live; when it does not (the log was deleted, expired or recreated after
-the writer read its version) the writer removes its own batch, which no reader can see
-(readers only read the epoch the live head names), and conflicts. So a writer holding an old
-version always conflicts, and a version is never repeated: a log deleted and written again
-has a new random epoch. A log is created by inserting its first batch under a fresh epoch,
-then the head (an insert: a live head makes it a conflict; an expired head is taken over by
-one conditional update). A writer dying between the two leaves an unreachable batch, never a
-half-written one.
+same epoch and being live by the writer's clock. When it is not, the writer withdraws its own
+batch only once the incarnation is over for good: if the head still names the epoch (expired
+by this writer's clock, perhaps live by another's) the writer first *retires* it (one
+conditional update into a tombstone, ``t: 0, z: 1``, absent by every clock); if that matches
+nothing, another writer refreshed the head meanwhile (it may have built on this batch), so the
+log is live and the refresh is tried again. A batch is therefore never taken out of a live
+incarnation, whatever the writers' clocks say, and a log never shows a hole. Only a head that
+names another epoch, or none, lets a writer withdraw its batch alone (no reader can see it:
+readers only read the epoch the live head names). So a writer holding an old version always
+conflicts, and a version is never repeated: a log deleted and written again has a new random
+epoch. A log is created by inserting its first batch under a fresh epoch, then the head (an
+insert: a live head makes it a conflict; an expired head or a tombstone is retired and its
+incarnation removed first). A writer dying between the two leaves an unreachable batch, never
+a half-written one.
+
+Removal (delete, expiry by ``purge_expired``, a save over an expired log) is resumable: retire
+the head, delete the incarnation's batches, delete the tombstone. Whoever finds a tombstone
+(the next delete, purge or save of that log) finishes the removal, so an interrupted delete
+never leaves its messages stored. Tombstones carry no TTL date, so MongoDB's TTL monitor
+never removes one before its batches are gone.
 
 Objects: one document per key, ``{_id: key, v: version, t: text | b: bytes, a: plain}``. The
 version is a fresh ObjectId per put; compare-and-set filters on it; exclusive create is an
@@ -133,6 +145,11 @@ def _new_epoch() -> str:
 
 # The expiry of a log that never expires: far beyond any clock, inside int64.
 _NEVER: Final = 2**62
+# A retired head (a tombstone): expired by every clock, out of the TTL monitor's reach (no date),
+# so it stays until whoever finds it has removed the incarnation's batches.
+_RETIRE: Final[Document] = {"$set": {"t": 0, "z": 1}, "$unset": {"e": ""}}
+# Head refreshes an append tries while other writers keep refreshing the same head.
+_REFRESH_ATTEMPTS: Final = 4
 
 
 def _live(now: int) -> Document:
@@ -159,11 +176,11 @@ class MongoDBLogDriver:
     creating a log 2; ``tail``, ``read`` (also ``read(last=N)``: the newest batches only, by a
     descending index scan with a limit) and ``length`` read the head and the batches, at once
     when this driver already knows the log's epoch (one round trip of latency), else one after
-    the other; ``delete`` 2; ``list_logs`` 1.
+    the other; ``delete`` 3 (retire, batches, tombstone); ``list_logs`` 1.
     Expiry: the head carries the expiry, refreshed by every append; reads treat an expired log
     as absent to the millisecond; MongoDB's TTL monitor removes expired heads about once a
-    minute, and :meth:`purge_expired` removes their batches (a save that takes over an expired
-    head still there removes them at once).
+    minute, and :meth:`purge_expired` removes their batches and finishes interrupted removals
+    (a save that takes over an expired head still there removes them at once).
 
     Args:
         database: The shared database; closed by :meth:`aclose` only when it owns its client.
@@ -296,15 +313,53 @@ class MongoDBLogDriver:
         # A whole-document replace (not $set): the head is rewritten with the same epoch and session id.
         head = _head_doc(key, epoch, session_id, expires)
         heads = self.database.collection("logs")
+        for _ in range(_REFRESH_ATTEMPTS):
+            result = await self.database.run(
+                "refresh log head", heads.replace_one, {"_id": key, "x": epoch, **_live(now)}, head
+            )
+            if result.matched_count:
+                self._remember(key, epoch)
+                return f"{epoch}:{start + len(records)}"
+            # Expired by this writer's clock: end the incarnation for every reader and writer
+            # first (one conditional update), then remove it whole, this batch included. Another
+            # writer whose clock disagrees may have built on this batch meanwhile; then the head
+            # was refreshed after it and this update matches nothing.
+            if await self._retire(key, epoch, {"t": {"$lte": now}}):
+                await self._finish(key, epoch)
+                raise StoreConflictError(f"log {key!r} expired; it is no longer at version {expected_version!r}")
+            current = await self.database.run("read log head", heads.find_one, {"_id": key}, {"x": 1, "t": 1})
+            if current is None or current.get("x") != epoch:
+                # Deleted or recreated: the incarnation is over for good (epochs never come back),
+                # so no reader sees this batch and nothing can build on it: take it back.
+                await self.database.run("withdraw batch", lambda: batches.delete_one({"_id": batch["_id"]}))
+                raise StoreConflictError(f"log {key!r} is no longer at version {expected_version!r}")
+            # Refreshed by another writer since: the log is live after all, refresh again.
+        raise StoreConflictError(f"log {key!r}: its head kept changing; nothing was acknowledged")
+
+    async def _retire(self, key: str, epoch: Any, condition: Document) -> bool:
+        """Turn the head of incarnation ``epoch`` into a tombstone if it matches ``condition``.
+
+        A tombstone (``t: 0``, ``z: 1``, no TTL date) is absent for every reader by every clock
+        and is never refreshed again; the incarnation's batches go next, then the tombstone
+        (:meth:`_finish`). Whoever finds a tombstone (a delete, a purge, a save creating the log
+        again) finishes the removal, so an interrupted delete or expiry is always completed.
+        """
         result = await self.database.run(
-            "refresh log head", heads.replace_one, {"_id": key, "x": epoch, **_live(now)}, head
+            "retire log head",
+            self.database.collection("logs").update_one,
+            {"_id": key, "x": epoch, **condition},
+            _RETIRE,
         )
-        if result.matched_count == 0:
-            # Deleted, expired or recreated since the writer read its version: take the batch back.
-            await self.database.run("withdraw batch", lambda: batches.delete_one({"_id": batch["_id"]}))
-            raise StoreConflictError(f"log {key!r} is no longer at version {expected_version!r}")
-        self._remember(key, epoch)
-        return f"{epoch}:{start + len(records)}"
+        return result.matched_count > 0
+
+    async def _finish(self, key: str, epoch: Any) -> None:
+        """Remove a retired incarnation: its batches, then its tombstone (each step idempotent)."""
+        await self.database.run(
+            "delete batches", self.database.collection("batches").delete_many, {"k": key, "x": epoch}
+        )
+        await self.database.run(
+            "delete tombstone", self.database.collection("logs").delete_one, {"_id": key, "x": epoch, "z": 1}
+        )
 
     async def _create(
         self, key: str, records: Sequence[LogRecord], *, session_id: str, now: int, expires: int | None
@@ -318,18 +373,25 @@ class MongoDBLogDriver:
         try:
             await self.database.run("create log head", lambda: heads.insert_one(head))
         except StoreConflictError as err:
-            # A head exists: take it over only if it expired (one conditional update), else conflict.
-            replaced = await self.database.run(
-                "replace expired log head",
-                lambda: heads.find_one_and_replace(
-                    {"_id": key, "t": {"$lte": now}}, head, return_document=ReturnDocument.BEFORE
+            # A head exists: take its place only if it expired or is a tombstone (retire it, remove
+            # the old incarnation, then create the head), else conflict.
+            retired = await self.database.run(
+                "retire expired log head",
+                lambda: heads.find_one_and_update(
+                    {"_id": key, "t": {"$lte": now}}, _RETIRE, return_document=ReturnDocument.BEFORE
                 ),
             )
-            if replaced is None:
+            created = False
+            if retired is not None:
+                await self._finish(key, retired.get("x"))
+                try:
+                    await self.database.run("create log head", lambda: heads.insert_one(head))
+                    created = True
+                except StoreConflictError:
+                    pass  # another writer created the log first
+            if not created:
                 await self.database.run("withdraw batch", lambda: batches.delete_one({"_id": batch["_id"]}))
                 raise StoreConflictError(f"log {key!r} exists; expected it to be absent") from err
-            old_epoch = replaced.get("x")
-            await self.database.run("remove expired batches", lambda: batches.delete_many({"k": key, "x": old_epoch}))
         self._remember(key, epoch)
         return f"{epoch}:{len(records)}"
 
@@ -353,20 +415,24 @@ class MongoDBLogDriver:
         return _end(key, snapshot[1][0]) if snapshot and snapshot[1] else 0
 
     async def delete(self, key: str) -> bool:
-        """Remove the log (its head first, one operation: from then on it is absent), then its batches."""
+        """Remove the log: retire its head (one operation: from then on it is absent), then its batches, then the head.
+
+        Resumable: a delete interrupted after the first step leaves a tombstone that the next
+        delete, purge or save of the same log finishes. Returns whether a live log was removed.
+        """
         now = self._now()
         self._epochs.pop(key, None)
         head = await self.database.run(
-            "delete log head", lambda: self.database.collection("logs").find_one_and_delete({"_id": _check_key(key)})
+            "retire log head",
+            lambda: self.database.collection("logs").find_one_and_update(
+                {"_id": _check_key(key)}, _RETIRE, return_document=ReturnDocument.BEFORE
+            ),
         )
         if head is None:
             return False
-        epoch = head.get("x")
-        await self.database.run(
-            "delete batches", lambda: self.database.collection("batches").delete_many({"k": key, "x": epoch})
-        )
+        await self._finish(key, head.get("x"))
         expires = head.get("t")
-        return not isinstance(expires, int) or expires > now
+        return head.get("z") is None and (not isinstance(expires, int) or expires > now)
 
     async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
         """Return up to ``limit`` live logs under ``prefix`` in key order, after ``after`` (a range query)."""
@@ -390,12 +456,10 @@ class MongoDBLogDriver:
         expired = await self.database.run("find expired heads", _to_list, heads.find({"t": {"$lte": now}}, {"x": 1}))
         for head in expired:
             key, epoch = head["_id"], head.get("x")
-            gone = await self.database.run(
-                "delete expired head", heads.delete_one, {"_id": key, "x": epoch, "t": {"$lte": now}}
-            )
-            if gone.deleted_count:
+            # Expired heads and tombstones of interrupted deletes alike: retire, then remove whole.
+            if await self._retire(key, epoch, {"t": {"$lte": now}}):
                 removed += 1
-                await self.database.run("delete expired batches", batches.delete_many, {"k": key, "x": epoch})
+                await self._finish(key, epoch)
         # Batches whose recorded expiry passed: their log is gone (TTL monitor), expired, or alive
         # with a later expiry on its head (then the batches' expiry is brought up to date).
         stale = await self.database.run(

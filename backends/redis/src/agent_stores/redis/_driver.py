@@ -71,12 +71,13 @@ class RedisLogDriver:
     """A :class:`~agent_stores.core.LogDriver` in Redis lists, one set of keys per log.
 
     Costs: ``append`` is one ``EVALSHA`` (version check, ``RPUSH`` of payloads and digests,
-    TTL refresh, index update); ``read`` is one ``LRANGE`` (``read(last=N)`` reads only the
-    newest N); ``length`` one ``LLEN``; ``tail`` and ``delete`` one script each;
-    ``list_logs`` and ``purge_expired`` one script per index shard, run concurrently. Expiry is
-    native: every key of a log gets ``PEXPIRE`` on each append with a TTL (and ``PERSIST``
-    without one), so Redis removes an expired log by itself; :meth:`purge_expired` and
-    listing only drop expired entries from the index.
+    TTL refresh, index update) carrying one key and four short arguments besides the records;
+    ``read`` is one ``LRANGE`` (``read(last=N)`` reads only the newest N); ``length`` one
+    ``LLEN``; ``tail`` and ``delete`` one script each; ``list_logs`` and ``purge_expired``
+    one script per index shard, run concurrently. Expiry is native: every key of a log gets
+    ``PEXPIRE`` on each append with a TTL (and ``PERSIST`` without one), so Redis removes an
+    expired log by itself; :meth:`purge_expired` and listing only drop expired entries from
+    the index.
 
     Args:
         connection: The shared connection; closed by :meth:`aclose` only when it owns its client.
@@ -116,15 +117,18 @@ class RedisLogDriver:
                 raise StoreConflictError(f"log {key!r} is not at version {expected_version!r}")
             return current
         ttl_ms = "" if ttl is None else str(max(1, round(ttl * 1000)))
-        expected = "" if expected_version is None else str(expected_version)
-        args: list[str | bytes | int] = [expected, secrets.token_hex(8), key, session_id, ttl_ms, len(records)]
+        args: list[str | bytes | int] = (
+            ["", ttl_ms, secrets.token_hex(8), session_id]
+            if expected_version is None
+            else [str(expected_version), ttl_ms, "", ""]
+        )
         args += [r.digest for r in records]
         args += [r.payload for r in records]
-        reply = await c.run("append", c.log_append(c.log_keys(key), args))
-        ok, version = cast(list[Any], reply)
-        if not int(ok):
-            raise StoreConflictError(f"log {key!r} is at version {as_str(version)!r}, not {expected_version!r}")
-        return as_str(version)
+        reply = await c.run("append", c.log_append([c.log_payloads(key)], args))
+        if isinstance(reply, list):
+            current = as_str(cast(list[Any], reply)[0])
+            raise StoreConflictError(f"log {key!r} is at version {current!r}, not {expected_version!r}")
+        return as_str(cast(bytes | str, reply))
 
     async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
         """Return the log's payloads in append order; with ``last``, only the newest ``last``."""

@@ -47,71 +47,104 @@ local function now_ms()
 end
 """
 
-# Drop index entries of logs whose TTL has passed (their keys expired natively); returns how many.
+# Drop index entries of logs whose TTL has passed and whose keys Redis really removed; returns
+# how many. An expiry entry whose log still exists (written again since) is corrected instead:
+# moved to the log's current expiry, or dropped when the log no longer has one. The log's epoch
+# key shares the index's hash tag (the index key minus its "index" suffix), so this stays on
+# one cluster slot.
 _PURGE = """
 local function purge(index, expiry, sessions)
   local removed = 0
   local now = now_ms()
+  local tag = string.sub(index, 1, -6)
   while true do
-    local gone = redis.call('ZRANGEBYSCORE', expiry, '-inf', now, 'LIMIT', 0, 500)
-    if #gone == 0 then return removed end
-    redis.call('ZREM', index, unpack(gone))
-    redis.call('ZREM', expiry, unpack(gone))
-    redis.call('HDEL', sessions, unpack(gone))
-    removed = removed + #gone
+    -- every entry examined leaves the range (removed, or moved past now), so this terminates
+    local due = redis.call('ZRANGEBYSCORE', expiry, '-inf', now, 'LIMIT', 0, 500)
+    if #due == 0 then return removed end
+    local gone = {}
+    for _, member in ipairs(due) do
+      local left = redis.call('PTTL', tag .. 'v:' .. member)
+      if left == -2 then
+        gone[#gone + 1] = member
+      elseif left == -1 then
+        redis.call('ZREM', expiry, member)
+      else
+        redis.call('ZADD', expiry, now + math.max(left, 1), member)
+      end
+    end
+    if #gone > 0 then
+      redis.call('ZREM', index, unpack(gone))
+      redis.call('ZREM', expiry, unpack(gone))
+      redis.call('HDEL', sessions, unpack(gone))
+      removed = removed + #gone
+    end
   end
 end
 """
 
-#: KEYS: m, d, v, index, expiry, sessions. ARGV: expected version ('' = absent), new epoch,
-#: log key, session id, ttl in ms ('' = none), n, then n digests, then n payloads.
-#: Returns {1, new version} or {0, current version}. A steady append to an existing log without
-#: a TTL runs six commands (GET, LLEN, LLEN, PTTL, RPUSH, RPUSH); creating a log also indexes it.
+#: KEYS: m (the log's payload list; every other key of the log and its shard is derived from
+#: it: the hash tag up to the first ``}``, then the log key after ``m:``). ARGV: expected version
+#: ('' = absent), ttl in ms ('' = none), new epoch and session id (both '' unless the expected
+#: version is ''), then n digests, then n payloads. Returns the new version (a string) or, on a
+#: conflict, {current version}. The call carries one key and four short arguments besides the
+#: records. A steady append to an existing log without a TTL runs five commands (GET, LLEN,
+#: PTTL, RPUSH, RPUSH); creating a log also indexes it. The derived keys share the hash tag of
+#: the declared one, so the script stays on one cluster slot.
 LOG_APPEND: Final = (
     _NOW
     + """
-local expected, member, ttl = ARGV[1], ARGV[3], ARGV[5]
-local n = tonumber(ARGV[6])
-local epoch = redis.call('GET', KEYS[3])
-local length = redis.call('LLEN', KEYS[1])
-redis.call('LLEN', KEYS[2])
+local m = KEYS[1]
+local close = string.find(m, '}', 1, true)
+local tag = string.sub(m, 1, close)
+local member = string.sub(m, close + 3)
+local d, v = tag .. 'd:' .. member, tag .. 'v:' .. member
+local index, expiry, sessions = tag .. 'index', tag .. 'expiry', tag .. 'sessions'
+local expected, ttl = ARGV[1], ARGV[2]
+local n = (#ARGV - 4) / 2
+local epoch = redis.call('GET', v)
+local length = redis.call('LLEN', m)
 local current = ''
 if epoch then current = epoch .. ':' .. length end
-if current ~= expected then return {0, current} end
+if current ~= expected then return {current} end
 local created = not epoch
--- A log that had a TTL and is now written without one: its expiry must go.
-local had_ttl = not created and ttl == '' and redis.call('PTTL', KEYS[3]) > 0
-if ttl ~= '' or had_ttl then redis.call('ZSCORE', KEYS[5], member) end
+-- A log that had a TTL and is now written without one: its expiry must go. A log created
+-- without one drops whatever expiry entry an expired earlier incarnation left behind.
+local had_ttl = not created and ttl == '' and redis.call('PTTL', v) > 0
+if ttl ~= '' or had_ttl or created then redis.call('ZSCORE', expiry, member) end
 if created then
-  redis.call('ZSCORE', KEYS[4], member)
-  redis.call('HGET', KEYS[6], member)
-  epoch = ARGV[2]
+  redis.call('ZSCORE', index, member)
+  redis.call('HGET', sessions, member)
+  epoch = ARGV[3]
   length = 0
-  redis.call('DEL', KEYS[1], KEYS[2])
-  redis.call('SET', KEYS[3], epoch)
+  redis.call('DEL', m, d)
+  redis.call('SET', v, epoch)
 end
+-- The digests go first: on an existing log that RPUSH is the first write, so a digest list of
+-- the wrong type (WRONGTYPE) aborts the script with nothing changed.
 for i = 1, n, 1000 do
   local last = math.min(i + 999, n)
-  redis.call('RPUSH', KEYS[2], unpack(ARGV, 6 + i, 6 + last))
-  redis.call('RPUSH', KEYS[1], unpack(ARGV, 6 + n + i, 6 + n + last))
+  redis.call('RPUSH', d, unpack(ARGV, 4 + i, 4 + last))
+  redis.call('RPUSH', m, unpack(ARGV, 4 + n + i, 4 + n + last))
 end
 if ttl ~= '' then
   local ms = tonumber(ttl)
-  redis.call('PEXPIRE', KEYS[1], ms)
-  redis.call('PEXPIRE', KEYS[2], ms)
-  redis.call('PEXPIRE', KEYS[3], ms)
-  redis.call('ZADD', KEYS[5], now_ms() + ms, member)
+  redis.call('PEXPIRE', m, ms)
+  redis.call('PEXPIRE', d, ms)
+  redis.call('PEXPIRE', v, ms)
+  redis.call('ZADD', expiry, now_ms() + ms, member)
 elseif had_ttl then
-  redis.call('PERSIST', KEYS[1])
-  redis.call('PERSIST', KEYS[2])
-  redis.call('PERSIST', KEYS[3])
-  redis.call('ZREM', KEYS[5], member)
+  redis.call('PERSIST', m)
+  redis.call('PERSIST', d)
+  redis.call('PERSIST', v)
+  redis.call('ZREM', expiry, member)
+elseif created then
+  redis.call('ZREM', expiry, member)
 end
 if created then
-  redis.call('ZADD', KEYS[4], 0, member)
-  redis.call('HSET', KEYS[6], member, ARGV[4])
+  redis.call('ZADD', index, 0, member)
+  redis.call('HSET', sessions, member, ARGV[4])
 end
-return {1, epoch .. ':' .. (length + n)}
+return epoch .. ':' .. (length + n)
 """
 )
 

@@ -1,0 +1,250 @@
+"""MongoDB defects found by review, kept fixed: clock skew at expiry, interrupted deletes.
+
+Runs against this run's server (``$AGENT_STORES_MONGODB_URL``, testcontainers ``mongo:7`` or the
+nx-27017 stand-in). Each writer gets a clock of its own (``MongoDBLogDriver(clock=...)``), so two
+writers can disagree about the time; an interruption is an exception raised by the database's
+funnel between two steps of one call, what a killed process or a lost connection leaves.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from pymongo import AsyncMongoClient
+
+from agent_stores.core import LogRecord, StoreConflictError
+from agent_stores.mongodb import CollectionNames, MongoDBDatabase, MongoDBLogDriver
+from agent_stores.testing.servers import Server
+from mongodb_support import client_options
+
+pytestmark = pytest.mark.asyncio
+
+Doc = dict[str, Any]
+# Far ahead of the server's clock, so the server's TTL monitor never removes a head under a test.
+_BASE = time.time() + 10 * 365 * 86400
+
+
+@pytest_asyncio.fixture
+async def client(mongodb: Server) -> AsyncIterator[AsyncMongoClient[Doc]]:
+    client: AsyncMongoClient[Doc] = AsyncMongoClient(mongodb.url, **client_options())
+    yield client
+    await client.close()
+
+
+@pytest.fixture
+def names(collection_prefix: str) -> CollectionNames:
+    return CollectionNames.with_prefix(collection_prefix)
+
+
+def records(*names: str) -> list[LogRecord]:
+    return [LogRecord(f"d-{n}", n.encode()) for n in names]
+
+
+class Interrupted(Exception):
+    """Stands for the process dying between two steps."""
+
+
+def _wrap(database: MongoDBDatabase, step: str, before: bool, then: Callable[[], Awaitable[None]]) -> None:
+    run = database.run
+    fired = [False]
+
+    async def wrapped(what: str, operation: Any, *args: Any, **kwargs: Any) -> Any:
+        due = what == step and not fired[0]
+        fired[0] = fired[0] or due
+        if due and before:
+            await then()
+        result = await run(what, operation, *args, **kwargs)
+        if due and not before:
+            await then()
+        return result
+
+    database.run = wrapped  # type: ignore[method-assign]
+
+
+def stop_before(database: MongoDBDatabase, step: str) -> None:
+    """Make ``database`` stop (raise :class:`Interrupted`) right before its first call named ``step``."""
+
+    async def stop() -> None:
+        raise Interrupted(step)
+
+    _wrap(database, step, True, stop)
+
+
+def run_after(database: MongoDBDatabase, step: str, then: Callable[[], Awaitable[None]]) -> None:
+    """Run ``then()`` right after ``database``'s first call named ``step`` returned, then carry on."""
+    _wrap(database, step, False, then)
+
+
+# -- clock skew at the expiry boundary -------------------------------------------------------------
+
+
+async def test_writers_with_skewed_clocks_never_leave_a_hole(
+    client: AsyncMongoClient[Doc], names: CollectionNames
+) -> None:
+    """Writer A's clock runs 2 s ahead of writer B's; the log expires between the two clocks.
+
+    A appends, finds the head expired by its clock; before A acts on that, B (for whom the log
+    is live) reads A's batch, builds on it and refreshes the head. The log must stay readable
+    and whole: every acknowledged batch in order, its count equal to what it holds.
+    """
+    now = [_BASE]
+    a = MongoDBLogDriver(MongoDBDatabase(client, collections=names), clock=lambda: now[0] + 2)
+    b_database = MongoDBDatabase(client, collections=names)
+    b = MongoDBLogDriver(b_database, clock=lambda: now[0])
+    first = await b.append("log", records("b1"), expected_version=None, session_id="s", ttl=10)
+    now[0] += 9  # B: 1 s left; A: expired 1 s ago
+
+    built: list[object] = []
+
+    async def b_builds_on_a() -> None:
+        tail = await b.tail("log", 5)
+        built.append(await b.append("log", records("b2"), expected_version=tail.version, session_id="s", ttl=10))
+
+    # Right after A's head refresh came back unmatched (expired by A's clock), B builds on A's batch.
+    run_after(a.database, "refresh log head", b_builds_on_a)
+    outcome: object
+    try:
+        outcome = await a.append("log", records("a1"), expected_version=first, session_id="s", ttl=10)
+    except StoreConflictError as err:
+        outcome = err
+    assert built, "B did not get to build on A's batch"
+
+    for reader in (a, b):
+        payloads = await reader.read("log")
+        assert await reader.length("log") == len(payloads), "the count disagrees with what the log holds"
+        if isinstance(outcome, StoreConflictError):
+            assert b"a1" not in payloads
+        else:
+            assert payloads == [b"b1", b"a1", b"b2"], "an acknowledged batch is missing or out of order"
+    # Later saves land in a readable log, whoever writes.
+    version = (await b.tail("log", 1)).version
+    await b.append("log", records("b3"), expected_version=version, session_id="s", ttl=10)
+    assert (await a.read("log"))[-1] == b"b3"
+
+
+async def test_a_writer_that_finds_the_log_expired_ends_it_for_every_clock(
+    client: AsyncMongoClient[Doc], names: CollectionNames
+) -> None:
+    """When a writer's clock says the log expired, the log is gone for writers whose clocks lag too.
+
+    A slow-clock writer then neither reads the expired records nor appends to them; it starts a
+    new log, and no batch of the old one stays stored.
+    """
+    now = [_BASE]
+    database = MongoDBDatabase(client, collections=names)
+    fast = MongoDBLogDriver(database, clock=lambda: now[0] + 2)
+    slow = MongoDBLogDriver(MongoDBDatabase(client, collections=names), clock=lambda: now[0])
+    version = await slow.append("log", records("old"), expected_version=None, session_id="s", ttl=10)
+    now[0] += 9
+    with pytest.raises(StoreConflictError):
+        await fast.append("log", records("late"), expected_version=version, session_id="s", ttl=10)
+    assert await slow.read("log") == [], "the slow clock still reads a log another writer found expired"
+    with pytest.raises(StoreConflictError):
+        await slow.append("log", records("stale"), expected_version=version, session_id="s", ttl=10)
+    await slow.append("log", records("new"), expected_version=None, session_id="s", ttl=10)
+    assert await fast.read("log") == [b"new"]
+    stored = await database.collection("batches").find({"k": "log"}).to_list()
+    assert [doc["p"] for doc in stored] == [[b"new"]], "batches of the expired log were kept"
+
+
+# -- interrupted deletes -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("finisher", ["delete", "purge", "save"])
+async def test_an_interrupted_delete_is_finished_by_the_next_delete_purge_or_save(
+    client: AsyncMongoClient[Doc], names: CollectionNames, finisher: str
+) -> None:
+    """A delete stopped after its first step: the log is already absent, and the next call removes every batch."""
+    database = MongoDBDatabase(client, collections=names)
+    driver = MongoDBLogDriver(database)
+    version = await driver.append("log", records("secret-1"), expected_version=None, session_id="s")
+    await driver.append("log", records("secret-2"), expected_version=version, session_id="s")
+    stop_before(database, "delete batches")
+    with pytest.raises(Interrupted):
+        await driver.delete("log")
+
+    later = MongoDBLogDriver(MongoDBDatabase(client, collections=names))  # a new process
+    assert await later.read("log") == [] and await later.length("log") == 0
+    assert [log.key for log in await later.list_logs("")] == []
+    if finisher == "delete":
+        assert await later.delete("log") is False, "the log was already absent"
+    elif finisher == "purge":
+        await later.purge_expired()
+    else:
+        await later.append("log", records("fresh"), expected_version=None, session_id="s")
+        assert await later.read("log") == [b"fresh"]
+    batches = await database.collection("batches").find({"k": "log"}).to_list()
+    assert all(b"secret" not in payload for doc in batches for payload in doc["p"]), "deleted messages are still stored"
+    heads = await database.collection("logs").find({"_id": "log"}).to_list()
+    assert len(heads) == (1 if finisher == "save" else 0)
+
+
+# -- credentials never shown -------------------------------------------------------------------------
+
+_SECRET_URLS = [
+    "mongodb://user:Hunter2pw@h1:27017,h2/db?tlsCertificateKeyFilePassword=KeyPassWord9&authSource=admin",
+    "mongodb://h/db?authMechanism=MONGODB-AWS&authMechanismProperties=AWS_SESSION_TOKEN:SessionTok3n",
+    "mongodb+srv://user:Hunter2pw@cluster.example.net/db?tlsCertificateKeyFilePassword=KeyPassWord9",
+]
+_SECRETS = ("Hunter2pw", "KeyPassWord9", "SessionTok3n", "p@ss/Wrd")
+
+
+def _shown(err: BaseException) -> str:
+    """Everything an exception shows: its message and repr, and those of every exception it chains."""
+    text = ""
+    seen: BaseException | None = err
+    while seen is not None:
+        text += f"{seen} {seen!r} "
+        seen = seen.__cause__ or seen.__context__
+    return text
+
+
+@pytest.mark.parametrize("url", _SECRET_URLS)
+async def test_reprs_never_show_passwords_or_secret_query_options(url: str) -> None:
+    from agent_stores.core import open_stores
+
+    stores = open_stores(url)
+    try:
+        history = stores.history_provider()
+        shown = " ".join(repr(x) for x in (stores, history.database, MongoDBDatabase.from_url(url)))
+        assert "***" in shown
+        assert not [s for s in _SECRETS if s in shown], shown
+    finally:
+        await stores.aclose()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "mongodb:/user:Hunter2pw@host/db",  # one slash: not a URL at all
+        "mongodb:user:Hunter2pw@host/db",
+        "mongodb://user:p@ss/Wrd@host/db",  # unescaped @ and / in the password
+        "mongodb://user:Hunter2pw@host:notaport/db",
+        "mongodb://user:Hunter2pw@/db",
+        "mongodb+srv://user:Hunter2pw@h1:27017,h2/db",
+        # well formed, nobody listening: the unavailable error names the server, not the secrets
+        "mongodb://user:Hunter2pw@127.0.0.1:1/db?tlsCertificateKeyFilePassword=KeyPassWord9&serverSelectionTimeoutMS=200",
+        "mongodb://127.0.0.1:1/db?authMechanismProperties=AWS_SESSION_TOKEN:SessionTok3n&serverSelectionTimeoutMS=200",
+    ],
+)
+async def test_errors_about_malformed_urls_never_show_a_password(url: str) -> None:
+    """Whether the URL is refused by ``open_stores`` or by the client on first use, no secret is shown."""
+    from agent_stores.core import open_stores
+
+    try:
+        stores = open_stores(url)
+    except ValueError as err:
+        shown = _shown(err)
+    else:
+        try:
+            history = stores.history_provider()
+            with pytest.raises(Exception) as caught:  # any error, as long as it hides the secret
+                await history.database.ready()
+            shown = _shown(caught.value) + repr(stores) + repr(history.database)
+        finally:
+            await stores.aclose()
+    assert not [s for s in _SECRETS if s in shown], shown
