@@ -251,6 +251,33 @@ class PurgeCountsNothing(MemoryLogDriver):
         return 0
 
 
+class PurgeLeavesRecords(MemoryLogDriver):
+    """Purges each expired log's header but leaves its records, which collide with the next log's (a duplicate key)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._orphans: dict[str, list[LogRecord]] = {}
+
+    async def purge_expired(self) -> int:
+        expired = [k for k in self._logs if self._live(k) is None]
+        for key in expired:
+            self._orphans[key] = self._logs.pop(key).records
+        return len(expired)
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        if key in self._orphans and key not in self._logs:
+            raise RuntimeError(f"duplicate key value violates unique constraint (key={key!r}, seq=0)")
+        return await super().append(key, records, expected_version=expected_version, session_id=session_id, ttl=ttl)
+
+
 class TailNeverAnswers(MemoryLogDriver):
     """``tail`` waits forever (a server that never replies, with no client timeout)."""
 
@@ -564,6 +591,8 @@ _CASES: list[tuple[type[object], str, list[str]]] = [
     (PurgeRemovesLiveLogs, "log", ["test_purge_expired_removes_only_expired_logs"]),
     (PurgeRemovesLiveLogs, "history", ["test_purge_expired_spares_live_sessions"]),
     (PurgeCountsNothing, "log", ["test_purge_expired_removes_only_expired_logs"]),
+    (PurgeLeavesRecords, "log", ["test_purge_expired_removes_only_expired_logs"]),
+    (PurgeLeavesRecords, "history", ["test_purge_expired_spares_live_sessions"]),
     (
         ObjectChecksThenCreates,
         "object",

@@ -616,6 +616,7 @@ class LogDriverConformance(ConformanceBase):
         await self._assert_absent(driver, key, prefix, why="an expired log")
         assert await driver.delete(key) is False, "delete of an expired log returned True"
         assert [log.key for log in await driver.list_logs(prefix)] == [live]
+        await self._write_afresh(driver, key, prefix, session_id="again", why="an expired log")
 
     @requires("ttl")
     async def test_append_after_expiry_starts_a_new_log_at_a_new_version(
@@ -673,8 +674,11 @@ class LogDriverConformance(ConformanceBase):
         """``purge_expired`` removes expired logs, spares logs without ttl and logs whose ttl has not passed.
 
         Its count includes at least the expired logs of this clause (other data in the store
-        may add to it), unless the backend expires natively. Failure means live logs were
-        purged (a purge by prefix, or a comparison the wrong way round), or the count is wrong.
+        may add to it), unless the backend expires natively. Every purged key is then written
+        afresh and reads back only its new records. Failure means live logs were purged (a purge
+        by prefix, or a comparison the wrong way round), the count is wrong, or the purge left
+        part of a log behind (its records without its header): the next log under that key
+        then fails to write (a duplicate key) or shows the purged records, and storage leaks.
         """
         driver = await open_driver()
         expiring = [prefix + f"expiring-{i}" for i in range(3)]
@@ -696,3 +700,24 @@ class LogDriverConformance(ConformanceBase):
         for key in expiring:
             assert await driver.length(key) == 0
         assert await driver.purge_expired() >= 0
+        for i, key in enumerate(expiring):
+            await self._write_afresh(driver, key, prefix, session_id=f"again-{i}", why="a purged log")
+
+    async def _write_afresh(self, driver: LogDriver, key: str, prefix: str, *, session_id: str, why: str) -> None:
+        """Start a new log under ``key`` (absent now) and check it holds only its own records."""
+        fresh = _records(f"fresh-{session_id}", 2)
+        try:
+            version = await driver.append(key, fresh, expected_version=None, session_id=session_id)
+        except StoreConflictError:
+            pytest.fail(f"{why} could not be written again: append(expected_version=None) conflicted", pytrace=False)
+        except Exception as err:
+            pytest.fail(
+                f"{why} could not be written again: append raised {type(err).__name__}: {err} "
+                "(did removing it leave records or metadata behind?)",
+                pytrace=False,
+            )
+        assert await driver.tail(key, 10) == (2, _digests(fresh), version), f"{why}, written again: tail"
+        assert await driver.read(key) == _payloads(fresh), f"{why}, written again: records of the old log came back"
+        listed = [log for log in await driver.list_logs(prefix, limit=1000) if log.key == key]
+        assert listed == [LogInfo(key, session_id)], f"{why}, written again: listed as {listed!r}"
+        assert await driver.delete(key) is True, f"{why}, written again: delete did not find it"
