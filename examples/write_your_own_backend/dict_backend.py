@@ -83,6 +83,8 @@ class DictLogDriver:
         session_id: str,
         ttl: float | None = None,
     ) -> LogVersion:
+        if not records:
+            raise ValueError("append needs at least one record")
         log = self._live(key)
         if (None if log is None else log.version) != expected_version:
             raise StoreConflictError(f"log {key!r} is not at version {expected_version!r}")

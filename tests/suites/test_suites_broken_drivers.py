@@ -10,14 +10,16 @@ driver which pages forever, blocks forever or spins forever fails a clause inste
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
 import re
 import time
-from collections.abc import Sequence
+import zlib
+from collections.abc import AsyncIterator, Sequence
 
 import pytest
 
-from agent_stores.core import Listing, LogInfo, LogRecord, LogVersion, StoreConflictError, StoredObject
+from agent_stores.core import Listing, LogInfo, LogRecord, LogTail, LogVersion, StoreConflictError, StoredObject
 from agent_stores.core.memory import MemoryLogDriver, MemoryObjectDriver
 
 pytest_plugins = ["pytester"]
@@ -249,6 +251,238 @@ class PurgeCountsNothing(MemoryLogDriver):
     async def purge_expired(self) -> int:
         await super().purge_expired()
         return 0
+
+
+class PurgeLeavesRecords(MemoryLogDriver):
+    """Purges each expired log's header but leaves its records, which collide with the next log's (a duplicate key)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._orphans: dict[str, list[LogRecord]] = {}
+
+    async def purge_expired(self) -> int:
+        expired = [k for k in self._logs if self._live(k) is None]
+        for key in expired:
+            self._orphans[key] = self._logs.pop(key).records
+        return len(expired)
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        if key in self._orphans and key not in self._logs:
+            raise RuntimeError(f"duplicate key value violates unique constraint (key={key!r}, seq=0)")
+        return await super().append(key, records, expected_version=expected_version, session_id=session_id, ttl=ttl)
+
+
+def _index_refuses(key: str, limit: int) -> None:
+    """An index over compressed keys: a key that compresses past ``limit`` bytes cannot be stored."""
+    size = len(zlib.compress(key.encode()))
+    if size > limit:
+        raise RuntimeError(f"index row size {size} exceeds btree maximum {limit}")
+
+
+class IndexesCompressedLogKeys(MemoryLogDriver):
+    """Indexes keys compressed, up to 400 bytes: a repeated character fits, a real 600-character key does not."""
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        _index_refuses(key, 400)
+        return await super().append(key, records, expected_version=expected_version, session_id=session_id, ttl=ttl)
+
+
+class IndexesCompressedObjectKeys(MemoryObjectDriver):
+    """Indexes keys compressed, up to 600 bytes: a repeated character fits, a real 1,024-byte key does not."""
+
+    async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
+        _index_refuses(key, 600)
+        return await super().put(key, data, if_absent=if_absent, if_version=if_version)
+
+
+def _text_column(*values: str | None) -> None:
+    """A SQL ``text`` column: NUL cannot be stored, and the client raises its own error."""
+    if any(value is not None and "\x00" in value for value in values):
+        raise RuntimeError("PostgreSQL text fields cannot contain NUL (0x00) bytes")
+
+
+class RawErrorOnNulLogKey(MemoryLogDriver):
+    """Lets the database client's error for NUL through instead of ``ValueError``."""
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        _text_column(key)
+        return await super().append(key, records, expected_version=expected_version, session_id=session_id, ttl=ttl)
+
+
+class RefusesNulInLogKeys(MemoryLogDriver):
+    """Refuses NUL in keys, prefixes and ``after`` with ``ValueError``, as ``drivers.py`` allows."""
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        if "\x00" in key:
+            raise ValueError("NUL")
+        return await super().append(key, records, expected_version=expected_version, session_id=session_id, ttl=ttl)
+
+    async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
+        if "\x00" in prefix + (after or ""):
+            raise ValueError("NUL")
+        return await super().list_logs(prefix, after=after, limit=limit)
+
+
+class EmptyAppendCreatesTheLog(MemoryLogDriver):
+    """Appends an empty batch like any other: an absent log comes into existence with no records."""
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        if not records:
+            log = self._live(key)
+            if (None if log is None else log.version) != expected_version:
+                raise StoreConflictError("moved")
+            if log is not None:
+                return log.version
+            placeholder = [LogRecord("placeholder", b"")]
+            version = await super().append(key, placeholder, expected_version=None, session_id=session_id, ttl=ttl)
+            self._logs[key].records.clear()
+            return version
+        return await super().append(key, records, expected_version=expected_version, session_id=session_id, ttl=ttl)
+
+
+class TtlNoneKeepsTheExpiry(MemoryLogDriver):
+    """An append without ``ttl`` leaves the expiry an earlier append set."""
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        log = self._live(key)
+        expires_at = None if log is None else log.expires_at
+        version = await super().append(key, records, expected_version=expected_version, session_id=session_id, ttl=ttl)
+        if ttl is None:
+            self._logs[key].expires_at = expires_at
+        return version
+
+
+class RawErrorOnNulObjectKey(MemoryObjectDriver):
+    """Lets the database client's error for NUL through instead of ``ValueError``."""
+
+    async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
+        _text_column(key)
+        return await super().put(key, data, if_absent=if_absent, if_version=if_version)
+
+
+class LogServer:
+    """One database behind every pool: it accepts one new connection every 5 ms."""
+
+    def __init__(self) -> None:
+        self.log = MemoryLogDriver()
+        self.accepting = asyncio.Lock()
+
+
+class LazyPoolChecksThenCreates:
+    """A driver over a lazily growing connection pool that creates a log with a check, then an INSERT.
+
+    Extending a log is one conditional statement (atomic); creating one is two round trips. Racers
+    that each open their first connection arrive one after another (the server accepts one
+    connection at a time), so the check-then-insert only loses when warm racers start together.
+    """
+
+    def __init__(self, server: LogServer) -> None:
+        self.server = server
+        self.idle = 0
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[MemoryLogDriver]:
+        if self.idle:
+            self.idle -= 1
+        else:
+            async with self.server.accepting:
+                await asyncio.sleep(0.005)
+        try:
+            yield self.server.log
+        finally:
+            self.idle += 1
+
+    async def tail(self, key: str, count: int) -> LogTail:
+        async with self._connection() as log:
+            return await log.tail(key, count)
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        async with self._connection() as log:
+            if expected_version is None:
+                if (await log.tail(key, 0)).version is not None:
+                    raise StoreConflictError("exists")
+                await asyncio.sleep(0)  # the INSERT is a second round trip
+                expected_version = (await log.tail(key, 0)).version
+            return await log.append(key, records, expected_version=expected_version, session_id=session_id, ttl=ttl)
+
+    async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
+        async with self._connection() as log:
+            return await log.read(key, last=last)
+
+    async def length(self, key: str) -> int:
+        async with self._connection() as log:
+            return await log.length(key)
+
+    async def delete(self, key: str) -> bool:
+        async with self._connection() as log:
+            return await log.delete(key)
+
+    async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
+        async with self._connection() as log:
+            return await log.list_logs(prefix, after=after, limit=limit)
+
+    async def purge_expired(self) -> int:
+        async with self._connection() as log:
+            return await log.purge_expired()
+
+    async def aclose(self) -> None:
+        return None
 
 
 class TailNeverAnswers(MemoryLogDriver):
@@ -565,6 +799,22 @@ _CASES: list[tuple[type[object], str, list[str]]] = [
     (PurgeRemovesLiveLogs, "history", ["test_purge_expired_spares_live_sessions"]),
     (PurgeCountsNothing, "log", ["test_purge_expired_removes_only_expired_logs"]),
     (
+        LazyPoolChecksThenCreates,
+        "log-pool",
+        [
+            "test_concurrent_appends_on_one_instance_exactly_one_wins",
+            "test_concurrent_appends_across_instances_exactly_one_wins",
+        ],
+    ),
+    (RawErrorOnNulLogKey, "log", ["test_nul_in_keys_is_refused_with_value_error_or_kept"]),
+    (RawErrorOnNulObjectKey, "object", ["test_nul_in_keys_is_refused_with_value_error_or_kept"]),
+    (EmptyAppendCreatesTheLog, "log", ["test_empty_append_is_refused_with_value_error"]),
+    (TtlNoneKeepsTheExpiry, "log", ["test_expired_log_is_absent_for_every_method"]),
+    (IndexesCompressedLogKeys, "log", ["test_logs_with_related_keys_are_independent"]),
+    (IndexesCompressedObjectKeys, "object", ["test_keys_up_to_the_declared_length_are_stored_exactly"]),
+    (PurgeLeavesRecords, "log", ["test_purge_expired_removes_only_expired_logs"]),
+    (PurgeLeavesRecords, "history", ["test_purge_expired_spares_live_sessions"]),
+    (
         ObjectChecksThenCreates,
         "object",
         [
@@ -653,6 +903,12 @@ _HANGS: list[tuple[type[object], str, str, list[str]]] = [
 
 _SUITES = {
     "log": ("LogDriverConformance", _LOG_CAPS, "log_driver_factory", "driver = {cls}()\n        return lambda: driver"),
+    "log-pool": (
+        "LogDriverConformance",
+        _LOG_CAPS,
+        "log_driver_factory",
+        "server = LogServer()\n        return lambda: {cls}(server)",
+    ),
     "object": (
         "ObjectDriverConformance",
         _OBJECT_CAPS,
@@ -700,7 +956,7 @@ def _module(cases: Sequence[tuple[type[object], str]], limit: float) -> tuple[st
     names: list[str] = []
     for cls, suite in cases:
         base, caps, fixture, factory = _SUITES[suite]
-        name = f"{cls.__name__}_{suite}"
+        name = f"{cls.__name__}_{suite.replace('-', '_')}"
         names.append(name)
         source += _CLASS.format(
             name=name, base=base, caps=caps, limit=limit, fixture=fixture, factory=factory.format(cls=cls.__name__)

@@ -294,3 +294,33 @@ def test_empty_directories_declared_but_not_kept(pytester: pytest.Pytester) -> N
     )
     assert_failed(outcomes, "test_empty_directories_are_listed")
     assert_passed(outcomes, "test_create_directory_keeps_existing_files")
+
+
+def test_index_over_compressed_paths(pytester: pytest.Pytester) -> None:
+    # A database index over compressed values holds a path of one repeated character in a few
+    # bytes: the store must be checked with paths no compression shrinks.
+    store = """
+        import zlib
+
+        from agent_stores.core.files import ObjectAgentFileStore
+        from agent_stores.core.memory import MemoryObjectDriver
+
+        class IndexedDriver(MemoryObjectDriver):
+            async def put(self, key, data, *, if_absent=False, if_version=None):
+                size = len(zlib.compress(key.encode()))
+                if size > 2704:
+                    raise RuntimeError(f"index row size {size} exceeds btree maximum 2704")
+                return await super().put(key, data, if_absent=if_absent, if_version=if_version)
+
+        class Store(ObjectAgentFileStore):
+            def __init__(self):
+                super().__init__(IndexedDriver())
+        """
+    outcomes = run_clauses(
+        pytester,
+        store,
+        ["test_long_names_work", "test_unicode_and_space_names_round_trip"],
+        capabilities="long_names=True, case_sensitive=True, empty_directories=True",
+    )
+    assert_failed(outcomes, "test_long_names_work", says="index row size")
+    assert_passed(outcomes, "test_unicode_and_space_names_round_trip")

@@ -10,7 +10,7 @@ from agent_framework import FileSessionStore, SessionStore
 
 from agent_stores.core import ObjectSessionStore
 from agent_stores.core.memory import MemoryObjectDriver
-from agent_stores.testing import SessionStoreCapabilities, SessionStoreConformance
+from agent_stores.testing import SessionStoreCapabilities, SessionStoreConformance, corrupt_object_session
 
 
 class TestInMemorySessionStore(SessionStoreConformance):
@@ -53,7 +53,4 @@ class TestObjectSessionStore(SessionStoreConformance):
 
     @pytest.fixture
     def corrupt_session(self) -> Any:
-        async def corrupt(store: ObjectSessionStore, session_id: str) -> None:
-            await store.driver.put(store._key(session_id), b"{not a snapshot")  # pyright: ignore[reportPrivateUsage]
-
-        return corrupt
+        return corrupt_object_session

@@ -20,6 +20,7 @@ from agent_stores.testing import (
     ObjectDriverCapabilities,
     ObjectDriverConformance,
 )
+from test_suites_broken_drivers import RefusesNulInLogKeys
 
 
 class TestMemoryLogDriver(LogDriverConformance):
@@ -30,6 +31,17 @@ class TestMemoryLogDriver(LogDriverConformance):
     @pytest.fixture
     def log_driver_factory(self) -> Callable[[], MemoryLogDriver]:
         driver = MemoryLogDriver()
+        return lambda: driver
+
+
+class TestLogDriverRefusingNul(LogDriverConformance):
+    """A driver refusing NUL in keys, prefixes and ``after`` with ``ValueError`` passes: ``drivers.py`` allows it."""
+
+    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+
+    @pytest.fixture
+    def log_driver_factory(self) -> Callable[[], MemoryLogDriver]:
+        driver = RefusesNulInLogKeys()
         return lambda: driver
 
 

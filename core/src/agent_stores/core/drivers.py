@@ -1,9 +1,42 @@
-"""The two driver shapes a backend implements: an append-only log and an object store.
+r"""The two driver shapes a backend implements: an append-only log and an object store.
 
 A driver stores and fetches opaque bytes under keys the core derives; every rule (codec,
-keys, de-duplication, path rules, windowing) stays in the core adapters. Drivers raise
-``StoreConflictError`` when a condition does not hold, ``StoreUnavailableError`` when the
-server cannot be reached, and chain the driver's own exception as the cause.
+keys, de-duplication, path rules, windowing) stays in the core adapters.
+
+Keys
+    Keys, prefixes and ``after`` bounds are ``str``. A driver addresses every key verbatim: no
+    case folding, no Unicode normalisation, no trimming, no collapsing of ``//``, and no
+    character is a pattern (``* ? [ ] % _ \ . ^ $ { } +`` are literal). It must accept every
+    non-empty key of Unicode characters other than NUL (U+0000) and lone surrogates — spaces,
+    control characters such as U+007F, ``/``, and characters outside the Basic Multilingual
+    Plane included — up to a length: 600 UTF-8 bytes for a :class:`LogDriver` (the core's log
+    keys stay under about 550 ASCII characters), and the ``max_key_bytes`` an
+    :class:`ObjectDriver` declares to its suite (1,024 by default, S3's limit). ``prefix`` and
+    ``after`` only compare: any string of such characters is accepted, even one no key equals.
+
+    A driver may refuse with ``ValueError``, before writing anything: a key, prefix or
+    ``after`` holding NUL (a SQL ``text`` column cannot hold it), a key longer than it can
+    hold (never cut one: two keys would become one), and the empty key. A backend that cannot
+    hold some other keys verbatim (a file system's ``..`` segments) refuses them with
+    ``ValueError`` too, and declares the divergence in its suite.
+
+Errors
+    Each failure is one of three kinds, chained to the client library's own exception
+    (``raise ... from err``); translate them in one place. Any other exception is a bug.
+
+    ``ValueError``
+        The call itself is wrong, and repeating it fails again: a refused key, an empty
+        batch, a ``limit`` that is not positive, a value past a backend limit (a document or
+        item size). Nothing was written.
+    :class:`~agent_stores.core.errors.StoreConflictError`
+        A condition does not hold: ``expected_version``, ``if_absent``, ``if_version``
+        (a conditional write or delete of an absent key included, since it has no version).
+        Nothing was written; the caller reads again and decides.
+    :class:`~agent_stores.core.errors.StoreUnavailableError`
+        The server could not be reached or did not answer within the driver's timeout
+        (refused, reset, timed out, failing over). Never for a server that answered with an
+        error about the call. A write interrupted this way is applied whole or not at all,
+        and the same driver object works again once the server is back (reconnecting itself).
 """
 
 from __future__ import annotations
@@ -67,12 +100,16 @@ class LogDriver(Protocol):
         """Append ``records`` in order, atomically, only if the log is still at ``expected_version``.
 
         ``session_id`` is recorded when the append creates the log (see :meth:`list_logs`).
-        With ``ttl`` (seconds), the whole log expires ``ttl`` seconds after this append.
+        With ``ttl`` (seconds), the whole log expires ``ttl`` seconds after this append; with
+        ``ttl=None`` the whole log no longer expires, even if an earlier append gave it a ttl.
 
         Returns:
             The log's new version.
 
         Raises:
+            ValueError: ``records`` is empty (there is nothing to append; the core never sends an
+                empty batch), or a key or value is refused (see the module's rules). Nothing
+                was appended, whatever ``expected_version`` is.
             StoreConflictError: The log is no longer at ``expected_version``; nothing was appended.
         """
         ...
@@ -86,7 +123,12 @@ class LogDriver(Protocol):
         ...
 
     async def delete(self, key: str) -> bool:
-        """Remove the whole log; return whether it existed (an expired log did not)."""
+        """Remove the whole log; return whether it existed (an expired log did not).
+
+        Nothing of it may remain: a log written afterwards under ``key`` (with
+        ``expected_version=None``) holds only its own records. The same holds for a log
+        removed by :meth:`purge_expired` or by the backend's own expiry.
+        """
         ...
 
     async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
@@ -100,7 +142,7 @@ class LogDriver(Protocol):
         ...
 
     async def purge_expired(self) -> int:
-        """Remove every expired log now; return how many were removed."""
+        """Remove every expired log now, records and all; return how many were removed."""
         ...
 
     async def aclose(self) -> None:
@@ -148,7 +190,8 @@ class ObjectDriver(Protocol):
         """Remove ``key``; return whether it existed.
 
         Raises:
-            StoreConflictError: ``if_version`` is given and is not the current version.
+            StoreConflictError: ``if_version`` is given and is not the current version, or the
+                key is absent (an absent key has no version). Nothing was removed.
 
         """
         ...

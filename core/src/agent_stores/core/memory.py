@@ -60,6 +60,8 @@ class MemoryLogDriver:
         session_id: str,
         ttl: float | None = None,
     ) -> LogVersion:
+        if not records:
+            raise ValueError("append needs at least one record")
         log = self._live(key)
         current = None if log is None else log.version
         if current != expected_version:

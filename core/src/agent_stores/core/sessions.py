@@ -107,6 +107,19 @@ class ObjectSessionStore(OwnedResource, SessionStore):
         SessionStore.validate_session_id(session_id)
         return f"{self.prefix}{key_segment(session_id)}.json"
 
+    def snapshot_key(self, session_id: str) -> str:
+        """Return the driver key the snapshot of ``session_id`` is stored under.
+
+        For tools and tests that reach a stored record through ``driver`` directly (the
+        conformance suite's ``corrupt_session`` fixture, see
+        :func:`agent_stores.testing.corrupt_object_session`).
+
+        Raises:
+            ValueError: ``session_id`` is empty.
+
+        """
+        return self._key(session_id)
+
     async def get(self, session_id: str) -> AgentSession | None:
         """Return an independent copy of the stored session, or ``None``.
 

@@ -22,13 +22,13 @@ Installed with ``pip install "agent-stores-core[testing]"``; the pytest plugin i
 automatically, so no pytest configuration is needed.
 """
 
-from ._base import ConformanceBase, requires, unique_id
+from ._base import ConformanceBase, incompressible, requires, unique_id
 from .checkpoints import CheckpointStorageCapabilities, CheckpointStorageConformance
 from .files import FileStoreCapabilities, FileStoreConformance
 from .history import HistoryCapabilities, HistoryProviderConformance
 from .log_driver import OBJECT_LOG_DIVERGENCES, LogDriverCapabilities, LogDriverConformance
 from .object_driver import ObjectDriverCapabilities, ObjectDriverConformance
-from .sessions import SessionStoreCapabilities, SessionStoreConformance
+from .sessions import SessionStoreCapabilities, SessionStoreConformance, corrupt_object_session
 from .todos import TodoStoreCapabilities, TodoStoreConformance
 
 __all__ = [
@@ -48,6 +48,8 @@ __all__ = [
     "SessionStoreConformance",
     "TodoStoreCapabilities",
     "TodoStoreConformance",
+    "corrupt_object_session",
+    "incompressible",
     "requires",
     "unique_id",
 ]

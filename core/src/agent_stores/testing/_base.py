@@ -8,6 +8,7 @@ import ctypes
 import functools
 import inspect
 import linecache
+import random
 import sys
 import threading
 import time
@@ -19,7 +20,15 @@ from typing import Any, ClassVar, NoReturn, TypeVar
 import pytest
 import pytest_asyncio
 
-__all__ = ["ClauseOverrunError", "ClauseTimeLimitError", "ConformanceBase", "collect_pages", "requires", "unique_id"]
+__all__ = [
+    "ClauseOverrunError",
+    "ClauseTimeLimitError",
+    "ConformanceBase",
+    "collect_pages",
+    "incompressible",
+    "requires",
+    "unique_id",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,6 +50,20 @@ def requires(*capabilities: str, absent: tuple[str, ...] = ()) -> Callable[[F], 
 def unique_id(label: str = "conformance") -> str:
     """Return a fresh lowercase id, so clauses never touch data they did not create."""
     return f"{label}-{uuid.uuid4().hex[:12]}"
+
+
+#: The characters :func:`incompressible` draws from: safe in keys, paths and URLs everywhere.
+_NAME_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+
+
+def incompressible(length: int, seed: str = "") -> str:
+    """Return ``length`` ASCII characters no dictionary compression shrinks much (seeded, so reproducible).
+
+    Long-name clauses use these instead of ``"x" * n``: a database that compresses long values
+    before indexing them (PostgreSQL's TOAST, InnoDB's compressed rows) stores a repeated
+    character in a few bytes, and would pass with names it cannot index at their real size.
+    """
+    return "".join(random.Random(f"agent-stores:{seed}:{length}").choices(_NAME_ALPHABET, k=length))
 
 
 async def maybe_await(value: Any) -> Any:

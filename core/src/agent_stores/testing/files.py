@@ -26,7 +26,7 @@ from agent_framework import AgentFileStore, FileSearchResult, FileStoreEntry
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ._base import ConformanceBase, requires, unique_id
+from ._base import ConformanceBase, incompressible, requires, unique_id
 
 __all__ = ["FileStoreCapabilities", "FileStoreConformance"]
 
@@ -80,8 +80,9 @@ class FileStoreCapabilities:
             ``False`` means both may exist side by side and both are listed
             (``InMemoryAgentFileStore``); the suite checks whichever is declared.
         long_names: Path segments of 1,000 characters and paths of about 4,000 characters
-            are stored and listed. Without it only segments of up to 200 characters are
-            required (a local file system caps a segment at 255 bytes).
+            (random characters, which no compression shrinks) are stored and listed. Without
+            it only segments of up to 200 characters are required (a local file system caps a
+            segment at 255 bytes).
 
     """
 
@@ -513,7 +514,7 @@ class FileStoreConformance(ConformanceBase):
         Failing means the store's key or name limit is below the minimal contract. Fix:
         raise the limit (or hash only names beyond the backend's limit, reversibly).
         """
-        name = "n" * 196 + ".txt"
+        name = incompressible(196, "file") + ".txt"
         await file_store.write(f"{file_root}/a/b/{name}", "long")
         assert await file_store.read(f"{file_root}/a/b/{name}") == "long"
         assert _names(await file_store.list_children(f"{file_root}/a/b")) == [("file", name)]
@@ -522,12 +523,14 @@ class FileStoreConformance(ConformanceBase):
     async def test_long_names_work(self, file_store: AgentFileStore, file_root: str) -> None:
         """A 1,000-character segment in a path of about 4,000 characters is stored, read and listed.
 
-        Failing means the store cannot hold the long names it declared. Fix: lift the limit
-        or declare ``long_names=False``.
+        The names are random characters, so a database that compresses indexed values (an
+        index row limit of 2,704 bytes in PostgreSQL, 3,072 in MySQL) cannot shrink them below
+        their real size. Failing means the store cannot hold the long names it declared. Fix:
+        lift the limit or declare ``long_names=False``.
         """
-        segment = "s" * 1_000
-        directory = f"{file_root}/{segment}/{segment}/{segment}"
-        name = "f" * 996 + ".txt"
+        segment, second, third = (incompressible(1_000, f"segment {i}") for i in range(3))
+        directory = f"{file_root}/{segment}/{second}/{third}"
+        name = incompressible(996, "file") + ".txt"
         await file_store.write(f"{directory}/{name}", "long")
         assert await file_store.read(f"{directory}/{name}") == "long"
         assert _names(await file_store.list_children(directory)) == [("file", name)]

@@ -1055,7 +1055,10 @@ class HistoryProviderConformance(ConformanceBase):
         """``purge_expired`` removes expired sessions only: those without ttl or not yet expired stay whole.
 
         Failure means the purge removed live history (a purge of every log, or an expiry
-        comparison the wrong way round). It returns how many logs it removed, an int.
+        comparison the wrong way round). It returns how many logs it removed, an int. A purged
+        session then saves and loads afresh; failure there means the purge left part of the
+        session behind (records without their log), so every later save to it fails or shows
+        purged messages.
         """
         ttl = 0.3
         expiring: Any = await history.open(ttl=ttl)
@@ -1076,3 +1079,8 @@ class HistoryProviderConformance(ConformanceBase):
         listed = set(await reader.list_sessions(limit=1000))
         assert {sessions["lasting"], sessions["forever"]} <= listed
         assert sessions["expiring"] not in listed
+        again = [_msg("user", "after the purge", "m-3")]
+        await history.save(forever, sessions["expiring"], again)
+        assert _ids(await history.load(reader, sessions["expiring"])) == ["m-3"], "a purged session came back"
+        assert await reader.count_messages(sessions["expiring"]) == 1
+        assert sessions["expiring"] in set(await reader.list_sessions(limit=1000))

@@ -34,9 +34,9 @@ from typing import Any, ClassVar, cast
 
 import pytest
 
-from agent_stores.core import LogDriver, LogInfo, LogRecord, LogVersion, StoreConflictError
+from agent_stores.core import LogDriver, LogInfo, LogRecord, LogVersion, StoreConflictError, StoreUnavailableError
 
-from ._base import ConformanceBase, collect_pages, requires, unique_id
+from ._base import ConformanceBase, collect_pages, incompressible, requires, unique_id
 
 __all__ = ["OBJECT_LOG_DIVERGENCES", "LogDriverCapabilities", "LogDriverConformance"]
 
@@ -58,6 +58,10 @@ OBJECT_LOG_DIVERGENCES: dict[str, str] = {
 
 #: Concurrent conditional appends in one race.
 _RACERS = 8
+
+#: Rounds of each race clause, each on a new log: a check-then-act store loses every round it
+#: races in, and the rounds keep the clause fast (a few milliseconds each on a local server).
+_RACE_ROUNDS = 4
 
 #: Prefix fragments that mean something to a glob, a regex, SQL ``LIKE`` or a path; each prefix
 #: built from them has siblings that a pattern-matching implementation would wrongly list.
@@ -86,6 +90,19 @@ class LogDriverCapabilities:
     ttl: bool = False
     native_expiry: bool = False
     concurrent_instances: bool = False
+
+
+async def _refused(call: Callable[[], Awaitable[object]]) -> bool:
+    """Run ``call``; return whether it raised ``ValueError``. Any other error fails the clause."""
+    try:
+        await call()
+    except ValueError:
+        return True
+    except StoreUnavailableError as err:
+        pytest.fail(f"refused input raised StoreUnavailableError ({err}); raise ValueError (drivers.py)", pytrace=False)
+    except Exception as err:
+        pytest.fail(f"refused input raised {type(err).__name__}: {err}; raise ValueError (drivers.py)", pytrace=False)
+    return False
 
 
 def _records(label: str, count: int, *, start: int = 0) -> list[LogRecord]:
@@ -261,13 +278,18 @@ class LogDriverConformance(ConformanceBase):
     async def test_logs_with_related_keys_are_independent(self, open_driver: OpenDriver, prefix: str) -> None:
         """Keys that prefix each other, differ in case, or end in a separator are separate logs; keys may be long.
 
-        The core's keys are up to about 550 ASCII characters. Failure means the driver matches
-        keys by prefix or pattern (a delete or read reaching a neighbour), folds case, strips
-        characters or cuts long keys. Address each log by its exact key.
+        The core's keys are up to about 550 ASCII characters; the long key here is 600 random
+        characters (a repeated character would compress to nothing in a database that compresses
+        indexed values, and hide its real limit), and a sibling differing only in its last
+        character. Failure means the driver matches keys by prefix or pattern (a delete or read
+        reaching a neighbour), folds case, strips characters, cuts long keys, or cannot index
+        them. Address each log by its exact key.
         """
         driver = await open_driver()
         base = prefix + "log"
-        keys = [base, base + "/", base + "/x", base + "x", base.upper(), base + "*", base + " ", base + "/" + "k" * 540]
+        long = base + "/" + incompressible(600 - len(base) - 2, "log key")
+        keys = [base, base + "/", base + "/x", base + "x", base.upper(), base + "*", base + " ", base + "\t"]
+        keys += [base + "\x7f", base + "\U0001f600", long + "a", long + "b"]
         for i, key in enumerate(keys):
             await driver.append(key, _records(f"k{i}", i + 1), expected_version=None, session_id=f"s{i}")
         for i, key in enumerate(keys):
@@ -330,6 +352,53 @@ class LogDriverConformance(ConformanceBase):
             await driver.append(key, _records("lost", 1000), expected_version=None, session_id="s")
         assert await driver.tail(key, 3) == (1000, ["big-997", "big-998", "big-999"], version)
         assert await driver.read(key) == _payloads(batch), "a conflicting batch left records behind"
+
+    async def test_empty_append_is_refused_with_value_error(self, open_driver: OpenDriver, prefix: str) -> None:
+        """``append`` of no records raises ``ValueError`` and changes nothing, whatever the expected version.
+
+        ``drivers.py`` specifies it: an empty batch is a mistake of the caller (the core never
+        sends one). Failure means the driver created an empty log (listed, with a version),
+        moved the version of an existing one, or answered with another error or a version.
+        """
+        driver = await open_driver()
+        key, absent = prefix + "log", prefix + "absent"
+        version = await driver.append(key, _records("a", 2), expected_version=None, session_id="s")
+        for target, expected in ((absent, None), (key, version), (key, None)):
+            with pytest.raises(ValueError):
+                await driver.append(target, [], expected_version=expected, session_id="s")
+        assert await driver.tail(key, 5) == (2, ["a-0", "a-1"], version), "an empty append changed the log"
+        await self._assert_absent(driver, absent, prefix, why="an empty append to an absent log")
+
+    async def test_nul_in_keys_is_refused_with_value_error_or_kept(self, open_driver: OpenDriver, prefix: str) -> None:
+        r"""A key, prefix or ``after`` holding NUL is either handled exactly or refused with ``ValueError``.
+
+        ``drivers.py`` lets a driver refuse NUL (a SQL ``text`` column cannot hold it); what it
+        may not do is fail with a raw client error or ``StoreUnavailableError``, or cut the key
+        at the NUL (``a\x00b`` read as ``a``). Refuse before writing anything.
+        """
+        driver = await open_driver()
+        plain = prefix + "a"
+        await driver.append(plain, _records("plain", 1), expected_version=None, session_id="s")
+        nul = prefix + "a\x00b"
+        if await _refused(lambda: driver.append(nul, _records("nul", 1), expected_version=None, session_id="s")):
+            assert await driver.read(plain) == _payloads(_records("plain", 1)), "a refused key reached another log"
+        else:
+            assert await driver.read(nul) == _payloads(_records("nul", 1)), "a key holding NUL was not kept"
+            assert await driver.read(plain) == _payloads(_records("plain", 1)), "a key holding NUL was cut at NUL"
+            await driver.delete(nul)
+        listed: list[LogInfo] = []
+
+        async def list_after() -> None:
+            listed[:] = await driver.list_logs(prefix, after=prefix + "\x00")
+
+        if not await _refused(list_after):
+            assert [log.key for log in listed] == [plain], f"list_logs(after=prefix + NUL) listed {listed!r}"
+
+        async def list_under() -> None:
+            listed[:] = await driver.list_logs(prefix + "\x00")
+
+        if not await _refused(list_under):
+            assert listed == [], f"list_logs(prefix + NUL) listed {listed!r}"
 
     # -- conditional append and versions ------------------------------------------------------
 
@@ -444,34 +513,46 @@ class LogDriverConformance(ConformanceBase):
             assert await second.tail(key, 0) == (len(stored), [], expected)
 
     async def _race(self, drivers: Sequence[LogDriver], key: str, expected: LogVersion) -> list[LogRecord]:
-        """Race ``_RACERS`` appends on ``expected`` over ``drivers``; assert one winner; return the winner's records."""
+        """Race ``_RACERS`` appends on ``expected`` over ``drivers``; assert one winner; return the winner's records.
+
+        Every racer first makes a call of its own (so a lazily opened connection or pool is
+        open), then all start together at a barrier: a driver that checks and then writes
+        cannot slip through because the racers happened to arrive one after another.
+        """
         batches = [_records(f"racer{i}", 2) for i in range(_RACERS)]
+        barrier = asyncio.Barrier(_RACERS)
 
         async def attempt(i: int) -> LogVersion:
-            return await drivers[i % len(drivers)].append(key, batches[i], expected_version=expected, session_id="s")
+            driver = drivers[i % len(drivers)]
+            await driver.tail(key, 0)
+            await barrier.wait()
+            return await driver.append(key, batches[i], expected_version=expected, session_id="s")
 
         outcomes = await asyncio.gather(*(attempt(i) for i in range(_RACERS)), return_exceptions=True)
         unexpected = [o for o in outcomes if isinstance(o, BaseException) and not isinstance(o, StoreConflictError)]
         assert not unexpected, f"racing appends raised something other than StoreConflictError: {unexpected!r}"
         winners = [i for i, o in enumerate(outcomes) if not isinstance(o, BaseException)]
-        assert len(winners) == 1, f"{len(winners)} of {_RACERS} appends on one expected version succeeded"
+        what = "create the log" if expected is None else "extend the log"
+        assert len(winners) == 1, f"{len(winners)} of {_RACERS} appends racing to {what} on one version succeeded"
         tail = await drivers[0].tail(key, 0)
         assert tail.version == outcomes[winners[0]], "the log is not at the version the winning append returned"
         return batches[winners[0]]
 
     async def _check_races(self, drivers: Sequence[LogDriver], prefix: str) -> None:
-        key = prefix + "log"
-        stored = await self._race(drivers, key, None)
-        for _ in range(2):
+        """``_RACE_ROUNDS`` rounds, each on a new log: one race to create it, one to extend it."""
+        for round_ in range(_RACE_ROUNDS):
+            key = f"{prefix}log-{round_}"
+            stored = await self._race(drivers, key, None)
             stored = stored + await self._race(drivers, key, (await drivers[0].tail(key, 0)).version)
-        assert await drivers[-1].read(key) == _payloads(stored), "losing appends left records, or the log lost some"
+            assert await drivers[-1].read(key) == _payloads(stored), "losing appends left records, or the log lost some"
 
     async def test_concurrent_appends_on_one_instance_exactly_one_wins(
         self, open_driver: OpenDriver, prefix: str
     ) -> None:
         """Eight appends racing on one expected version through one driver: exactly one wins, the rest conflict.
 
-        Checked when creating a log and when extending it. Failure means the driver checks the
+        Checked when creating a log and when extending it, in four rounds, every racer warmed up
+        and released at a barrier. Failure means the driver checks the
         version and appends in two steps with an await in between. Use one atomic operation (a
         conditional write, a transaction, a server-side script).
         """
@@ -568,7 +649,7 @@ class LogDriverConformance(ConformanceBase):
         cases = {
             prefix + "a": keys[1:],
             prefix + "c": keys[2:],
-            prefix + "a\x00": keys[1:],
+            prefix + "a\x01": keys[1:],
             prefix[:-1]: keys,
             prefix + "d": [],
             prefix + "\U0010ffff": [],
@@ -600,22 +681,29 @@ class LogDriverConformance(ConformanceBase):
     async def test_expired_log_is_absent_for_every_method(self, open_driver: OpenDriver, prefix: str) -> None:
         """After its ttl, a log reads as empty at version ``None``, is not listed, and ``delete`` returns ``False``.
 
-        Failure means some method still sees the expired records (``length`` counting them,
-        ``list_logs`` listing the log, ``delete`` reporting it existed), so sessions come back
-        or are counted after they expired. Filter expired logs in every read.
+        A log appended to with ``ttl=None`` after an append with a ttl no longer expires, and
+        the expired key is then written afresh. Failure means some method still sees the
+        expired records (``length`` counting them, ``list_logs`` listing the log, ``delete``
+        reporting it existed), so sessions come back or are counted after they expired, or
+        an append without ttl kept the old expiry. Filter expired logs in every read.
         """
         driver = await open_driver()
         key, live = prefix + "expiring", prefix + "live"
         started = time.monotonic()
         await driver.append(key, _records("r", 3), expected_version=None, session_id="s", ttl=self.ttl_seconds)
+        permanent = await driver.append(
+            live, _records("r", 1), expected_version=None, session_id="s", ttl=self.ttl_seconds
+        )
         length = await driver.length(key)
         if time.monotonic() - started < self.ttl_seconds * 0.8:  # else too slow a machine to tell
             assert length == 3, "the log expired before its ttl"
-        await driver.append(live, _records("r", 1), expected_version=None, session_id="s")
+        await driver.append(live, _records("r", 1, start=1), expected_version=permanent, session_id="s", ttl=None)
         await self._expire()
+        assert await driver.length(live) == 2, "an append with ttl=None did not remove the log's expiry"
         await self._assert_absent(driver, key, prefix, why="an expired log")
         assert await driver.delete(key) is False, "delete of an expired log returned True"
         assert [log.key for log in await driver.list_logs(prefix)] == [live]
+        await self._write_afresh(driver, key, prefix, session_id="again", why="an expired log")
 
     @requires("ttl")
     async def test_append_after_expiry_starts_a_new_log_at_a_new_version(
@@ -673,8 +761,11 @@ class LogDriverConformance(ConformanceBase):
         """``purge_expired`` removes expired logs, spares logs without ttl and logs whose ttl has not passed.
 
         Its count includes at least the expired logs of this clause (other data in the store
-        may add to it), unless the backend expires natively. Failure means live logs were
-        purged (a purge by prefix, or a comparison the wrong way round), or the count is wrong.
+        may add to it), unless the backend expires natively. Every purged key is then written
+        afresh and reads back only its new records. Failure means live logs were purged (a purge
+        by prefix, or a comparison the wrong way round), the count is wrong, or the purge left
+        part of a log behind (its records without its header): the next log under that key
+        then fails to write (a duplicate key) or shows the purged records, and storage leaks.
         """
         driver = await open_driver()
         expiring = [prefix + f"expiring-{i}" for i in range(3)]
@@ -696,3 +787,24 @@ class LogDriverConformance(ConformanceBase):
         for key in expiring:
             assert await driver.length(key) == 0
         assert await driver.purge_expired() >= 0
+        for i, key in enumerate(expiring):
+            await self._write_afresh(driver, key, prefix, session_id=f"again-{i}", why="a purged log")
+
+    async def _write_afresh(self, driver: LogDriver, key: str, prefix: str, *, session_id: str, why: str) -> None:
+        """Start a new log under ``key`` (absent now) and check it holds only its own records."""
+        fresh = _records(f"fresh-{session_id}", 2)
+        try:
+            version = await driver.append(key, fresh, expected_version=None, session_id=session_id)
+        except StoreConflictError:
+            pytest.fail(f"{why} could not be written again: append(expected_version=None) conflicted", pytrace=False)
+        except Exception as err:
+            pytest.fail(
+                f"{why} could not be written again: append raised {type(err).__name__}: {err} "
+                "(did removing it leave records or metadata behind?)",
+                pytrace=False,
+            )
+        assert await driver.tail(key, 10) == (2, _digests(fresh), version), f"{why}, written again: tail"
+        assert await driver.read(key) == _payloads(fresh), f"{why}, written again: records of the old log came back"
+        listed = [log for log in await driver.list_logs(prefix, limit=1000) if log.key == key]
+        assert listed == [LogInfo(key, session_id)], f"{why}, written again: listed as {listed!r}"
+        assert await driver.delete(key) is True, f"{why}, written again: delete did not find it"

@@ -41,16 +41,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_stores.core import Listing, ObjectDriver, StoreConflictError
+from agent_stores.core import Listing, ObjectDriver, StoreConflictError, StoreUnavailableError
 
-from ._base import ConformanceBase, collect_pages, requires, unique_id
+from ._base import ConformanceBase, collect_pages, incompressible, requires, unique_id
 
 __all__ = ["ObjectDriverCapabilities", "ObjectDriverConformance", "expected_listing"]
 
 OpenDriver = Callable[[], Awaitable[ObjectDriver]]
 
-#: Concurrent conditional writes in one race.
+#: Concurrent conditional writes in one race; every racer is warmed up and released at a barrier.
 _RACERS = 8
+
+#: Rounds of each race clause, each on a new key.
+_RACE_ROUNDS = 4
 
 #: Key fragments that mean something to a glob, a regex, SQL ``LIKE`` or a path, plus unicode.
 _LITERAL_FRAGMENTS = ("*", "?", "[ab]", "%", "_", "\\", ".", "^$", "{x}", "+", "ü", "日本", "😀")
@@ -74,11 +77,17 @@ class ObjectDriverCapabilities:
             ``delete(..., if_version=)`` are decided atomically between instances: of N racing
             conditional writes on one version, exactly one wins (S3 ``If-Match``, a conditional
             update). Atomicity on one instance is always required.
+        max_key_bytes: The longest key, in UTF-8 bytes, the driver stores (1,024 by default:
+            S3's limit, and what a file store over the driver needs for paths of about 1 KB).
+            Keys of exactly this length, of random characters in segments of 100, are checked
+            to round-trip; a longer key may be refused with ``ValueError``, never cut. A driver
+            that adds its own prefix to every key declares what is left of its backend's limit.
 
     """
 
     atomic_create_across_instances: bool = False
     atomic_if_version_across_instances: bool = False
+    max_key_bytes: int = 1024
 
 
 def expected_listing(
@@ -257,8 +266,7 @@ class ObjectDriverConformance(ConformanceBase):
     async def test_keys_are_exact(self, open_driver: OpenDriver, prefix: str) -> None:
         """Keys differing in case, Unicode form, whitespace or a trailing separator, or holding patterns, are distinct.
 
-        A key of about 950 bytes works too (S3 allows 1,024). Failure means the driver
-        normalises keys (case folding, NFC, stripping, collapsing ``//``), treats characters of
+        Failure means the driver normalises keys (case folding, NFC, stripping, collapsing ``//``), treats characters of
         a key as a pattern, or cuts long keys. Use each key verbatim.
         """
         driver = await open_driver()
@@ -274,11 +282,79 @@ class ObjectDriverConformance(ConformanceBase):
             unicodedata.normalize("NFD", "é"),
             *(f"k{fragment}" for fragment in _LITERAL_FRAGMENTS),
             "kx",
-            "long/" + "x" * 900,
         ]
         versions = {name: await driver.put(prefix + name, name.encode()) for name in names}
         for name in names:
             await self._assert_stored(driver, prefix + name, name.encode(), versions[name], why=f"key {name!r}")
+
+    async def test_keys_up_to_the_declared_length_are_stored_exactly(
+        self, open_driver: OpenDriver, prefix: str
+    ) -> None:
+        """Keys of ``capabilities.max_key_bytes`` UTF-8 bytes round-trip and list; a longer key is stored or refused.
+
+        The keys are random characters (ASCII, and a mix with two- and four-byte characters) in
+        segments of 100 (under 255 bytes, as file systems need), so a database that compresses
+        indexed values cannot shrink them below their real size; two keys differ only in their
+        last character. Failure means the
+        driver cuts or cannot index keys as long as it declared, or a longer key failed with
+        something other than ``ValueError`` (a raw driver error), or was stored under another key.
+        """
+        driver = await open_driver()
+        limit = self.capabilities.max_key_bytes
+        ascii_key = _long_key(prefix, limit, "ascii")
+        wide_key = _long_key(prefix, limit, "wide")
+        keys = [ascii_key[:-1] + "a", ascii_key[:-1] + "b", wide_key]
+        for key in keys:
+            assert len(key.encode()) == limit, f"the suite built a key of {len(key.encode())} bytes"  # pragma: no cover
+            version = await driver.put(key, key.encode()[-64:])
+            await self._assert_stored(driver, key, key.encode()[-64:], version, why=f"a key of {limit} bytes")
+        listed = await driver.list(prefix, delimiter=None)
+        assert listed == (sorted(keys), []), "keys of the declared length are not listed as written"
+        longer = ascii_key + "x"
+        try:
+            version = await driver.put(longer, b"longer")
+        except ValueError:
+            return  # refusing a key past the declared length is allowed
+        except Exception as err:
+            pytest.fail(
+                f"a key of {limit + 1} bytes raised {type(err).__name__}: {err}; refuse keys the driver cannot hold "
+                "with ValueError (drivers.py)",
+                pytrace=False,
+            )
+        await self._assert_stored(driver, longer, b"longer", version, why=f"a key of {limit + 1} bytes")
+        neighbour = await driver.get(keys[0])
+        assert neighbour is not None and neighbour.data == keys[0].encode()[-64:], "a longer key overwrote another"
+
+    async def test_nul_in_keys_is_refused_with_value_error_or_kept(self, open_driver: OpenDriver, prefix: str) -> None:
+        r"""A key, prefix or ``after`` holding NUL is either handled exactly or refused with ``ValueError``.
+
+        ``drivers.py`` lets a driver refuse NUL (a SQL ``text`` column cannot hold it); what it
+        may not do is fail with a raw client error or ``StoreUnavailableError``, or cut the key
+        at the NUL (``a\x00b`` stored as ``a``). Refuse before writing anything.
+        """
+        driver = await open_driver()
+        plain, nul = prefix + "a", prefix + "a\x00b"
+        version = await driver.put(plain, b"plain")
+        if await _refused(lambda: driver.put(nul, b"nul")):
+            await self._assert_stored(driver, plain, b"plain", version, why="a refused key holding NUL")
+        else:
+            stored = await driver.get(nul)
+            assert stored is not None and stored.data == b"nul", "a key holding NUL was not kept"
+            await self._assert_stored(driver, plain, b"plain", version, why="beside a key holding NUL")
+            assert await driver.delete(nul) is True
+        listed: list[Listing] = []
+
+        async def list_after() -> None:
+            listed[:] = [await driver.list(prefix, after=prefix + "\x00")]
+
+        if not await _refused(list_after):
+            assert listed == [([plain], [])], f"list(after=prefix + NUL) returned {listed[0]!r}"
+
+        async def list_under() -> None:
+            listed[:] = [await driver.list(prefix + "\x00", delimiter=None)]
+
+        if not await _refused(list_under):
+            assert listed == [([], [])], f"list(prefix + NUL) returned {listed[0]!r}"
 
     # -- conditional writes -------------------------------------------------------------------
 
@@ -351,8 +427,13 @@ class ObjectDriverConformance(ConformanceBase):
             await driver.delete(key, if_version=current)
 
     async def _race_creates(self, drivers: Sequence[ObjectDriver], key: str) -> None:
+        barrier = asyncio.Barrier(_RACERS)
+
         async def attempt(i: int) -> str:
-            return await drivers[i % len(drivers)].put(key, f"writer {i}".encode(), if_absent=True)
+            driver = drivers[i % len(drivers)]
+            await driver.head(key)  # warm up: a lazily opened connection is open before the start
+            await barrier.wait()
+            return await driver.put(key, f"writer {i}".encode(), if_absent=True)
 
         outcomes = await asyncio.gather(*(attempt(i) for i in range(_RACERS)), return_exceptions=True)
         winner = _one_winner(outcomes, "exclusive creates")
@@ -364,9 +445,12 @@ class ObjectDriverConformance(ConformanceBase):
     async def _race_conditional_writes(self, drivers: Sequence[ObjectDriver], key: str) -> None:
         """Race puts and one delete, all with ``if_version`` of the current object; exactly one may win."""
         base = await drivers[0].put(key, b"base")
+        barrier = asyncio.Barrier(_RACERS)
 
         async def attempt(i: int) -> str | bool:
             driver = drivers[i % len(drivers)]
+            await driver.head(key)  # warm up: a lazily opened connection is open before the start
+            await barrier.wait()
             if i == _RACERS - 1:
                 return await driver.delete(key, if_version=base)
             return await driver.put(key, f"writer {i}".encode(), if_version=base)
@@ -389,7 +473,7 @@ class ObjectDriverConformance(ConformanceBase):
         ``put``). Use the backend's atomic exclusive create.
         """
         driver = await open_driver()
-        for round_ in range(3):
+        for round_ in range(_RACE_ROUNDS):
             await self._race_creates([driver], f"{prefix}object-{round_}")
 
     @requires("atomic_create_across_instances")
@@ -402,7 +486,7 @@ class ObjectDriverConformance(ConformanceBase):
         two processes both create the same file or quarantine the same snapshot.
         """
         drivers = [await open_driver() for _ in range(4)]
-        for round_ in range(3):
+        for round_ in range(_RACE_ROUNDS):
             await self._race_creates(drivers, f"{prefix}object-{round_}")
 
     async def test_concurrent_conditional_writes_on_one_instance_exactly_one_wins(
@@ -414,7 +498,7 @@ class ObjectDriverConformance(ConformanceBase):
         replaced version ``v``. Use one conditional write.
         """
         driver = await open_driver()
-        for round_ in range(3):
+        for round_ in range(_RACE_ROUNDS):
             await self._race_conditional_writes([driver], f"{prefix}object-{round_}")
 
     @requires("atomic_if_version_across_instances")
@@ -426,7 +510,7 @@ class ObjectDriverConformance(ConformanceBase):
         Failure means the compare-and-set is only atomic per instance.
         """
         drivers = [await open_driver() for _ in range(4)]
-        for round_ in range(3):
+        for round_ in range(_RACE_ROUNDS):
             await self._race_conditional_writes(drivers, f"{prefix}object-{round_}")
 
     # -- listing ------------------------------------------------------------------------------
@@ -636,6 +720,39 @@ class ObjectDriverConformance(ConformanceBase):
         bound = None if after is None else root + after
         listing = await driver.list(scope, delimiter=delimiter, after=bound, limit=limit)
         assert listing == expected_listing(keys, scope, delimiter=delimiter, after=bound, limit=limit)
+
+
+async def _refused(call: Callable[[], Awaitable[object]]) -> bool:
+    """Run ``call``; return whether it raised ``ValueError``. Any other error fails the clause."""
+    try:
+        await call()
+    except ValueError:
+        return True
+    except StoreUnavailableError as err:
+        pytest.fail(f"refused input raised StoreUnavailableError ({err}); raise ValueError (drivers.py)", pytrace=False)
+    except Exception as err:
+        pytest.fail(f"refused input raised {type(err).__name__}: {err}; raise ValueError (drivers.py)", pytrace=False)
+    return False
+
+
+def _long_key(prefix: str, size: int, kind: str) -> str:
+    """A key of exactly ``size`` UTF-8 bytes under ``prefix``: random segments of 100 characters.
+
+    With ``kind="wide"`` every fourth character takes two or four bytes.
+    """
+    chars = iter(incompressible(size + 8, f"object key {kind}"))
+    key, segment, i = prefix, 0, 0
+    while (room := size - len(key.encode())) > 0:
+        if segment == 100 and room > 1:
+            key, segment = key + "/", 0
+            continue
+        char = next(chars)
+        if kind == "wide" and i % 4 == 3:
+            char = "\u00e9" if i % 8 == 3 else "\U0001f600"
+        i += 1
+        key += char if len(char.encode()) <= room else next(chars)
+        segment += 1
+    return key
 
 
 def _one_winner(outcomes: Sequence[object], what: str) -> int:

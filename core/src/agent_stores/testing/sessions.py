@@ -13,11 +13,26 @@ from typing import Any, ClassVar
 import pytest
 from agent_framework import AgentSession, Message, SessionStore
 
+from agent_stores.core import ObjectSessionStore
+
 from ._base import ConformanceBase, requires, unique_id
 
-__all__ = ["SessionStoreCapabilities", "SessionStoreConformance"]
+__all__ = ["SessionStoreCapabilities", "SessionStoreConformance", "corrupt_object_session"]
 
 OpenStore = Callable[..., Awaitable[Any]]
+
+
+async def corrupt_object_session(store: ObjectSessionStore, session_id: str) -> None:
+    """Overwrite the stored snapshot of ``session_id`` with bytes that are not a snapshot.
+
+    The ``corrupt_session`` fixture of any session store built on the core's
+    ``ObjectSessionStore`` (every backend's session store)::
+
+        @pytest.fixture
+        def corrupt_session(self):
+            return corrupt_object_session
+    """
+    await store.driver.put(store.snapshot_key(session_id), b"{not a snapshot")
 
 
 @dataclass(frozen=True)
@@ -34,6 +49,8 @@ class SessionStoreCapabilities:
         corruptible: The test class provides a ``corrupt_session`` fixture: an async callable
             ``(store, session_id) -> None`` that overwrites the stored snapshot with bytes that are
             not a snapshot. The store must then report a ``ValueError`` and recover on retry.
+            For a store built on the core's ``ObjectSessionStore``, the fixture returns
+            :func:`corrupt_object_session`.
 
     """
 

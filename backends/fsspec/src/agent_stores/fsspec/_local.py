@@ -35,6 +35,9 @@ except ImportError:  # not POSIX (Windows): compare-and-set is declared absent t
 
 _DIRECTORY_VERSION = "dir"
 
+#: How often a write re-creates a directory that a concurrent delete pruned under it.
+_PRUNE_RACE_ATTEMPTS = 5
+
 #: Not inherited by child processes; binary on Windows (both absent elsewhere).
 _OPEN_FLAGS: int = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
@@ -156,11 +159,20 @@ class LocalOps:
         """Write a file through a temporary file; see the module docstring for atomicity."""
         full = self.path(rel)
         parent = os.path.dirname(full)
-        self._makedirs(parent)
-        if os.path.isdir(full):
-            raise IsADirectoryError(errno.EISDIR, "a directory exists at this path", rel)
         tmp = os.path.join(parent, temp_name())
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS, 0o644)
+        for attempt in range(_PRUNE_RACE_ATTEMPTS):
+            self._makedirs(parent)
+            if os.path.isdir(full):
+                raise IsADirectoryError(errno.EISDIR, "a directory exists at this path", rel)
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS, 0o644)
+                break  # the temporary file now keeps the directory from being pruned
+            except FileNotFoundError:
+                # A concurrent delete pruned the directory, empty for a moment, that was just made.
+                if attempt == _PRUNE_RACE_ATTEMPTS - 1:
+                    raise
+        else:  # pragma: no cover - the loop breaks or raises
+            raise AssertionError("unreachable")
         try:
             try:
                 view = memoryview(data)

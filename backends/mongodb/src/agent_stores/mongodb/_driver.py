@@ -89,6 +89,16 @@ def _check_key(key: str) -> str:
     return key
 
 
+def _check_log_key(key: str) -> str:
+    """A log key. NUL is refused with ``ValueError`` (``drivers.py`` allows it; the core's keys never hold NUL).
+
+    A log written under a key holding NUL read back empty on the wire-protocol stand-in.
+    """
+    if "\x00" in _check_key(key):
+        raise ValueError(f"log keys must not contain NUL: {key!r}")
+    return key
+
+
 def prefix_bounds(prefix: str) -> tuple[str, str | None]:
     """Return ``(low, high)`` with ``low <= key < high`` exactly when ``key`` starts with ``prefix``.
 
@@ -201,7 +211,7 @@ class MongoDBLogDriver:
         """The live head of ``key`` (``None`` when absent or expired)."""
         return await self.database.run(
             "read log head",
-            lambda: self.database.collection("logs").find_one({"_id": _check_key(key), **_live(now)}),
+            lambda: self.database.collection("logs").find_one({"_id": _check_log_key(key), **_live(now)}),
         )
 
     async def _newest(self, key: str, epoch: str, count: int | None, fields: Document) -> list[Document]:
@@ -229,7 +239,7 @@ class MongoDBLogDriver:
         the same epoch, a corrupt log.
         """
         now = self._now()
-        _check_key(key)
+        _check_log_key(key)
         known = self._epochs.get(key)
         docs: list[Document] | None = None
         if known is None:
@@ -286,18 +296,16 @@ class MongoDBLogDriver:
         """Append ``records`` as one batch document if the live log is at ``expected_version``.
 
         Raises:
+            ValueError: ``records`` is empty.
             StoreConflictError: The log is not at ``expected_version``; nothing was appended.
             ValueError: The batch would exceed MongoDB's 16 MiB document limit; nothing was written.
         """
-        _check_key(key)
+        _check_log_key(key)
         now_s = self._clock()
         now = round(now_s * 1000)
         expires = None if ttl is None else round((now_s + ttl) * 1000)
         if not records:
-            current = (await self.tail(key, 0)).version
-            if current != expected_version:
-                raise StoreConflictError(f"log {key!r} is not at version {expected_version!r}")
-            return current
+            raise ValueError("append needs at least one record")
         if expected_version is None:
             return await self._create(key, records, session_id=session_id, now=now, expires=expires)
         parsed = _parse_version(expected_version)
@@ -425,7 +433,7 @@ class MongoDBLogDriver:
         head = await self.database.run(
             "retire log head",
             lambda: self.database.collection("logs").find_one_and_update(
-                {"_id": _check_key(key)}, _RETIRE, return_document=ReturnDocument.BEFORE
+                {"_id": _check_log_key(key)}, _RETIRE, return_document=ReturnDocument.BEFORE
             ),
         )
         if head is None:

@@ -108,14 +108,12 @@ class RedisLogDriver:
         """Append ``records`` atomically if the log is at ``expected_version``; return the new version.
 
         Raises:
+            ValueError: ``records`` is empty.
             StoreConflictError: The log is not at ``expected_version``; nothing was appended.
         """
         c = self.connection
         if not records:
-            current = (await self.tail(key, 0)).version
-            if current != expected_version:
-                raise StoreConflictError(f"log {key!r} is not at version {expected_version!r}")
-            return current
+            raise ValueError("append needs at least one record")
         ttl_ms = "" if ttl is None else str(max(1, round(ttl * 1000)))
         args: list[str | bytes | int] = (
             ["", ttl_ms, secrets.token_hex(8), session_id]

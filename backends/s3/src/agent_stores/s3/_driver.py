@@ -357,12 +357,15 @@ class S3ObjectDriver:
         entries ``<= after`` are dropped here.
 
         Raises:
-            ValueError: ``limit`` is not positive, or ``prefix`` is not a valid key prefix.
+            ValueError: ``limit`` is not positive, ``prefix`` is not a valid key prefix, or
+                ``after`` holds NUL.
         """
         if limit is not None and limit <= 0:
             raise ValueError(f"limit must be positive, got {limit!r}")
         if prefix:
             check_key(prefix, what="prefix", path_keys=self.path_keys)
+        if after is not None and "\x00" in after:
+            raise ValueError(f"S3 listings cannot start after a string holding NUL: {after!r}")
         bucket = self.bucket
 
         ordered = self.ordered_listing

@@ -123,13 +123,11 @@ class SQLiteLogDriver:
         """Append ``records`` atomically if the live log is at ``expected_version``; return the new version.
 
         Raises:
+            ValueError: ``records`` is empty.
             StoreConflictError: The log is not at ``expected_version``; nothing was appended.
         """
         if not records:
-            current = (await self.tail(key, 0)).version
-            if current != expected_version:
-                raise StoreConflictError(f"log {key!r} is not at version {expected_version!r}")
-            return current
+            raise ValueError("append needs at least one record")
         now = self._clock()
         version = secrets.randbits(63)
         shared = [key, session_id, expected_version, version, None if ttl is None else now + ttl, now]
