@@ -109,7 +109,7 @@ class LocalOps:
 
     def _makedirs(self, directory: str) -> None:
         try:
-            os.makedirs(directory, exist_ok=True)
+            _private_makedirs(directory, exist_ok=True)
         except (FileExistsError, NotADirectoryError) as err:
             raise NotADirectoryError(
                 errno.ENOTDIR, "a parent of the path is a file, not a directory", directory
@@ -160,7 +160,7 @@ class LocalOps:
         if os.path.isdir(full):
             raise IsADirectoryError(errno.EISDIR, "a directory exists at this path", rel)
         tmp = os.path.join(parent, temp_name())
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS, 0o600)
         try:
             try:
                 view = memoryview(data)
@@ -207,7 +207,7 @@ class LocalOps:
         if if_absent and os.path.isdir(full):
             raise StoreConflictError(f"directory {rel!r} exists")
         try:
-            os.makedirs(full, exist_ok=not if_absent)
+            _private_makedirs(full, exist_ok=not if_absent)
         except FileExistsError as err:
             if os.path.isdir(full):
                 raise StoreConflictError(f"directory {rel!r} exists") from err
@@ -304,3 +304,18 @@ class LocalOps:
                 except (FileNotFoundError, NotADirectoryError):
                     continue
         return found
+
+
+def _private_makedirs(directory: str, *, exist_ok: bool) -> None:
+    """``os.makedirs`` creating every missing level 0700 (``os.makedirs`` gives ``mode`` only to the last).
+
+    Folders that exist keep their mode: nothing is loosened or tightened that the store did not create.
+    """
+    parent = os.path.dirname(directory)
+    if parent and parent != directory and not os.path.isdir(parent):
+        _private_makedirs(parent, exist_ok=True)
+    try:
+        os.mkdir(directory, 0o700)
+    except FileExistsError:
+        if not exist_ok or not os.path.isdir(directory):
+            raise
