@@ -11,11 +11,39 @@ from .drivers import ObjectDriver
 from .errors import StoreConflictError
 from .lifecycle import OwnedResource
 
-__all__ = ["ObjectAgentFileStore", "decode_text", "plain_literal"]
+__all__ = ["ObjectAgentFileStore", "decode_text", "normalize_path", "plain_literal"]
 
 # Characters with a meaning in the framework's regex dialect (the ``regex`` module, VERSION1).
 # A pattern without any of them matches exactly its own text.
 _REGEX_SYNTAX: Final = frozenset("\\.^$*+?{}[]|()")
+
+
+def normalize_path(path: str, *, is_directory: bool = False) -> str:
+    r"""Return the normalized form of a file path, by the framework's rules plus one of ours.
+
+    The framework's ``_normalize_relative_path`` trims surrounding whitespace, turns ``\``
+    into ``/``, collapses repeated separators and refuses rooted paths, drive letters and
+    ``.``/``..`` segments. On top of it every file store refuses a path that, once trimmed,
+    holds a control character (U+0000 to U+001F and U+007F, NUL included: POSIX and SFTP cut
+    a name at NUL, S3 listings cannot carry most of them in XML, S3-compatible servers differ
+    on newlines, and a name with an escape sequence rewrites the terminal of whoever lists the
+    folder) or text that is not valid Unicode (a lone surrogate has no UTF-8 form), so every
+    backend accepts and refuses exactly the same paths.
+
+    Raises:
+        TypeError: ``path`` is not a string.
+        ValueError: ``path`` breaks the rules above.
+    """
+    if not isinstance(path, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise TypeError(f"a file path is a string, got {type(path).__name__}")
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ValueError(f"Invalid path: {path!r}. Paths must be valid Unicode text.") from err
+    normalized = normalize_relative_path(path, is_directory=is_directory)
+    if any(ord(character) < 0x20 or character == "\x7f" for character in normalized):
+        raise ValueError(f"Invalid path: {path!r}. Paths must not contain NUL or other control characters.")
+    return normalized
 
 
 def plain_literal(pattern: str) -> str | None:
@@ -48,7 +76,9 @@ class ObjectAgentFileStore(OwnedResource, AgentFileStore):
     """Files as objects whose keys are ``prefix`` + the normalized path, so a bucket stays browsable.
 
     Paths follow the framework's rules (``_normalize_relative_path``): relative, forward
-    slashes, no ``.``/``..`` segments; a bad path is a ``ValueError``. Names are case
+    slashes, no ``.``/``..`` segments; control characters (NUL included) and lone surrogates
+    are refused too
+    (:func:`normalize_path`); a bad path is a ``ValueError``. Names are case
     sensitive. ``create_directory`` stores an empty marker object ``<dir>/`` so empty
     directories are listed. Exclusive create (``overwrite=False``) is a conditional write,
     atomic across processes.
@@ -74,10 +104,10 @@ class ObjectAgentFileStore(OwnedResource, AgentFileStore):
         self._adopt(driver, owned=owns_driver)
 
     def _file_key(self, path: str) -> str:
-        return self.prefix + normalize_relative_path(path)
+        return self.prefix + normalize_path(path)
 
     def _dir_prefix(self, directory: str) -> str:
-        normalized = normalize_relative_path(directory, is_directory=True)
+        normalized = normalize_path(directory, is_directory=True)
         return f"{self.prefix}{normalized}/" if normalized else self.prefix
 
     async def write(self, path: str, content: str, *, overwrite: bool = True) -> None:
@@ -147,7 +177,7 @@ class ObjectAgentFileStore(OwnedResource, AgentFileStore):
                 search timed out.
             regex.error: ``regex_pattern`` is not a valid regular expression.
         """
-        normalized = normalize_relative_path(directory, is_directory=True)
+        normalized = normalize_path(directory, is_directory=True)
         return await super().search(normalized, regex_pattern, glob_pattern, recursive=recursive)
 
     async def find_matching_files(

@@ -22,13 +22,26 @@ _PREFIX = "~"
 _MAX_SEGMENT = 180  # the framework's bound for encoded segments
 
 
-@lru_cache(maxsize=4096)  # derivation costs ~5 µs an id; agents reuse a few ids on every call
 def key_segment(value: str) -> str:
     """Return the storage segment of one opaque identifier: no ``/``, at most 180 characters.
 
     The framework bounds only its encoded branch; a long literal-safe id is bounded here the
     same way, by its SHA-256 digest under the same marker, so one id always maps to one segment.
+    Any string is an id (NUL, control characters, ``..``, operators and 10 kB included); its
+    segment never needs escaping on any backend.
+
+    Raises:
+        TypeError: ``value`` is not a string (a query shape such as ``{"$ne": None}`` is
+            refused, never interpreted).
+        ValueError: ``value`` is not valid Unicode (a lone surrogate has no UTF-8 form).
     """
+    if not isinstance(value, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise TypeError(f"identifiers are strings, got {type(value).__name__}")
+    return _segment(value)
+
+
+@lru_cache(maxsize=4096)  # derivation costs ~5 µs an id; agents reuse a few ids on every call
+def _segment(value: str) -> str:
     segment = storage_key_segment(value, encoded_prefix=_PREFIX)
     if len(segment) <= _MAX_SEGMENT:
         return segment

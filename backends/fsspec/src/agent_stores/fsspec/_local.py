@@ -112,7 +112,7 @@ class LocalOps:
 
     def _makedirs(self, directory: str) -> None:
         try:
-            os.makedirs(directory, exist_ok=True)
+            _private_makedirs(directory, exist_ok=True)
         except (FileExistsError, NotADirectoryError) as err:
             raise NotADirectoryError(
                 errno.ENOTDIR, "a parent of the path is a file, not a directory", directory
@@ -165,7 +165,7 @@ class LocalOps:
             if os.path.isdir(full):
                 raise IsADirectoryError(errno.EISDIR, "a directory exists at this path", rel)
             try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS, 0o644)
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS, 0o600)
                 break  # the temporary file now keeps the directory from being pruned
             except FileNotFoundError:
                 # A concurrent delete pruned the directory, empty for a moment, that was just made.
@@ -219,7 +219,7 @@ class LocalOps:
         if if_absent and os.path.isdir(full):
             raise StoreConflictError(f"directory {rel!r} exists")
         try:
-            os.makedirs(full, exist_ok=not if_absent)
+            _private_makedirs(full, exist_ok=not if_absent)
         except FileExistsError as err:
             if os.path.isdir(full):
                 raise StoreConflictError(f"directory {rel!r} exists") from err
@@ -316,3 +316,18 @@ class LocalOps:
                 except (FileNotFoundError, NotADirectoryError):
                     continue
         return found
+
+
+def _private_makedirs(directory: str, *, exist_ok: bool) -> None:
+    """``os.makedirs`` creating every missing level 0700 (``os.makedirs`` gives ``mode`` only to the last).
+
+    Folders that exist keep their mode: nothing is loosened or tightened that the store did not create.
+    """
+    parent = os.path.dirname(directory)
+    if parent and parent != directory and not os.path.isdir(parent):
+        _private_makedirs(parent, exist_ok=True)
+    try:
+        os.mkdir(directory, 0o700)
+    except FileExistsError:
+        if not exist_ok or not os.path.isdir(directory):
+            raise
