@@ -18,6 +18,7 @@ from agent_framework import Message
 
 from ._framework import filter_new_messages, get_message_identity, json_dumps, json_loads
 from .errors import CorruptRecordError
+from .fastcodec import fast_decode, fast_to_dict
 
 __all__ = [
     "CODEC_VERSION",
@@ -42,7 +43,13 @@ _OTHER_TAG = "c"  # identity is the content of any other message without id
 
 def encode_message(message: Message) -> bytes:
     """Encode ``message`` as the JSON of ``Message.to_dict()`` (UTF-8, one line)."""
-    return _encode_payload(message.to_dict())
+    return _encode_payload(_to_dict(message))
+
+
+def _to_dict(message: Message) -> dict[str, Any]:
+    # The framework's Message.to_dict(), built directly for plain text messages.
+    payload = fast_to_dict(message)
+    return message.to_dict() if payload is None else payload
 
 
 def encode_record(message: Message) -> tuple[str, bytes]:
@@ -50,7 +57,7 @@ def encode_record(message: Message) -> tuple[str, bytes]:
 
     Serialising a message is the costly part of a save; both results come from the same dict.
     """
-    payload = message.to_dict()
+    payload = _to_dict(message)
     return _digest(message, payload), _encode_payload(payload)
 
 
@@ -76,6 +83,9 @@ def decode_message(record: bytes | str, *, where: str = "history record") -> Mes
         raise CorruptRecordError(f"{where} is not valid JSON") from err
     if not isinstance(payload, dict):
         raise CorruptRecordError(f"{where} is not a JSON object")
+    fast = fast_decode(cast(dict[str, Any], payload))
+    if fast is not None:
+        return fast
     try:
         return Message.from_dict(cast(dict[str, Any], payload))
     except (TypeError, ValueError, KeyError) as err:

@@ -1,0 +1,37 @@
+"""The many-agents benchmark runs end to end, tiny, and reports every row (no timing asserted)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def test_many_agents_benchmark_reports_every_store_and_agent_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import many_agents_bench  # pyright: ignore[reportMissingImports]
+
+    args = ["--agents", "1,3", "--steps", "2", "--session", "10", "--window", "4", "--out", str(tmp_path)]
+    many_agents_bench.main(args)
+
+    summary = json.loads((tmp_path / "many_agents.json").read_text())
+    markdown = (tmp_path / "many_agents.md").read_text()
+    expected = {(factory.name, agents) for factory in many_agents_bench.STORES for agents in (1, 3)}
+    assert {(row["store"], row["agents"]) for row in summary["rows"]} == expected
+    for row in summary["rows"]:
+        if row["store"] == many_agents_bench.Ours.name:
+            assert row["status"] == "ok"
+        if row["status"] != "ok":
+            assert row["status"].startswith("not installed"), row
+            continue
+        assert row["steps"] == row["agents"] * 2
+        assert row["steps_per_s"] > 0
+        assert row["p50_ms"] <= row["p99_ms"]
+        assert f"| {row['agents']} | {row['store']} |" in markdown
+    ours = [r for r in summary["rows"] if r["store"] == many_agents_bench.Ours.name]
+    assert all(0 < r["messages_per_load"] <= 4 for r in ours)  # the window, not the session

@@ -1,0 +1,208 @@
+"""The fast codec is exact: the framework's bytes and the framework's decoded messages, always.
+
+Differential property tests over every Content type the framework defines, with and without
+annotations, additional properties, raw representations, non-finite floats and any unicode;
+plus a pin on the framework's shapes so an upgrade that changes them fails here, loudly.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import typing
+from importlib.metadata import version
+from typing import Any
+
+from agent_framework import Content, Message
+from agent_framework import _types as framework_types  # pyright: ignore[reportPrivateUsage]
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agent_stores.core import codec, fastcodec
+from agent_stores.core._framework import json_dumps, json_loads
+
+CONTENT_TYPES: tuple[str, ...] = typing.get_args(framework_types.ContentType)
+
+# Recorded from agent-framework-core 1.23: the shapes the fast path reproduces.
+EXPECTED_CONTENT_TYPES = (
+    "text", "text_reasoning", "data", "uri", "error", "function_call", "function_result", "usage",
+    "hosted_file", "hosted_vector_store", "code_interpreter_tool_call", "code_interpreter_tool_result",
+    "image_generation_tool_call", "image_generation_tool_result", "mcp_server_tool_call",
+    "mcp_server_tool_result", "search_tool_call", "search_tool_result", "shell_tool_call",
+    "shell_tool_result", "shell_command_output", "computer_tool_call", "computer_tool_result",
+    "function_approval_request", "function_approval_response", "oauth_consent_request",
+)  # fmt: skip
+EXPECTED_CONTENT_PARAMS = (
+    "type", "text", "protected_data", "uri", "media_type", "message", "error_code", "error_details",
+    "usage_details", "call_id", "name", "arguments", "exception", "informational_only", "result", "items",
+    "file_id", "vector_store_id", "inputs", "outputs", "image_id", "commands", "timeout_ms",
+    "max_output_length", "status", "actions", "screenshot", "pending_safety_checks",
+    "acknowledged_safety_checks", "stdout", "stderr", "exit_code", "timed_out", "tool_name", "server_name",
+    "output", "hosted", "id", "function_call", "user_input_request", "approved", "consent_link",
+    "merge_mode", "annotations", "additional_properties", "raw_representation",
+)  # fmt: skip
+EXPECTED_MESSAGE_PARAMS = (
+    "role", "contents", "author_name", "message_id", "additional_properties", "raw_representation",
+)  # fmt: skip
+
+
+def _params(func: Any) -> tuple[str, ...]:
+    return tuple(inspect.signature(func).parameters)[1:]
+
+
+def test_framework_shapes_are_the_ones_the_fast_codec_reproduces() -> None:
+    installed = version("agent-framework-core")
+    assert installed.startswith(fastcodec.FRAMEWORK_VERSIONS), (
+        f"agent-framework-core {installed} is outside {fastcodec.FRAMEWORK_VERSIONS}: re-derive the fast codec"
+    )
+    assert CONTENT_TYPES == EXPECTED_CONTENT_TYPES
+    assert _params(Content.__init__) == EXPECTED_CONTENT_PARAMS
+    assert _params(Message.__init__) == EXPECTED_MESSAGE_PARAMS
+    assert fastcodec._PLAIN  # pyright: ignore[reportPrivateUsage]
+    # The fast path's own templates agree with what the framework builds today.
+    plain = Message("user", ["x"], author_name="a", message_id="m")
+    assert fastcodec.fast_to_dict(plain) == plain.to_dict()
+    assert list(fastcodec.fast_to_dict(plain) or {}) == list(plain.to_dict())
+
+
+texts = st.text()
+json_leaf = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**53), 2**53), st.floats(allow_nan=True, allow_infinity=True), texts
+)
+json_values = st.recursive(
+    json_leaf,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(texts, inner, max_size=3)),
+    max_leaves=6,
+)
+props = st.one_of(st.just({}), st.dictionaries(st.text(min_size=1), json_values, max_size=3))
+annotations = st.one_of(
+    st.none(),
+    st.lists(
+        st.fixed_dictionaries({"type": st.just("citation")}, optional={"title": texts, "url": texts, "file_id": texts}),
+        max_size=2,
+    ),
+)
+raw = st.one_of(st.none(), json_values)
+
+_STR_FIELDS = ("text", "uri", "media_type", "message", "error_code", "error_details", "call_id", "name",
+               "file_id", "vector_store_id", "image_id", "status", "stdout", "stderr", "tool_name",
+               "server_name", "id", "consent_link", "protected_data")  # fmt: skip
+
+
+@st.composite
+def any_content(draw: st.DrawFn) -> Content:
+    content_type = draw(st.sampled_from(CONTENT_TYPES))
+    if content_type == "text" and draw(st.booleans()):
+        return Content("text", text=draw(texts))  # the plain shape the fast path takes
+    fields: dict[str, Any] = {}
+    for name in draw(st.lists(st.sampled_from(_STR_FIELDS), max_size=4, unique=True)):
+        fields[name] = draw(texts)
+    if draw(st.booleans()):
+        fields["arguments"] = draw(st.one_of(texts, st.dictionaries(texts, json_values, max_size=3)))
+    if draw(st.booleans()):
+        fields["result"] = draw(json_values)
+    if draw(st.booleans()):
+        fields["usage_details"] = {"input_token_count": draw(st.integers(0, 10**6))}
+    if content_type == "function_call":
+        fields["hosted"] = draw(st.booleans())
+        fields["informational_only"] = draw(st.booleans())
+    if content_type == "function_approval_response":
+        fields["approved"] = draw(st.booleans())
+    if content_type in ("function_approval_request", "function_approval_response"):
+        fields["function_call"] = Content("function_call", call_id=draw(texts), name=draw(texts), arguments="{}")
+    if draw(st.booleans()):
+        fields["items"] = [Content("text", text=draw(texts))]
+    try:
+        return Content(
+            content_type,  # pyright: ignore[reportArgumentType]
+            annotations=draw(annotations),  # pyright: ignore[reportArgumentType]
+            additional_properties=draw(props),
+            raw_representation=draw(raw),
+            **fields,
+        )
+    except (TypeError, ValueError):
+        return Content("text", text=draw(texts))
+
+
+@st.composite
+def any_message(draw: st.DrawFn) -> Message:
+    plain = draw(st.booleans())
+    contents = (
+        [Content("text", text=t) for t in draw(st.lists(texts, max_size=4))]
+        if plain
+        else draw(st.lists(any_content(), max_size=4))
+    )
+    return Message(
+        draw(st.one_of(st.sampled_from(["user", "assistant", "system", "tool"]), texts)),
+        contents,
+        author_name=draw(st.one_of(st.none(), texts)),
+        message_id=draw(st.one_of(st.none(), texts)),
+        additional_properties=None if plain else draw(props),
+        raw_representation=None if plain else draw(raw),
+    )
+
+
+def _same(a: Any, b: Any) -> bool:
+    # Equality of decoded JSON where NaN equals NaN.
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)  # pyright: ignore[reportUnknownArgumentType,reportUnknownVariableType]
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))  # pyright: ignore[reportUnknownArgumentType,reportUnknownVariableType]
+    return type(a) is type(b) and a == b
+
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(any_message())
+def test_encoding_is_the_framework_bytes(message: Message) -> None:
+    framework_bytes = json_dumps(message.to_dict())
+    assert codec.encode_message(message) == framework_bytes
+    digest, record = codec.encode_record(message)
+    assert record == framework_bytes
+    assert digest == codec.message_digest(message)
+
+
+@SETTINGS
+@given(any_message())
+def test_decoding_is_the_framework_message(message: Message) -> None:
+    record = json_dumps(message.to_dict())
+    ours = codec.decode_message(record)
+    theirs = Message.from_dict(json_loads(record))
+    assert type(ours) is type(theirs)
+    assert _same(ours.to_dict(), theirs.to_dict())
+    assert list(ours.__dict__) == list(theirs.__dict__)
+    for mine, framework in zip(ours.contents, theirs.contents, strict=True):
+        assert type(mine) is type(framework)
+        assert list(mine.__dict__) == list(framework.__dict__)
+    assert codec.encode_message(ours) == codec.encode_message(theirs)
+
+
+@SETTINGS
+@given(st.lists(texts, max_size=4), st.one_of(st.none(), texts), st.one_of(st.none(), texts), texts)
+def test_plain_text_messages_take_the_fast_path(
+    parts: list[str], author_name: str | None, message_id: str | None, role: str
+) -> None:
+    message = Message(role, [Content("text", text=p) for p in parts], author_name=author_name, message_id=message_id)
+    payload = fastcodec.fast_to_dict(message)
+    assert payload is not None
+    assert list(payload) == list(message.to_dict())
+    assert payload == message.to_dict()
+    decoded = fastcodec.fast_decode(json_loads(json_dumps(payload)))
+    assert decoded is not None
+    assert decoded.__dict__.keys() == Message.from_dict(payload).__dict__.keys()
+    assert [c.__dict__ for c in decoded.contents] == [c.__dict__ for c in Message.from_dict(payload).contents]
+
+
+def test_anything_else_takes_the_framework_path() -> None:
+    annotated = Message("user", [Content("text", text="x", additional_properties={"k": 1})])
+    reasoning = Message("assistant", [Content("text_reasoning", text="x")])
+    with_props = Message("user", ["x"], additional_properties={"k": "v"})
+    with_raw = Message("user", ["x"], raw_representation={"k": "v"})
+    for message in (annotated, reasoning, with_props, with_raw):
+        assert fastcodec.fast_to_dict(message) is None
+    for message in (annotated, reasoning, with_props):  # the record of with_raw is plain text
+        assert fastcodec.fast_decode(message.to_dict()) is None
