@@ -217,3 +217,134 @@ def main() -> None:
     # The framework marks its storage protocols experimental on import; the command's output is about the stores.
     warnings.filterwarnings("ignore", category=ExperimentalWarning)
     app()
+
+
+# -- look inside a store ----------------------------------------------------------------------------
+
+SourceOption = Annotated[str, typer.Option("--source-id", help="The history provider's source id.")]
+NamespaceOption = Annotated[str, typer.Option("--namespace", help="The history namespace (tenant prefix).")]
+LimitOption = Annotated[int, typer.Option("--limit", min=1, help="Entries per page.")]
+
+
+def _run(verbose: bool, coroutine_factory: Callable[[], Any]) -> Any:
+    import asyncio
+
+    return guarded(verbose, lambda: asyncio.run(coroutine_factory()))
+
+
+@app.command(
+    epilog="[bold]Examples[/]\n\n  agent-stores sessions sqlite:///agent.db\n\n"
+    "  agent-stores sessions redis://localhost:6379/0 --namespace tenant-a --json"
+)
+def sessions(
+    url: Annotated[str, typer.Argument(help="A store URL.")],
+    source_id: SourceOption = "history",
+    namespace: NamespaceOption = "",
+    after: Annotated[str | None, typer.Option("--after", help="Start after this session id (paging).")] = None,
+    limit: LimitOption = 50,
+    snapshots: Annotated[
+        bool, typer.Option("--snapshots", help="List session snapshots instead of histories.")
+    ] = False,
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """List the sessions a store holds (one page), with message counts and whether a snapshot exists."""
+    from ._inspect import list_sessions, list_snapshots
+
+    if snapshots:
+        page = _run(verbose, lambda: list_snapshots(url, after=after, limit=limit))
+        rows = page["snapshots"]
+    else:
+        page = _run(
+            verbose, lambda: list_sessions(url, source_id=source_id, namespace=namespace, after=after, limit=limit)
+        )
+        rows = page["sessions"]
+    if as_json:
+        print_json(page)
+        return
+    table = Table(show_edge=False, box=None)
+    for column in rows[0].keys() if rows else ["session_id"]:
+        table.add_column(str(column))
+    for row in rows:
+        table.add_row(*(escape(str(v)) for v in row.values()))
+    out.print(table)
+    if page["next_after"]:
+        out.print(f"more: --after {escape(page['next_after'])}")
+
+
+@app.command(
+    epilog="[bold]Examples[/]\n\n  agent-stores history sqlite:///agent.db demo\n\n"
+    "  agent-stores history sqlite:///agent.db demo --offset 50 --json"
+)
+def history(
+    url: Annotated[str, typer.Argument(help="A store URL.")],
+    session: Annotated[str, typer.Argument(help="The session id.")],
+    source_id: SourceOption = "history",
+    namespace: NamespaceOption = "",
+    offset: Annotated[int, typer.Option("--offset", min=0, help="First message (paging).")] = 0,
+    limit: LimitOption = 50,
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Show a session's stored messages, oldest first (one page; --json gives each message in full)."""
+    from ._inspect import read_history
+
+    page = _run(
+        verbose,
+        lambda: read_history(
+            url, session, source_id=source_id, namespace=namespace, offset=offset, limit=limit, full=as_json
+        ),
+    )
+    if as_json:
+        print_json(page)
+        return
+    out.print(f"{page['total']} messages in session {escape(session)!r}")
+    for message in page["messages"]:
+        text = message["text"][:100] or ", ".join(message["contents"])
+        out.print(f"  {message['index']:>4} {message['role']:<10} {escape(text)}")
+    if page["next_offset"] is not None:
+        out.print(f"more: --offset {page['next_offset']}")
+
+
+@app.command(
+    epilog="[bold]Examples[/]\n\n  agent-stores files sqlite:///agent.db\n\n"
+    "  agent-stores files file:///srv/agent memories --recursive --json"
+)
+def files(
+    url: Annotated[str, typer.Argument(help="A store URL.")],
+    directory: Annotated[str, typer.Argument(help="The directory to list.")] = "",
+    recursive: Annotated[bool, typer.Option("--recursive", "-r", help="List sub-directories too.")] = False,
+    after: Annotated[str | None, typer.Option("--after", help="Start after this path (paging).")] = None,
+    limit: LimitOption = 100,
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """List the harness files of a store (one page, in path order)."""
+    from ._inspect import list_files
+
+    page = _run(verbose, lambda: list_files(url, directory, recursive=recursive, after=after, limit=limit))
+    if as_json:
+        print_json(page)
+        return
+    for entry in page["entries"]:
+        size = f"{entry['characters']:>8}" if entry.get("characters") is not None else " " * 8
+        out.print(f"{size}  {escape(entry['path'])}")
+    if page["next_after"]:
+        out.print(f"more: --after {escape(page['next_after'])}")
+
+
+@app.command(epilog="[bold]Example[/]\n\n  agent-stores show sqlite:///agent.db demo --json")
+def show(
+    url: Annotated[str, typer.Argument(help="A store URL.")],
+    session: Annotated[str, typer.Argument(help="The session id.")],
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Show the stored snapshot of a session (the session store's copy)."""
+    from ._inspect import read_snapshot
+
+    page = _run(verbose, lambda: read_snapshot(url, session))
+    if as_json:
+        print_json(page)
+        return
+    out.print_json(data=page["snapshot"], default=str)
