@@ -621,6 +621,7 @@ async def _reach(stores: Stores, url: str, sessions_options: dict[str, Any]) -> 
         raise CliError(f"cannot reach {redact_url(url)}: {type(err).__name__}: {err}") from err
     finally:
         await _close(store)
+        await stores.aclose()  # in this event loop: a client bound to it cannot be closed from another
 
 
 async def sweep_objects(driver: ObjectDriver, prefix: str) -> int:
