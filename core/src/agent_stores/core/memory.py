@@ -201,6 +201,32 @@ class MemoryBackend:
         """Return a session store over this backend's object driver."""
         return ObjectSessionStore(self._objects, **options)
 
+    def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
+        """What ``agent-stores check`` declares for these stores (see ``docs/cli.md``): one process only."""
+        return {
+            "history": {
+                "windowed_load": True,
+                "skip_excluded": True,
+                "concurrent_instances": True,
+                "admin": True,
+                "ttl": True,
+            },
+            "files": {"case_sensitive": True, "empty_directories": True, "atomic_create_across_instances": True},
+            "sessions": {"durable": True, "corruptible": True},
+            "checkpoints": {
+                "durable": True,
+                "ordered_listing": True,
+                "lineage_ties": True,
+                "keep_last": True,
+                "ttl": True,
+                "namespaces": True,
+                "corruptible": True,
+            },
+            "todos": {"durable": True, "namespaces": True, "corruptible": True},
+            "log_driver": {"ttl": True, "concurrent_instances": True},
+            "object_driver": {"atomic_create_across_instances": True, "atomic_if_version_across_instances": True},
+        }
+
     async def aclose(self) -> None:
         """Nothing to close."""
         return None

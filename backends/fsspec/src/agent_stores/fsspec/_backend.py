@@ -13,6 +13,17 @@ from ._stores import FsspecAgentFileStore, FsspecSessionStore
 
 __all__ = ["FsspecBackend"]
 
+_REAL_PATHS = (
+    "Objects are files at their real paths: a key that is also the directory of other keys ('a' and "
+    "'a/b'), a directory marker with content ('a/' holding bytes), or an empty path segment ('a//b') "
+    "cannot exist on a filesystem. Such keys are a NotADirectoryError/IsADirectoryError or ValueError "
+    "here; the core's stores never make them (KeySpace and the framework's path rules)."
+)
+_EMPTY_SEGMENT = (
+    "Log keys ending with '/' or holding '//' put the log's folder at an empty path segment, which a "
+    "filesystem cannot hold (ValueError); KeySpace keys never contain one."
+)
+
 
 class FsspecBackend(ConnectedBackend[FsspecObjectDriver]):
     """All stores on ONE filesystem, under one root directory.
@@ -56,5 +67,71 @@ class FsspecBackend(ConnectedBackend[FsspecObjectDriver]):
         """The object-store log under ``<root>/history``."""
         return ObjectLogDriver(self.scoped("history"), prefix="")
 
+    def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
+        """What ``agent-stores check`` declares for these stores: capability fields per conformance suite.
+
+        Plain data (no test imports): suite name (``history``, ``files``, ``sessions``,
+        ``checkpoints``, ``todos``, ``log_driver``, ``object_driver``) to the fields of that
+        suite's capabilities class, as this backend's own tests declare them.
+        """
+        declared = self.handle.capabilities
+        atomic = declared.atomic_create
+        return {
+            "history": {
+                "windowed_load": True,
+                "skip_excluded": True,
+                "concurrent_instances": atomic,
+                "multi_process": atomic and self.handle.protocol != "memory",  # memory lives in one process
+                "admin": True,
+                "ttl": True,
+            },
+            "files": {
+                "case_sensitive": declared.case_sensitive,
+                "empty_directories": declared.empty_directories,
+                "atomic_create_across_instances": atomic,
+                "rejects_file_directory_conflicts": declared.rejects_file_directory_conflicts,
+                "long_names": declared.long_names,
+            },
+            "sessions": {"durable": True, "corruptible": True},
+            "checkpoints": {
+                "durable": True,
+                "ordered_listing": True,
+                "lineage_ties": True,
+                "keep_last": True,
+                "ttl": True,
+                "namespaces": True,
+                "corruptible": True,
+            },
+            "todos": {"durable": True, "namespaces": True, "corruptible": True},
+            "log_driver": {"ttl": True, "concurrent_instances": atomic},
+            "object_driver": {
+                "atomic_create_across_instances": atomic,
+                "atomic_if_version_across_instances": declared.atomic_compare_and_set,
+            },
+        }
+
     def __repr__(self) -> str:
         return f"FsspecBackend({self.handle!r})"
+
+    def conformance_divergences(self) -> dict[str, dict[str, str]]:
+        """Declared divergences for ``agent-stores check``: suite name to ``{clause: reason}``.
+
+        The object log's own divergences (``OBJECT_LOG_DIVERGENCES``) are added by the check itself.
+        """
+        return {
+            "object_driver": dict.fromkeys(
+                (
+                    "test_keys_are_exact",
+                    "test_list_without_delimiter_returns_every_key_under_the_prefix",
+                    "test_list_with_delimiter_folds_deeper_keys_into_common_prefixes",
+                    "test_list_orders_by_code_point",
+                    "test_list_prefix_is_literal",
+                    "test_paged_listing_equals_the_unpaged_listing",
+                    "test_list_matches_the_specification",
+                ),
+                _REAL_PATHS,
+            ),
+            "log_driver": dict.fromkeys(
+                ("test_logs_with_related_keys_are_independent", "test_list_logs_prefix_is_literal"), _EMPTY_SEGMENT
+            ),
+        }

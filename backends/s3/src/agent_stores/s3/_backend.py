@@ -58,3 +58,42 @@ class S3Backend(ConnectedBackend[S3Bucket]):
     def log_driver(self) -> ObjectLogDriver:
         """The object-store log under ``<prefix>history/`` on the shared driver."""
         return ObjectLogDriver(self.handle.driver, prefix=self.handle.under("history"))
+
+    def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
+        """What ``agent-stores check`` declares for these stores: capability fields per conformance suite.
+
+        Plain data (no test imports): suite name (``history``, ``files``, ``sessions``,
+        ``checkpoints``, ``todos``, ``log_driver``, ``object_driver``) to the fields of that
+        suite's capabilities class, as this backend's own tests declare them.
+        """
+        return {
+            "history": {
+                "windowed_load": True,
+                "skip_excluded": True,
+                "concurrent_instances": True,
+                "multi_process": True,
+                "admin": True,
+                "ttl": True,
+            },
+            # A key is at most S3's 1,024 bytes: no 4,000-character paths.
+            "files": {
+                "case_sensitive": True,
+                "empty_directories": True,
+                "atomic_create_across_instances": True,
+                "rejects_file_directory_conflicts": False,
+                "long_names": False,
+            },
+            "sessions": {"durable": True, "corruptible": True},
+            "checkpoints": {
+                "durable": True,
+                "ordered_listing": True,
+                "lineage_ties": True,
+                "keep_last": True,
+                "ttl": True,
+                "namespaces": True,
+                "corruptible": True,
+            },
+            "todos": {"durable": True, "namespaces": True, "corruptible": True},
+            "log_driver": {"ttl": True, "concurrent_instances": True},
+            "object_driver": {"atomic_create_across_instances": True, "atomic_if_version_across_instances": True},
+        }

@@ -38,3 +38,42 @@ class SQLiteBackend(ConnectedBackend[SQLiteDatabase]):
     session_store_type = SQLiteSessionStore
     object_driver_type = SQLiteObjectDriver
     log_driver_type = SQLiteLogDriver
+
+    def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
+        """What ``agent-stores check`` declares for these stores: capability fields per conformance suite.
+
+        Plain data (no test imports): suite name (``history``, ``files``, ``sessions``,
+        ``checkpoints``, ``todos``, ``log_driver``, ``object_driver``) to the fields of that
+        suite's capabilities class, as this backend's own tests declare them.
+        """
+        return {
+            "history": {
+                "windowed_load": True,
+                "skip_excluded": True,
+                "concurrent_instances": True,
+                # An in-memory database (``sqlite://``) lives in one process.
+                "multi_process": self.url.rstrip("/") != "sqlite:",
+                "admin": True,
+                "ttl": True,
+            },
+            "files": {
+                "case_sensitive": True,
+                "empty_directories": True,
+                "atomic_create_across_instances": True,
+                "rejects_file_directory_conflicts": False,
+                "long_names": True,
+            },
+            "sessions": {"durable": True, "corruptible": True},
+            "checkpoints": {
+                "durable": True,
+                "ordered_listing": True,
+                "lineage_ties": True,
+                "keep_last": True,
+                "ttl": True,
+                "namespaces": True,
+                "corruptible": True,
+            },
+            "todos": {"durable": True, "namespaces": True, "corruptible": True},
+            "log_driver": {"ttl": True, "native_expiry": False, "concurrent_instances": True},
+            "object_driver": {"atomic_create_across_instances": True, "atomic_if_version_across_instances": True},
+        }

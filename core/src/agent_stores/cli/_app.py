@@ -1,0 +1,350 @@
+"""The ``agent-stores`` command line (typer, with rich output)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ._errors import EXIT_FAILED, EXIT_USAGE, CliError
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="agent-stores",
+    help="Check, look inside, migrate and demo durable stores for Microsoft Agent Framework agents.\n\n"
+    "Exit codes: 0 ok, 1 a check or verification failed, 2 bad input or an unreachable store.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+@app.callback()
+def _root() -> None:
+    """Check, look inside, migrate and demo durable stores for Microsoft Agent Framework agents."""
+
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+T = TypeVar("T")
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout (for scripts and CI).")]
+VerboseOption = Annotated[bool, typer.Option("--verbose", "-v", help="Show tracebacks and full failure details.")]
+
+
+def fail(error: BaseException, *, verbose: bool) -> NoReturn:
+    """Print ``error`` as one line (and its traceback with ``--verbose``), exit 2."""
+    if verbose:
+        import traceback
+
+        err.print(escape("".join(traceback.format_exception(error))))
+    err.print(f"[bold red]error:[/] {escape(str(error))}")
+    raise typer.Exit(EXIT_USAGE)
+
+
+def guarded(verbose: bool, action: Callable[[], T]) -> T:
+    """Run ``action``; a :class:`CliError` (or a store error outside it) is a one-line error and exit 2."""
+    try:
+        return action()
+    except (typer.Exit, typer.Abort, KeyboardInterrupt):
+        raise
+    except CliError as error:
+        fail(error, verbose=verbose)
+    except Exception as error:
+        fail(CliError(f"{type(error).__name__}: {error}"), verbose=verbose)
+
+
+def print_json(document: Any) -> None:
+    """Write ``document`` as JSON on stdout, untouched by rich."""
+    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def progress_bar(*, transient: bool = False) -> Progress:
+    """A progress bar on stderr, so ``--json`` output on stdout stays clean."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=transient,
+    )
+
+
+# -- check ----------------------------------------------------------------------------------------
+
+
+@app.command(
+    epilog="[bold]Examples[/]\n\n"
+    "  agent-stores check sqlite:///agent.db\n\n"
+    "  agent-stores check redis://localhost:6379/0 --suite history --suite sessions\n\n"
+    "  agent-stores check file:///srv/agent --json > conformance.json\n\n"
+    "  agent-stores check my_package.stores:open_history --capability windowed_load\n\n"
+    "  agent-stores check my_package.stores:open_files -k search",
+)
+def check(
+    target: Annotated[str, typer.Argument(help="A store URL (scheme://...) or module:attr, a factory of your store.")],
+    suite: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--suite",
+            "-s",
+            help="With a URL: run only this suite (history, files, sessions, checkpoints, todos, "
+            "log_driver, object_driver); repeat for more.",
+        ),
+    ] = None,
+    capability: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--capability",
+            "-c",
+            help="Declare a capability: [SUITE.]NAME[=VALUE] (bare name = true, VALUE is JSON); repeatable. "
+            "Overrides what the backend or the factory declares.",
+        ),
+    ] = None,
+    clause: Annotated[
+        str | None, typer.Option("--clause", "-k", help="Run only clauses matching this pytest -k expression.")
+    ] = None,
+    allow_purge: Annotated[
+        bool,
+        typer.Option(
+            "--allow-purge",
+            help="With a URL: also run the purge_expired clauses "
+            "(they remove already-expired data of the whole store).",
+        ),
+    ] = False,
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Run the conformance suites against a live store URL or a factory of your own store.
+
+    A [bold]URL[/] runs every suite its backend offers, with the capabilities the backend
+    declares, in a scratch namespace / prefix of its own; what the check wrote is removed at
+    the end, and nothing else is touched. A [bold]module:attr[/] is a callable returning a
+    history provider, file store, session store, checkpoint storage, todo store, log driver
+    or object driver (sync or async, over the same data on every call); its suite is chosen
+    by what it returns, its capabilities come from a `capabilities` attribute on it and
+    `--capability` flags.
+
+    Exit 0 when every clause passes, 1 when any fails, 2 on bad input or an unreachable store.
+    """
+    from ._check import run_check
+
+    with progress_bar(transient=True) as progress:
+        task = progress.add_task("conformance", total=None)
+
+        def advance(done: int, total: int, clause: str) -> None:
+            progress.update(task, completed=done, total=total or None, description=clause[:48] or "conformance")
+
+        report = guarded(
+            verbose,
+            lambda: run_check(
+                target,
+                capability_flags=capability or [],
+                suites=suite or [],
+                clause_filter=clause,
+                allow_purge=allow_purge,
+                progress=advance,
+            ),
+        )
+    if as_json:
+        print_json(report.to_json())
+    else:
+        _print_check(report, verbose=verbose)
+    if not report.ok:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _print_check(report: Any, *, verbose: bool) -> None:
+    out.print(f"[bold]agent-stores check[/] {escape(report.target)}")
+    for note in report.notes:
+        out.print(f"  {escape(note)}")
+    table = Table(show_edge=False, box=None, pad_edge=False)
+    for column in ("suite", "passed", "failed", "divergent", "skipped", "not run"):
+        table.add_column(column, justify="left" if column == "suite" else "right")
+    for suite in report.suites:
+        rows = [r for r in report.results if r.suite == suite]
+
+        def n(outcome: str, rows: list[Any] = rows) -> str:
+            count = sum(1 for r in rows if r.outcome == outcome)
+            return str(count) if count else "-"
+
+        failed = n("failed")
+        table.add_row(
+            suite,
+            n("passed"),
+            f"[red]{failed}[/]" if failed != "-" else failed,
+            n("divergent"),
+            n("skipped"),
+            n("not-run"),
+        )
+    out.print(table)
+    for result in report.results:
+        if result.outcome != "failed":
+            continue
+        out.print(f"\n[bold red]FAIL[/] {result.suite}: [bold]{escape(result.clause)}[/]")
+        out.print(f"  [red]{escape(result.message)}[/]")
+        for line in result.explanation.splitlines():
+            out.print(f"  {escape(line)}")
+        if verbose and result.details:
+            out.print(escape(result.details))
+    if report.cleanup:
+        out.print(f"\ncleanup: {escape(report.cleanup)}")
+    passed, failed = report.count("passed"), report.count("failed")
+    if report.ok:
+        out.print(f"[bold green]ok[/]: {passed} clauses passed, {report.count('divergent')} declared divergences")
+    else:
+        out.print(f"[bold red]{failed} clauses failed[/], {passed} passed (--verbose for tracebacks)")
+
+
+def main() -> None:
+    """Entry point of the ``agent-stores`` script."""
+    import warnings
+
+    from agent_framework._feature_stage import ExperimentalWarning
+
+    # The framework marks its storage protocols experimental on import; the command's output is about the stores.
+    warnings.filterwarnings("ignore", category=ExperimentalWarning)
+    app()
+
+
+# -- look inside a store ----------------------------------------------------------------------------
+
+SourceOption = Annotated[str, typer.Option("--source-id", help="The history provider's source id.")]
+NamespaceOption = Annotated[str, typer.Option("--namespace", help="The history namespace (tenant prefix).")]
+LimitOption = Annotated[int, typer.Option("--limit", min=1, help="Entries per page.")]
+
+
+def _run(verbose: bool, coroutine_factory: Callable[[], Any]) -> Any:
+    import asyncio
+
+    return guarded(verbose, lambda: asyncio.run(coroutine_factory()))
+
+
+@app.command(
+    epilog="[bold]Examples[/]\n\n  agent-stores sessions sqlite:///agent.db\n\n"
+    "  agent-stores sessions redis://localhost:6379/0 --namespace tenant-a --json"
+)
+def sessions(
+    url: Annotated[str, typer.Argument(help="A store URL.")],
+    source_id: SourceOption = "history",
+    namespace: NamespaceOption = "",
+    after: Annotated[str | None, typer.Option("--after", help="Start after this session id (paging).")] = None,
+    limit: LimitOption = 50,
+    snapshots: Annotated[
+        bool, typer.Option("--snapshots", help="List session snapshots instead of histories.")
+    ] = False,
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """List the sessions a store holds (one page), with message counts and whether a snapshot exists."""
+    from ._inspect import list_sessions, list_snapshots
+
+    if snapshots:
+        page = _run(verbose, lambda: list_snapshots(url, after=after, limit=limit))
+        rows = page["snapshots"]
+    else:
+        page = _run(
+            verbose, lambda: list_sessions(url, source_id=source_id, namespace=namespace, after=after, limit=limit)
+        )
+        rows = page["sessions"]
+    if as_json:
+        print_json(page)
+        return
+    table = Table(show_edge=False, box=None)
+    for column in rows[0].keys() if rows else ["session_id"]:
+        table.add_column(str(column))
+    for row in rows:
+        table.add_row(*(escape(str(v)) for v in row.values()))
+    out.print(table)
+    if page["next_after"]:
+        out.print(f"more: --after {escape(page['next_after'])}")
+
+
+@app.command(
+    epilog="[bold]Examples[/]\n\n  agent-stores history sqlite:///agent.db demo\n\n"
+    "  agent-stores history sqlite:///agent.db demo --offset 50 --json"
+)
+def history(
+    url: Annotated[str, typer.Argument(help="A store URL.")],
+    session: Annotated[str, typer.Argument(help="The session id.")],
+    source_id: SourceOption = "history",
+    namespace: NamespaceOption = "",
+    offset: Annotated[int, typer.Option("--offset", min=0, help="First message (paging).")] = 0,
+    limit: LimitOption = 50,
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Show a session's stored messages, oldest first (one page; --json gives each message in full)."""
+    from ._inspect import read_history
+
+    page = _run(
+        verbose,
+        lambda: read_history(
+            url, session, source_id=source_id, namespace=namespace, offset=offset, limit=limit, full=as_json
+        ),
+    )
+    if as_json:
+        print_json(page)
+        return
+    out.print(f"{page['total']} messages in session {escape(session)!r}")
+    for message in page["messages"]:
+        text = message["text"][:100] or ", ".join(message["contents"])
+        out.print(f"  {message['index']:>4} {message['role']:<10} {escape(text)}")
+    if page["next_offset"] is not None:
+        out.print(f"more: --offset {page['next_offset']}")
+
+
+@app.command(
+    epilog="[bold]Examples[/]\n\n  agent-stores files sqlite:///agent.db\n\n"
+    "  agent-stores files file:///srv/agent memories --recursive --json"
+)
+def files(
+    url: Annotated[str, typer.Argument(help="A store URL.")],
+    directory: Annotated[str, typer.Argument(help="The directory to list.")] = "",
+    recursive: Annotated[bool, typer.Option("--recursive", "-r", help="List sub-directories too.")] = False,
+    after: Annotated[str | None, typer.Option("--after", help="Start after this path (paging).")] = None,
+    limit: LimitOption = 100,
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """List the harness files of a store (one page, in path order)."""
+    from ._inspect import list_files
+
+    page = _run(verbose, lambda: list_files(url, directory, recursive=recursive, after=after, limit=limit))
+    if as_json:
+        print_json(page)
+        return
+    for entry in page["entries"]:
+        size = f"{entry['characters']:>8}" if entry.get("characters") is not None else " " * 8
+        out.print(f"{size}  {escape(entry['path'])}")
+    if page["next_after"]:
+        out.print(f"more: --after {escape(page['next_after'])}")
+
+
+@app.command(epilog="[bold]Example[/]\n\n  agent-stores show sqlite:///agent.db demo --json")
+def show(
+    url: Annotated[str, typer.Argument(help="A store URL.")],
+    session: Annotated[str, typer.Argument(help="The session id.")],
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Show the stored snapshot of a session (the session store's copy)."""
+    from ._inspect import read_snapshot
+
+    page = _run(verbose, lambda: read_snapshot(url, session))
+    if as_json:
+        print_json(page)
+        return
+    out.print_json(data=page["snapshot"], default=str)

@@ -1,0 +1,239 @@
+"""``agent-stores check``: the conformance suites from the command line, on real stores.
+
+Each run is a real ``agent-stores`` process (``python -m agent_stores.cli``): the command runs
+pytest itself, which must not nest inside this test run. The default run checks one backend
+(a SQLite file) on one suite; every suite on SQLite, a local folder and Redis runs with
+``AGENT_STORES_HEAVY=1``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HEAVY = os.environ.get("AGENT_STORES_HEAVY") == "1"
+heavy = pytest.mark.skipif(not HEAVY, reason="every suite on a live store: set AGENT_STORES_HEAVY=1")
+
+
+def agent_stores(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": str(cwd)}
+    return subprocess.run(
+        [sys.executable, "-m", "agent_stores.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
+    )
+
+
+def rows(path: Path) -> dict[str, list[Any]]:
+    """Every row of the stores' tables (the migration table aside)."""
+    with sqlite3.connect(path) as db:
+        tables = [t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        return {
+            t: sorted(map(repr, db.execute(f"SELECT * FROM {t}")))
+            for t in tables
+            if t.startswith("agent_stores_") and t != "agent_stores_migrations"
+        }
+
+
+def seed(url: str) -> None:
+    """Data of the user's own that a check must leave alone."""
+    code = textwrap.dedent(
+        f"""
+        import asyncio
+        from agent_framework import AgentSession, Message
+        from agent_stores.core import open_stores
+
+        async def main():
+            async with open_stores({url!r}) as stores:
+                await stores.history_provider().save_messages("mine", [Message(role="user", contents=["keep me"])])
+                await stores.file_store().write("notes/keep.md", "keep")
+                await stores.session_store().set("mine", AgentSession(session_id="mine"))
+        asyncio.run(main())
+        """
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_check_passes_on_a_sqlite_file_and_leaves_only_the_users_data(tmp_path: Path) -> None:
+    db = tmp_path / "agent.db"
+    url = f"sqlite:///{db}"
+    seed(url)
+    before = rows(db)
+    result = agent_stores("check", url, "--suite", "sessions", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr + result.stdout
+    report = json.loads(result.stdout)
+    assert report["ok"] is True
+    assert report["suites"] == ["sessions"]
+    assert report["summary"]["passed"] >= 15 and report["summary"]["failed"] == 0
+    assert report["capabilities"]["sessions"] == {"durable": True, "max_id_length": None, "corruptible": True}
+    assert report["cleanup"].startswith("removed ")
+    assert rows(db) == before, "the check left data behind or touched the user's data"
+
+
+def test_check_on_a_broken_factory_exits_1_naming_the_clause(tmp_path: Path) -> None:
+    (tmp_path / "broken_store.py").write_text(
+        textwrap.dedent(
+            """
+            from agent_stores.core import ObjectSessionStore
+            from agent_stores.core.memory import MemoryObjectDriver
+
+            SHARED = MemoryObjectDriver()
+
+            class ForgetfulDelete(ObjectSessionStore):
+                async def delete(self, session_id):
+                    return None  # never deletes
+
+            def open_sessions():
+                return ForgetfulDelete(SHARED)
+
+            open_sessions.capabilities = {"durable": True, "corruptible": True}
+            """
+        )
+    )
+    result = agent_stores("check", "broken_store:open_sessions", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr + result.stdout
+    assert "FAIL sessions: test_delete_is_idempotent" in result.stdout
+    # The clause's explanation is printed under it.
+    assert "A failure means" in result.stdout or "Failure means" in result.stdout
+
+    as_json = agent_stores("check", "broken_store:open_sessions", "--json", cwd=tmp_path)
+    assert as_json.returncode == 1
+    report = json.loads(as_json.stdout)
+    failed = [c["clause"] for c in report["clauses"] if c["outcome"] == "failed"]
+    assert "test_delete_is_idempotent" in failed
+    assert report["summary"]["passed"] >= 10
+
+
+def test_check_of_a_good_factory_passes(tmp_path: Path) -> None:
+    (tmp_path / "good_store.py").write_text(
+        textwrap.dedent(
+            """
+            from agent_stores.core import ObjectAgentFileStore
+            from agent_stores.core.memory import MemoryObjectDriver
+            from agent_stores.testing import FileStoreCapabilities
+
+            SHARED = MemoryObjectDriver()
+
+            def open_files(**options):
+                return ObjectAgentFileStore(SHARED, **options)
+
+            open_files.capabilities = FileStoreCapabilities(case_sensitive=True, empty_directories=True)
+            """
+        )
+    )
+    result = agent_stores("check", "good_store:open_files", "-k", "path or read", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr + result.stdout
+    report = json.loads(result.stdout)
+    assert report["suites"] == ["files"] and report["capabilities"]["files"]["case_sensitive"] is True
+    assert report["summary"]["failed"] == 0 and report["summary"]["passed"] > 5
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        (f"redis://127.0.0.1:{free_port()}/0", "cannot reach redis://127.0.0.1:"),
+        ("no_such_module:factory", "cannot import 'no_such_module'"),
+        ("json:no_such_factory", "'json' has no attribute 'no_such_factory'"),
+        ("raising_store:open_store", "the factory raising_store:open_store raised RuntimeError: no credentials"),
+        ("not-a-target", "expected a store URL (scheme://...) or module:attr"),
+        ("nosuchscheme://x", "no agent-stores backend for scheme 'nosuchscheme'"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, target: str, expected: str) -> None:
+    (tmp_path / "raising_store.py").write_text("def open_store():\n    raise RuntimeError('no credentials')\n")
+    result = agent_stores("check", target, cwd=tmp_path, timeout=60)
+    assert result.returncode == 2, result.stderr + result.stdout
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert expected in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_verbose_shows_the_traceback(tmp_path: Path) -> None:
+    (tmp_path / "raising_store.py").write_text("def open_store():\n    raise RuntimeError('no credentials')\n")
+    result = agent_stores("check", "raising_store:open_store", "--verbose", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "Traceback" in result.stderr and "RuntimeError: no credentials" in result.stderr
+
+
+def test_unknown_capability_and_suite_are_usage_errors(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'agent.db'}"
+    result = agent_stores("check", url, "--capability", "history.flies", cwd=tmp_path)
+    assert result.returncode == 2 and "unknown capability 'history.flies'" in result.stderr
+    result = agent_stores("check", url, "--suite", "nope", cwd=tmp_path)
+    assert result.returncode == 2 and "unknown suite nope" in result.stderr
+
+
+# -- every suite on live stores (AGENT_STORES_HEAVY=1) -----------------------------------------
+
+
+def full_check(url: str, cwd: Path) -> dict[str, Any]:
+    result = agent_stores("check", url, "--json", cwd=cwd, timeout=900)
+    report = json.loads(result.stdout)
+    failed = [f"{c['suite']}.{c['clause']}: {c['message']}" for c in report["clauses"] if c["outcome"] == "failed"]
+    assert result.returncode == 0 and not failed, failed or result.stderr
+    assert set(report["suites"]) == {
+        "history",
+        "files",
+        "sessions",
+        "checkpoints",
+        "todos",
+        "log_driver",
+        "object_driver",
+    }
+    return report
+
+
+@heavy
+def test_every_suite_passes_on_a_sqlite_file(tmp_path: Path) -> None:
+    db = tmp_path / "agent.db"
+    seed(f"sqlite:///{db}")
+    before = rows(db)
+    report = full_check(f"sqlite:///{db}", tmp_path)
+    assert report["summary"]["passed"] > 150
+    assert rows(db) == before
+
+
+@heavy
+def test_every_suite_passes_on_a_local_folder(tmp_path: Path) -> None:
+    root = tmp_path / "stores"
+    root.mkdir()
+    seed(f"file://{root}")
+    before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    full_check(f"file://{root}", tmp_path)
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before
+
+
+@heavy
+def test_every_suite_passes_on_redis(tmp_path: Path) -> None:
+    from agent_stores.testing.servers.redis import redis_server
+
+    with redis_server() as server:
+        seed(server.url)
+        full_check(server.url, tmp_path)
+        import redis
+
+        client = redis.Redis.from_url(server.url)
+        leftover = [k for k in client.scan_iter("*agent-stores-check-*")]
+        client.close()
+        assert leftover == []
