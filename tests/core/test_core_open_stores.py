@@ -24,7 +24,8 @@ async def test_memory_url_gives_all_three_stores_over_shared_data() -> None:
         await stores.file_store().write("a.txt", "x")
         assert await stores.file_store().read("a.txt") == "x"
         kwargs = stores.harness_kwargs()
-        assert set(kwargs) == {"history_provider", "file_memory_store", "todo_provider"}
+        assert set(kwargs) == {"history_provider", "file_memory_store", "todo_provider", "default_options"}
+        assert kwargs["default_options"] == {"store": False}  # the model sees our history, not a service copy
 
 
 @pytest.mark.parametrize(

@@ -142,7 +142,7 @@ async def test_open_stores_gives_all_three_stores_on_one_file(tmp_path: Path) ->
 
         await sessions.set("s", AgentSession(session_id="s"))
         kwargs = stores.harness_kwargs(max_messages=5)
-        assert set(kwargs) == {"history_provider", "file_memory_store", "todo_provider"}
+        assert set(kwargs) == {"history_provider", "file_memory_store", "todo_provider", "default_options"}
         assert isinstance(kwargs["history_provider"], SQLiteHistoryProvider)
         assert kwargs["history_provider"].max_messages == 5
         assert isinstance(kwargs["file_memory_store"], SQLiteAgentFileStore)

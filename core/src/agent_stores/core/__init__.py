@@ -14,17 +14,28 @@ from .codec import CODEC_VERSION, decode_message, encode_message, encode_record,
 from .drivers import Listing, LogDriver, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
 from .errors import CorruptRecordError, StoreConflictError, StoreError, StoreUnavailableError
 from .files import ObjectAgentFileStore, decode_text, plain_literal
-from .history import LogHistoryProvider, trim_orphans
+from .history import LogHistoryProvider, hide_unanswered_calls, trim_orphans
 from .keys import KeySpace, key_segment
 from .lifecycle import ConnectedBackend, ConnectedStore, Connector, Handle, OwnedResource, route_options
 from .objectlog import ObjectLogDriver
 from .prefixed import PrefixedObjectDriver
 from .redaction import redact_url
 from .sessions import ObjectSessionStore, decode_snapshot, encode_snapshot
-from .stores import Backend, BackendFactory, DriverBackend, Stores, open_stores
+from .stores import (
+    OPENAI_API_ENV,
+    Backend,
+    BackendFactory,
+    DriverBackend,
+    Stores,
+    harness_kwargs,
+    open_stores,
+    openai_client,
+)
+from .tenants import TenantFileStore, TenantSessionStore, TenantStores, tenant_namespace
 
 __all__ = [
     "CODEC_VERSION",
+    "OPENAI_API_ENV",
     "Backend",
     "BackendFactory",
     "ConnectedBackend",
@@ -52,17 +63,24 @@ __all__ = [
     "StoreUnavailableError",
     "StoredObject",
     "Stores",
+    "TenantFileStore",
+    "TenantSessionStore",
+    "TenantStores",
     "decode_message",
     "decode_snapshot",
     "decode_text",
     "encode_message",
     "encode_record",
     "encode_snapshot",
+    "harness_kwargs",
+    "hide_unanswered_calls",
     "key_segment",
     "message_digest",
     "open_stores",
+    "openai_client",
     "plain_literal",
     "redact_url",
     "route_options",
+    "tenant_namespace",
     "trim_orphans",
 ]

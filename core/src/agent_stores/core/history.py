@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import random
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from datetime import timedelta
 from typing import Any
 
-from agent_framework import HistoryProvider, Message
+from agent_framework import AgentSession, Content, HistoryProvider, Message, SessionContext, SupportsAgentRun
 
 from .codec import count_already_stored, decode_message, encode_record
 from .drivers import LogDriver, LogRecord, LogTail
@@ -18,7 +19,7 @@ from .errors import StoreConflictError
 from .keys import KeySpace
 from .lifecycle import OwnedResource
 
-__all__ = ["LogHistoryProvider", "trim_orphans"]
+__all__ = ["LogHistoryProvider", "hide_unanswered_calls", "trim_orphans"]
 
 DEFAULT_SOURCE_ID = "history"
 
@@ -70,6 +71,54 @@ class _Turns:
                 self._locks[key] = (lock, users - 1)
 
 
+# Contents that answer or hold a function call by its call id: the call is not left unanswered.
+_CALL_ANSWERING_TYPES = frozenset({"function_result", "function_approval_request", "function_approval_response"})
+
+
+def _answered_call_ids(messages: Sequence[Message]) -> set[str]:
+    answered: set[str] = set()
+    for message in messages:
+        for content in message.contents:
+            if content.type not in _CALL_ANSWERING_TYPES:
+                continue
+            if content.call_id:
+                answered.add(content.call_id)
+            call = content.function_call
+            if call is not None and call.call_id:
+                answered.add(call.call_id)
+    return answered
+
+
+def hide_unanswered_calls(messages: Sequence[Message], *, answered_by: Sequence[Message] = ()) -> list[Message]:
+    """Return ``messages`` without the function calls that no result answers.
+
+    A run that stopped between a model's function call and the tool's result (a crash, a
+    kill, a lost connection) leaves a history that ends in a call without its result; model
+    APIs reject such a conversation ("An assistant message with 'tool_calls' must be followed
+    by tool messages ..."), so every later run of the session would fail. A call counts as
+    answered when a ``function_result`` (or a pending approval request or response) with its
+    ``call_id`` is in ``messages`` or in ``answered_by`` (the run's new input, which carries
+    the results of the calls the current run made). Calls the service ran itself
+    (``informational_only``) need no result and stay. A message left with no contents is
+    dropped; the messages given are not changed (changed ones are copies).
+    """
+    answered = _answered_call_ids(messages) | _answered_call_ids(answered_by)
+    kept: list[Message] = []
+    for message in messages:
+        contents = [c for c in message.contents if not _unanswered(c, answered)]
+        if len(contents) == len(message.contents):
+            kept.append(message)
+        elif contents:
+            partial = copy.copy(message)
+            partial.contents = contents
+            kept.append(partial)
+    return kept
+
+
+def _unanswered(content: Content, answered: set[str]) -> bool:
+    return content.type == "function_call" and not content.informational_only and content.call_id not in answered
+
+
 def validate_ttl(ttl: float | timedelta | None) -> float | None:
     """Return ``ttl`` in seconds or raise ``ValueError`` when it is not positive."""
     if ttl is None:
@@ -111,6 +160,10 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         ttl: Sliding expiry: a session expires this long after the last save that stored
             messages, and then reads as empty. Seconds or a ``timedelta``.
         skip_excluded: Omit messages whose ``additional_properties["_excluded"]`` is truthy.
+        hide_unanswered_calls: When loading history for a run, leave out function calls that
+            no stored result answers (a run that died between a tool call and its result), so
+            the session stays usable; the stored record keeps them verbatim (``get_messages``
+            and ``export_messages`` return them). On by default.
         owns_driver: Close the driver on ``aclose()``.
         **kwargs: ``load_messages``, ``store_inputs``, ``store_context_messages``,
             ``store_context_from``, ``store_outputs`` as in ``HistoryProvider``.
@@ -129,6 +182,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         max_messages: int | None = None,
         ttl: float | timedelta | None = None,
         skip_excluded: bool = False,
+        hide_unanswered_calls: bool = True,
         owns_driver: bool = False,
         **kwargs: Any,
     ) -> None:
@@ -138,6 +192,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         self.max_messages = validate_max_messages(max_messages)
         self.ttl = validate_ttl(ttl)
         self.skip_excluded = skip_excluded
+        self.hide_unanswered_calls = hide_unanswered_calls
         self.keys = KeySpace(namespace)
         self.driver = driver
         self._tails: OrderedDict[str, LogTail] = OrderedDict()
@@ -168,6 +223,20 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         if self.skip_excluded:
             messages = [m for m in messages if not m.additional_properties.get("_excluded", False)]
         return messages
+
+    async def before_run(
+        self,
+        *,
+        agent: SupportsAgentRun,
+        session: AgentSession,
+        context: SessionContext,
+        state: dict[str, Any],
+    ) -> None:
+        """Load the session's history into the run, without unanswered calls when ``hide_unanswered_calls``."""
+        await super().before_run(agent=agent, session=session, context=context, state=state)
+        loaded = context.context_messages.get(self.source_id)
+        if self.hide_unanswered_calls and loaded:
+            context.context_messages[self.source_id] = hide_unanswered_calls(loaded, answered_by=context.input_messages)
 
     async def save_messages(
         self,

@@ -16,8 +16,10 @@ builds generically over those drivers with no wiring of its own.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from importlib.metadata import entry_points
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from agent_framework import AgentFileStore, HistoryProvider, SessionStore, TodoProvider
 
@@ -27,9 +29,30 @@ from .lifecycle import OwnedResource
 from .redaction import redact_url
 from .todos import ObjectTodoStore
 
-__all__ = ["ENTRY_POINT_GROUP", "Backend", "BackendFactory", "DriverBackend", "Stores", "open_stores"]
+if TYPE_CHECKING:
+    from .tenants import TenantStores
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "OPENAI_API_ENV",
+    "Backend",
+    "BackendFactory",
+    "DriverBackend",
+    "Stores",
+    "harness_kwargs",
+    "open_stores",
+    "openai_client",
+]
 
 ENTRY_POINT_GROUP = "agent_stores.backends"
+
+#: Environment variable choosing the OpenAI API :func:`openai_client` speaks: ``chat`` or ``responses``.
+OPENAI_API_ENV = "AGENT_STORES_OPENAI_API"
+
+# Sent as the key to an OpenAI-compatible server reached through OPENAI_BASE_URL without one
+# (a local server that checks no key); the OpenAI SDK refuses to build a client without a key.
+_NO_KEY = "no-key"
+_DEFAULT_MODEL = "gpt-4o-mini"
 
 # Schemes of the backends this project ships, and the extra that installs each.
 _EXTRAS = {
@@ -152,23 +175,80 @@ class Stores(OwnedResource):
         """
         return ObjectTodoStore(self.object_driver(), **options)
 
-    def harness_kwargs(self, **history_options: Any) -> dict[str, Any]:
-        """Return keyword arguments for ``create_harness_agent``, every one kept in this store.
+    def harness_kwargs(
+        self,
+        *,
+        file_access: bool = False,
+        service_history: bool = False,
+        default_options: Mapping[str, Any] | None = None,
+        **history_options: Any,
+    ) -> dict[str, Any]:
+        """Return keyword arguments for ``create_harness_agent`` that keep the agent's state in these stores.
 
-        ``history_provider`` (built with ``history_options``), ``file_memory_store`` and, where
-        the backend hands out its drivers (every backend of ours does), ``todo_provider``: the
-        harness's todo list, kept per session in :meth:`todo_store`.
+        ``history_provider`` (``history_options`` as :meth:`history_provider` takes them),
+        ``file_memory_store`` (the file store), ``file_access_store`` (the same file store, when
+        ``file_access``) and ``default_options`` with ``store=False``: the conversation the
+        model sees is loaded from our history provider on every model call, never from a copy
+        the model service keeps (a Responses API client would otherwise send
+        ``previous_response_id`` and skip our history). Pass your own chat options as
+        ``default_options``; they are merged.
+
+        With ``service_history=True`` no ``store`` option is set: a client that stores history
+        at the service (the Responses API's default) then continues from the service's copy,
+        and our provider only records the conversation (the framework skips loading it).
+
+        Raises:
+            ValueError: ``default_options`` sets ``store`` to something else than ``service_history`` implies.
         """
-        kwargs: dict[str, Any] = {
-            "history_provider": self.history_provider(**history_options),
-            "file_memory_store": self.file_store(),
-        }
-        if isinstance(self.backend, DriverBackend):
+        kwargs = harness_kwargs(
+            self.history_provider(**history_options),
+            self.file_store(),
+            file_access=file_access,
+            service_history=service_history,
+            default_options=default_options,
+        )
+        if isinstance(self.backend, DriverBackend):  # the harness's todo list, kept per session
             kwargs["todo_provider"] = TodoProvider(store=self.todo_store())
         return kwargs
 
+    def tenant(self, tenant: str) -> TenantStores:
+        """Return the view of these stores bound to one authenticated tenant (see :class:`TenantStores`).
+
+        Raises:
+            ValueError: ``tenant`` is not a non-empty string.
+        """
+        from .tenants import TenantStores
+
+        return TenantStores(self, tenant)
+
     def __repr__(self) -> str:
         return f"Stores({redact_url(self.url)!r})"
+
+
+def harness_kwargs(
+    history: HistoryProvider,
+    files: AgentFileStore,
+    *,
+    file_access: bool = False,
+    service_history: bool = False,
+    default_options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Return ``create_harness_agent`` keyword arguments for ``history`` and ``files``.
+
+    See :meth:`Stores.harness_kwargs`; this builds them for stores you made yourself.
+
+    Raises:
+        ValueError: ``default_options`` sets ``store`` to something else than ``service_history`` implies.
+    """
+    options = dict(default_options or {})
+    if not service_history:
+        if options.get("store") not in (None, False):
+            raise ValueError("default_options['store'] must be False unless service_history=True")
+        options["store"] = False
+    kwargs: dict[str, Any] = {"history_provider": history, "file_memory_store": files, "default_options": options}
+    if file_access:
+        kwargs["file_access_store"] = files
+    return kwargs
 
 
 def _scheme(url: str) -> str:
@@ -203,3 +283,44 @@ def open_stores(url: str, **options: Any) -> Stores:
         )
     factory: BackendFactory = entry.load()
     return Stores(url, factory(url, **options))
+
+
+def openai_client(
+    api: Literal["chat", "responses"] | None = None,
+    *,
+    model: str | None = None,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    **options: Any,
+) -> Any:
+    """Return the framework's OpenAI chat client for OpenAI or any OpenAI-compatible server.
+
+    ``api`` chooses the API: ``"chat"`` (Chat Completions, the default: every OpenAI-compatible
+    server speaks it) or ``"responses"`` (the Responses API); when not given, the
+    ``AGENT_STORES_OPENAI_API`` environment variable decides, else ``"chat"``. Both keep the
+    conversation in the history provider when the agent is built with
+    :meth:`Stores.harness_kwargs` (``store=False``).
+
+    ``model``, ``api_key`` and ``base_url`` default to ``OPENAI_MODEL`` (else ``gpt-4o-mini``),
+    ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL``. A base URL without a key (a local server
+    that checks none) works: a placeholder key is sent. ``options`` go to the client class
+    (``OpenAIChatCompletionClient`` or ``OpenAIChatClient`` of ``agent-framework-openai``).
+
+    Raises:
+        ImportError: ``agent-framework-openai`` is not installed (``pip install "agent-stores[openai]"``).
+        ValueError: ``api`` is not ``chat`` or ``responses``, or neither a key nor a base URL is configured.
+    """
+    chosen = api or os.environ.get(OPENAI_API_ENV, "").strip().lower() or "chat"
+    if chosen not in ("chat", "responses"):
+        raise ValueError(f"api must be 'chat' or 'responses' (from {OPENAI_API_ENV} or the argument), got {chosen!r}")
+    try:
+        from agent_framework.openai import OpenAIChatClient, OpenAIChatCompletionClient
+    except ImportError as err:
+        raise ImportError('the OpenAI clients need agent-framework-openai: pip install "agent-stores[openai]"') from err
+    key = api_key or os.environ.get("OPENAI_API_KEY") or None
+    url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+    if key is None and url is None:
+        raise ValueError("set OPENAI_API_KEY (api.openai.com) or OPENAI_BASE_URL (an OpenAI-compatible server)")
+    name = model or os.environ.get("OPENAI_MODEL") or _DEFAULT_MODEL
+    client_type = OpenAIChatClient if chosen == "responses" else OpenAIChatCompletionClient
+    return client_type(model=name, api_key=key or _NO_KEY, base_url=url, **options)
