@@ -157,6 +157,7 @@ def free_port() -> int:
         ("not-a-target", "expected a store URL (scheme://...) or module:attr"),
         ("nosuchscheme://x", "no agent-stores backend for scheme 'nosuchscheme'"),
     ],
+    ids=["unreachable-url", "missing-module", "missing-attribute", "raising-factory", "not-a-target", "unknown-scheme"],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, target: str, expected: str) -> None:
     (tmp_path / "raising_store.py").write_text("def open_store():\n    raise RuntimeError('no credentials')\n")
