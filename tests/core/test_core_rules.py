@@ -180,10 +180,10 @@ async def test_conditional_append_conflicts() -> None:
     driver = MemoryLogDriver()
     version = await driver.append("k", [LogRecord("d", b"{}")], expected_version=None, session_id="s")
     with pytest.raises(StoreConflictError):
-        await driver.append("k", [], expected_version=None, session_id="s")
+        await driver.append("k", [LogRecord("e", b"{}")], expected_version=None, session_id="s")
     await driver.delete("k")
     with pytest.raises(StoreConflictError):
-        await driver.append("k", [], expected_version=version, session_id="s")
+        await driver.append("k", [LogRecord("e", b"{}")], expected_version=version, session_id="s")
 
 
 def _turn(n: int) -> list[Message]:
