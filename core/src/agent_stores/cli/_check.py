@@ -815,8 +815,15 @@ def run_plan(
         args = [str(module), "-c", str(ini), "--rootdir", folder, "-p", "no:cacheprovider", "-q", "-p", "no:randomly"]
         if clause_filter:
             args += ["-k", clause_filter]
-        with _quiet_streams():
-            code = pytest.main(args, plugins=[collector])
+        # The user's PYTEST_ADDOPTS (e.g. ``-n auto`` in their CI) is meant for their own runs:
+        # clauses run here, in this process, where the collector sees them.
+        saved_addopts = os.environ.pop("PYTEST_ADDOPTS", None)
+        try:
+            with _quiet_streams():
+                code = pytest.main(args, plugins=[collector])
+        finally:
+            if saved_addopts is not None:
+                os.environ["PYTEST_ADDOPTS"] = saved_addopts
     sys.modules.pop("test_agent_stores_check", None)
     return int(code)
 
