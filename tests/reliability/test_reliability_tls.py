@@ -12,7 +12,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import pytest
@@ -22,13 +22,15 @@ from agent_stores.core import StoreError, StoreUnavailableError, open_stores
 from agent_stores.testing.servers import ServerUnavailable, announce, is_required
 from agent_stores.testing.servers.mongodb import mongodb_server
 from agent_stores.testing.servers.s3 import moto_local, s3_endpoint
-from tls_support import TlsFiles, make_tls_files, moto_tls, redis_tls, stunnel
+from tls_support import TlsFiles, make_tls_files, moto_tls, redis_cluster_tls, redis_tls, stunnel
 
 pytestmark = pytest.mark.asyncio
 
+T = TypeVar("T")
+
 
 @contextlib.contextmanager
-def tls_server(server: contextlib.AbstractContextManager[int], what: str) -> Iterator[int]:
+def tls_server(server: contextlib.AbstractContextManager[T], what: str) -> Iterator[T]:
     """Enter ``server``; skip (or fail, when ``AGENT_STORES_REQUIRE`` names ``tls``) when it cannot start here."""
     try:
         port = server.__enter__()
@@ -36,7 +38,7 @@ def tls_server(server: contextlib.AbstractContextManager[int], what: str) -> Ite
         if is_required("tls"):
             pytest.fail(f"{what}: {err} — and AGENT_STORES_REQUIRE requires tls", pytrace=False)
         pytest.skip(f"{what}: {err}")
-    announce(f"tls: {what} on 127.0.0.1:{port} with a test CA")
+    announce(f"tls: {what} on 127.0.0.1:{port} with a test CA")  # a port, or the cluster's ports
     try:
         yield port
     finally:
@@ -103,6 +105,15 @@ async def test_redis_client_certificate(tls: TlsFiles, redis_mutual_port: int) -
     error = await refused(url)
     assert "TLS handshake failed" in str(error) and "ssl_certfile" in str(error)
     await round_trip(url, ssl_certfile=str(tls.client_cert), ssl_keyfile=str(tls.client_key))
+
+
+async def test_redis_cluster_over_tls(tls: TlsFiles, tmp_path: Path) -> None:
+    """Clients and the cluster bus on TLS; the client verifies every node it is redirected to."""
+    with tls_server(redis_cluster_tls(tls, tmp_path), "a 3-primary Redis Cluster with --tls-cluster yes") as ports:
+        nodes = ",".join(f"127.0.0.1:{port}" for port in ports)
+        await round_trip(f"rediss+cluster://{nodes}?ssl_ca_certs={tls.ca}")
+        error = await refused(f"rediss+cluster://{nodes}")
+        assert "certificate verification failed" in str(error) and "ssl_ca_certs" in str(error)
 
 
 # -- S3: moto's server on HTTPS; stunnel in front of it for client certificates ---------------------

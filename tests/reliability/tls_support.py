@@ -13,6 +13,7 @@ import contextlib
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +21,9 @@ from pathlib import Path
 import trustme
 
 from agent_stores.testing.servers import ServerUnavailable, free_port, wait_for_port
+from agent_stores.testing.servers.redis import cluster_port
 
-__all__ = ["TlsFiles", "make_tls_files", "moto_tls", "redis_tls", "stunnel"]
+__all__ = ["TlsFiles", "make_tls_files", "moto_tls", "redis_cluster_tls", "redis_tls", "stunnel"]
 
 
 @dataclass(frozen=True)
@@ -36,27 +38,19 @@ class TlsFiles:
     client_key: Path
     #: The client certificate and its key in one file (pymongo's ``tlsCertificateKeyFile``).
     client_pem: Path
+    #: A server certificate for ``localhost`` and ``127.0.0.1`` (cluster nodes announce addresses).
+    node_cert: Path
+    node_key: Path
 
 
 def make_tls_files(folder: Path) -> TlsFiles:
-    """Write a CA, a second unrelated CA, a ``localhost`` server certificate and a client certificate."""
+    """Write a CA, a second unrelated CA, server certificates and a client certificate."""
     ca, other = trustme.CA(), trustme.CA()
     server = ca.issue_cert("localhost")
     client = ca.issue_cert("agent-stores-client")
-    files = TlsFiles(
-        *(
-            folder / n
-            for n in (
-                "ca.pem",
-                "other-ca.pem",
-                "server.pem",
-                "server.key",
-                "client.pem",
-                "client.key",
-                "client-both.pem",
-            )
-        )
-    )
+    node = ca.issue_cert("localhost", "127.0.0.1")
+    names = ["ca.pem", "other-ca.pem", "server.pem", "server.key", "client.pem", "client.key", "client-both.pem"]
+    files = TlsFiles(*(folder / n for n in [*names, "node.pem", "node.key"]))
     ca.cert_pem.write_to_path(str(files.ca))
     other.cert_pem.write_to_path(str(files.other_ca))
     server.private_key_pem.write_to_path(str(files.server_key))
@@ -64,6 +58,8 @@ def make_tls_files(folder: Path) -> TlsFiles:
     client.private_key_pem.write_to_path(str(files.client_key))
     client.cert_chain_pems[0].write_to_path(str(files.client_cert))
     client.private_key_and_cert_chain_pem.write_to_path(str(files.client_pem))
+    node.private_key_pem.write_to_path(str(files.node_key))
+    node.cert_chain_pems[0].write_to_path(str(files.node_cert))
     return files
 
 
@@ -133,3 +129,43 @@ def stunnel(files: TlsFiles, folder: Path, backend_port: int, *, client_certific
     )
     with _process([binary, str(config)], port, "stunnel", folder / f"stunnel-{port}.log"):
         yield port
+
+
+@contextlib.contextmanager
+def redis_cluster_tls(files: TlsFiles, folder: Path, primaries: int = 3) -> Generator[list[int]]:
+    """A Redis Cluster whose clients and bus speak only TLS (``--tls-cluster yes``); yields the ports."""
+    binary, cli = shutil.which("redis-server"), shutil.which("redis-cli")
+    if binary is None or cli is None:
+        raise ServerUnavailable("a TLS cluster needs redis-server and redis-cli (apt-get install redis-server)")
+    ports = [cluster_port() for _ in range(primaries)]
+    tls_cli = [cli, "--tls", "--cacert", str(files.ca)]
+    with contextlib.ExitStack() as stack:
+        for port in ports:
+            node = folder / f"node-{port}"
+            node.mkdir()
+            args = [
+                binary, "--port", "0", "--tls-port", str(port), "--bind", "127.0.0.1", "--dir", str(node),
+                "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--tls-cluster", "yes",
+                "--tls-cert-file", str(files.node_cert), "--tls-key-file", str(files.node_key),
+                "--tls-ca-cert-file", str(files.ca), "--tls-auth-clients", "no", "--save", "", "--appendonly", "no",
+            ]  # fmt: skip
+            stack.enter_context(_process(args, port, "redis-server cluster node with TLS", node / "server.log"))
+        addresses = [f"127.0.0.1:{port}" for port in ports]
+        created = subprocess.run(
+            [*tls_cli, "--cluster", "create", *addresses, "--cluster-replicas", "0", "--cluster-yes"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if created.returncode != 0:
+            raise ServerUnavailable(f"redis-cli --cluster create failed: {(created.stdout + created.stderr)[-400:]}")
+        deadline = time.monotonic() + 30
+        while not all(
+            "cluster_state:ok"
+            in subprocess.run([*tls_cli, "-p", str(port), "CLUSTER", "INFO"], capture_output=True, text=True).stdout
+            for port in ports
+        ):
+            if time.monotonic() > deadline:
+                raise ServerUnavailable("the TLS cluster did not reach cluster_state:ok within 30 s")
+            time.sleep(0.1)
+        yield ports
