@@ -16,7 +16,8 @@ factory fixture returning a callable that opens a store over the same backing da
 
 Backends built on the core's adapters also prove their drivers with ``LogDriverConformance``
 (fixture ``log_driver_factory``) and ``ObjectDriverConformance`` (fixture
-``object_driver_factory``). Every clause runs under the class's ``time_limit`` (60 s).
+``object_driver_factory``). Every clause runs under the class's ``time_limit`` (60 s), with
+pytest-timeout as the hard stop of a clause that never awaits (see ``docs/conformance.md``).
 
 Installed with ``pip install "agent-stores-core[testing]"``; the pytest plugin is registered
 automatically, so no pytest configuration is needed.
