@@ -472,3 +472,41 @@ def _print_migration(report: Any, *, verbose: bool) -> None:
         out.print(f"[bold green]ok[/]: {verified} items copied and verified, {len(report.of('skip'))} already there")
     else:
         out.print(f"[bold red]{len(report.failures)} items failed[/]")
+
+
+# -- demo ------------------------------------------------------------------------------------------
+
+
+@app.command(
+    epilog="[bold]Examples[/]\n\n"
+    "  agent-stores demo                      # run twice: the second run recalls the first\n\n"
+    "  agent-stores demo redis://localhost:6379/0\n\n"
+    "  OPENAI_BASE_URL=http://127.0.0.1:11434/v1 OPENAI_MODEL=llama3.2 agent-stores demo\n\n"
+    "  agent-stores demo --reset",
+)
+def demo(
+    url: Annotated[str, typer.Argument(help="A store URL.")] = "sqlite:///agent-stores-demo.db",
+    reset: Annotated[bool, typer.Option("--reset", help="Forget the demo's session first.")] = False,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Use the scripted model even when OPENAI_* is set.")
+    ] = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """A harness agent that remembers across runs, its history, memory files and session in the store.
+
+    The first run asks the agent to remember a favourite colour (it writes a memory file), every
+    later run asks for it back from what the store holds, and each run prints what the stores
+    hold. The real model answers when [bold]OPENAI_API_KEY[/] or [bold]OPENAI_BASE_URL[/] is set
+    (OPENAI_MODEL, AGENT_STORES_OPENAI_API=responses for the Responses API); otherwise a clearly
+    labelled offline scripted model does. A failing model call (a wrong key, an unreachable
+    server) is one error line and exit 2; the stored session is left as it was.
+    """
+    import asyncio
+
+    from . import demo as demo_module
+
+    if "://" not in url:
+        fail(CliError(f"expected a store URL (scheme://...), got {url!r}"), verbose=verbose)
+    if reset:
+        guarded(verbose, lambda: asyncio.run(demo_module.reset(url)))
+    guarded(verbose, lambda: asyncio.run(demo_module.run(url, offline=offline)))
