@@ -17,16 +17,15 @@ from agent_stores.core.checkpoints import ObjectCheckpointStorage
 from agent_stores.core.memory import MemoryObjectDriver
 from agent_stores.core.todos import ObjectTodoStore
 from agent_stores.testing import (
+    OBJECT_CHECKPOINT_CAPABILITIES,
+    OBJECT_TODO_CAPABILITIES,
     CheckpointStorageCapabilities,
     CheckpointStorageConformance,
     TodoStoreCapabilities,
     TodoStoreConformance,
+    corrupt_object_checkpoint,
+    corrupt_object_todos,
 )
-
-ALL_CHECKPOINTS = CheckpointStorageCapabilities(
-    durable=True, ordered_listing=True, lineage_ties=True, keep_last=True, ttl=True, namespaces=True, corruptible=True
-)
-ALL_TODOS = TodoStoreCapabilities(durable=True, namespaces=True, corruptible=True)
 
 
 class TestInMemoryCheckpointStorage(CheckpointStorageConformance):
@@ -67,23 +66,10 @@ class TestFileCheckpointStorage(CheckpointStorageConformance):
         return corrupt
 
 
-async def truncate_checkpoint(store: ObjectCheckpointStorage, checkpoint_id: str) -> None:
-    """The ``corrupt_checkpoint`` fixture of every store built on the core adapter: cut the record short."""
-    key = store._record_key(checkpoint_id)  # pyright: ignore[reportPrivateUsage]
-    stored = await store.driver.get(key)
-    assert stored is not None
-    await store.driver.put(key, stored.data[:40])
-
-
-async def garble_todos(store: ObjectTodoStore, session: AgentSession, source_id: str) -> None:
-    """The ``corrupt_todos`` fixture of every store built on the core adapter."""
-    await store.driver.put(store._key(session, source_id), b"{not json")  # pyright: ignore[reportPrivateUsage]
-
-
 class TestObjectCheckpointStorage(CheckpointStorageConformance):
     """The core adapter over the in-process object driver."""
 
-    capabilities = ALL_CHECKPOINTS
+    capabilities = OBJECT_CHECKPOINT_CAPABILITIES
 
     @pytest.fixture
     def checkpoint_storage_factory(self) -> Any:
@@ -92,7 +78,7 @@ class TestObjectCheckpointStorage(CheckpointStorageConformance):
 
     @pytest.fixture
     def corrupt_checkpoint(self) -> Any:
-        return truncate_checkpoint
+        return corrupt_object_checkpoint
 
 
 class TestTodoSessionStore(TodoStoreConformance):
@@ -121,7 +107,7 @@ class TestTodoFileStore(TodoStoreConformance):
 
 
 class TestObjectTodoStore(TodoStoreConformance):
-    capabilities = ALL_TODOS
+    capabilities = OBJECT_TODO_CAPABILITIES
 
     @pytest.fixture
     def todo_store_factory(self) -> Any:
@@ -130,4 +116,4 @@ class TestObjectTodoStore(TodoStoreConformance):
 
     @pytest.fixture
     def corrupt_todos(self) -> Any:
-        return garble_todos
+        return corrupt_object_todos
