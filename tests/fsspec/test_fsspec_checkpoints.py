@@ -13,20 +13,14 @@ from typing import Any
 import pytest
 
 from agent_stores.testing import (
-    OBJECT_CHECKPOINT_CAPABILITIES,
-    OBJECT_TODO_CAPABILITIES,
-    CheckpointStorageConformance,
-    TodoStoreConformance,
+    ObjectCheckpointStorageConformance,
+    ObjectTodoStoreConformance,
     checkpoint_storage_at,
-    corrupt_object_checkpoint,
-    corrupt_object_todos,
     todo_store_at,
 )
 
 
-class _Checkpoints(CheckpointStorageConformance):
-    capabilities = OBJECT_CHECKPOINT_CAPABILITIES
-
+class _Checkpoints(ObjectCheckpointStorageConformance):
     @pytest.fixture
     def root_url(self, tmp_path: Path) -> str:
         return f"file://{tmp_path}/agent"
@@ -35,14 +29,8 @@ class _Checkpoints(CheckpointStorageConformance):
     def checkpoint_storage_factory(self, root_url: str) -> Any:
         return lambda **options: checkpoint_storage_at(root_url, **options)
 
-    @pytest.fixture
-    def corrupt_checkpoint(self) -> Any:
-        return corrupt_object_checkpoint
 
-
-class _Todos(TodoStoreConformance):
-    capabilities = OBJECT_TODO_CAPABILITIES
-
+class _Todos(ObjectTodoStoreConformance):
     @pytest.fixture
     def root_url(self, tmp_path: Path) -> str:
         return f"file://{tmp_path}/agent"
@@ -50,10 +38,6 @@ class _Todos(TodoStoreConformance):
     @pytest.fixture
     def todo_store_factory(self, root_url: str) -> Any:
         return lambda **options: todo_store_at(root_url, **options)
-
-    @pytest.fixture
-    def corrupt_todos(self) -> Any:
-        return corrupt_object_todos
 
 
 class TestLocalCheckpoints(_Checkpoints):

@@ -12,13 +12,9 @@ from typing import Any
 import pytest
 
 from agent_stores.testing import (
-    OBJECT_CHECKPOINT_CAPABILITIES,
-    OBJECT_TODO_CAPABILITIES,
-    CheckpointStorageConformance,
-    TodoStoreConformance,
+    ObjectCheckpointStorageConformance,
+    ObjectTodoStoreConformance,
     checkpoint_storage_at,
-    corrupt_object_checkpoint,
-    corrupt_object_todos,
     todo_store_at,
 )
 from agent_stores.testing.servers import Server
@@ -30,9 +26,7 @@ TODOS_STAND_IN: dict[str, str] = {}
 
 
 @pytest.mark.usefixtures("stand_in")
-class TestMongoDBCheckpoints(CheckpointStorageConformance):
-    capabilities = OBJECT_CHECKPOINT_CAPABILITIES
-
+class TestMongoDBCheckpoints(ObjectCheckpointStorageConformance):
     @property
     def divergences(self) -> dict[str, str]:  # pyright: ignore[reportIncompatibleVariableOverride]
         return stand_in_divergences(CHECKPOINTS_STAND_IN)
@@ -42,15 +36,9 @@ class TestMongoDBCheckpoints(CheckpointStorageConformance):
         backend = {"collection_prefix": collection_prefix, "client_options": client_options()}
         return lambda **options: checkpoint_storage_at(mongodb.url, backend, **options)
 
-    @pytest.fixture
-    def corrupt_checkpoint(self) -> Any:
-        return corrupt_object_checkpoint
-
 
 @pytest.mark.usefixtures("stand_in")
-class TestMongoDBTodos(TodoStoreConformance):
-    capabilities = OBJECT_TODO_CAPABILITIES
-
+class TestMongoDBTodos(ObjectTodoStoreConformance):
     @property
     def divergences(self) -> dict[str, str]:  # pyright: ignore[reportIncompatibleVariableOverride]
         return stand_in_divergences(TODOS_STAND_IN)
@@ -59,7 +47,3 @@ class TestMongoDBTodos(TodoStoreConformance):
     def todo_store_factory(self, mongodb: Server, collection_prefix: str) -> Any:
         backend = {"collection_prefix": collection_prefix, "client_options": client_options()}
         return lambda **options: todo_store_at(mongodb.url, backend, **options)
-
-    @pytest.fixture
-    def corrupt_todos(self) -> Any:
-        return corrupt_object_todos

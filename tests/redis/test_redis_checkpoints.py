@@ -11,20 +11,15 @@ from typing import Any
 import pytest
 
 from agent_stores.testing import (
-    OBJECT_CHECKPOINT_CAPABILITIES,
-    OBJECT_TODO_CAPABILITIES,
-    CheckpointStorageConformance,
-    TodoStoreConformance,
+    ObjectCheckpointStorageConformance,
+    ObjectTodoStoreConformance,
     checkpoint_storage_at,
-    corrupt_object_checkpoint,
-    corrupt_object_todos,
     todo_store_at,
 )
 from agent_stores.testing.servers import Server
 
 
-class _Checkpoints(CheckpointStorageConformance):
-    capabilities = OBJECT_CHECKPOINT_CAPABILITIES
+class _Checkpoints(ObjectCheckpointStorageConformance):
     server_fixture = ""
 
     @pytest.fixture
@@ -32,23 +27,14 @@ class _Checkpoints(CheckpointStorageConformance):
         server: Server = request.getfixturevalue(self.server_fixture)
         return lambda **options: checkpoint_storage_at(server.url, {"key_prefix": key_prefix}, **options)
 
-    @pytest.fixture
-    def corrupt_checkpoint(self) -> Any:
-        return corrupt_object_checkpoint
 
-
-class _Todos(TodoStoreConformance):
-    capabilities = OBJECT_TODO_CAPABILITIES
+class _Todos(ObjectTodoStoreConformance):
     server_fixture = ""
 
     @pytest.fixture
     def todo_store_factory(self, request: pytest.FixtureRequest, key_prefix: str) -> Any:
         server: Server = request.getfixturevalue(self.server_fixture)
         return lambda **options: todo_store_at(server.url, {"key_prefix": key_prefix}, **options)
-
-    @pytest.fixture
-    def corrupt_todos(self) -> Any:
-        return corrupt_object_todos
 
 
 class TestRedisCheckpoints(_Checkpoints):

@@ -11,20 +11,15 @@ from typing import Any
 import pytest
 
 from agent_stores.testing import (
-    OBJECT_CHECKPOINT_CAPABILITIES,
-    OBJECT_TODO_CAPABILITIES,
-    CheckpointStorageConformance,
-    TodoStoreConformance,
+    ObjectCheckpointStorageConformance,
+    ObjectTodoStoreConformance,
     checkpoint_storage_at,
-    corrupt_object_checkpoint,
-    corrupt_object_todos,
     todo_store_at,
 )
 from s3_support import S3Target
 
 
-class _Checkpoints(CheckpointStorageConformance):
-    capabilities = OBJECT_CHECKPOINT_CAPABILITIES
+class _Checkpoints(ObjectCheckpointStorageConformance):
     target_fixture = ""
 
     @pytest.fixture
@@ -33,13 +28,8 @@ class _Checkpoints(CheckpointStorageConformance):
         backend = {"session": target.session()}
         return lambda **options: checkpoint_storage_at(target.url(s3_prefix), backend, **options)
 
-    @pytest.fixture
-    def corrupt_checkpoint(self) -> Any:
-        return corrupt_object_checkpoint
 
-
-class _Todos(TodoStoreConformance):
-    capabilities = OBJECT_TODO_CAPABILITIES
+class _Todos(ObjectTodoStoreConformance):
     target_fixture = ""
 
     @pytest.fixture
@@ -47,10 +37,6 @@ class _Todos(TodoStoreConformance):
         target: S3Target = request.getfixturevalue(self.target_fixture)
         backend = {"session": target.session()}
         return lambda **options: todo_store_at(target.url(s3_prefix), backend, **options)
-
-    @pytest.fixture
-    def corrupt_todos(self) -> Any:
-        return corrupt_object_todos
 
 
 class TestSeaweedFSCheckpoints(_Checkpoints):

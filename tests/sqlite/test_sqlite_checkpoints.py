@@ -12,36 +12,20 @@ from typing import Any
 import pytest
 
 from agent_stores.testing import (
-    OBJECT_CHECKPOINT_CAPABILITIES,
-    OBJECT_TODO_CAPABILITIES,
-    CheckpointStorageConformance,
-    TodoStoreConformance,
+    ObjectCheckpointStorageConformance,
+    ObjectTodoStoreConformance,
     checkpoint_storage_at,
-    corrupt_object_checkpoint,
-    corrupt_object_todos,
     todo_store_at,
 )
 
 
-class TestSQLiteCheckpoints(CheckpointStorageConformance):
-    capabilities = OBJECT_CHECKPOINT_CAPABILITIES
-
+class TestSQLiteCheckpoints(ObjectCheckpointStorageConformance):
     @pytest.fixture
     def checkpoint_storage_factory(self, tmp_path: Path) -> Any:
         return lambda **options: checkpoint_storage_at(f"sqlite:///{tmp_path}/agent.db", **options)
 
-    @pytest.fixture
-    def corrupt_checkpoint(self) -> Any:
-        return corrupt_object_checkpoint
 
-
-class TestSQLiteTodos(TodoStoreConformance):
-    capabilities = OBJECT_TODO_CAPABILITIES
-
+class TestSQLiteTodos(ObjectTodoStoreConformance):
     @pytest.fixture
     def todo_store_factory(self, tmp_path: Path) -> Any:
         return lambda **options: todo_store_at(f"sqlite:///{tmp_path}/agent.db", **options)
-
-    @pytest.fixture
-    def corrupt_todos(self) -> Any:
-        return corrupt_object_todos

@@ -17,14 +17,12 @@ from agent_stores.core.checkpoints import ObjectCheckpointStorage
 from agent_stores.core.memory import MemoryObjectDriver
 from agent_stores.core.todos import ObjectTodoStore
 from agent_stores.testing import (
-    OBJECT_CHECKPOINT_CAPABILITIES,
-    OBJECT_TODO_CAPABILITIES,
     CheckpointStorageCapabilities,
     CheckpointStorageConformance,
+    ObjectCheckpointStorageConformance,
+    ObjectTodoStoreConformance,
     TodoStoreCapabilities,
     TodoStoreConformance,
-    corrupt_object_checkpoint,
-    corrupt_object_todos,
 )
 
 
@@ -66,19 +64,13 @@ class TestFileCheckpointStorage(CheckpointStorageConformance):
         return corrupt
 
 
-class TestObjectCheckpointStorage(CheckpointStorageConformance):
+class TestObjectCheckpointStorage(ObjectCheckpointStorageConformance):
     """The core adapter over the in-process object driver."""
-
-    capabilities = OBJECT_CHECKPOINT_CAPABILITIES
 
     @pytest.fixture
     def checkpoint_storage_factory(self) -> Any:
         driver = MemoryObjectDriver()
         return lambda **options: ObjectCheckpointStorage(driver, **options)
-
-    @pytest.fixture
-    def corrupt_checkpoint(self) -> Any:
-        return corrupt_object_checkpoint
 
 
 class TestTodoSessionStore(TodoStoreConformance):
@@ -106,14 +98,8 @@ class TestTodoFileStore(TodoStoreConformance):
         return corrupt
 
 
-class TestObjectTodoStore(TodoStoreConformance):
-    capabilities = OBJECT_TODO_CAPABILITIES
-
+class TestObjectTodoStore(ObjectTodoStoreConformance):
     @pytest.fixture
     def todo_store_factory(self) -> Any:
         driver = MemoryObjectDriver()
         return lambda **options: ObjectTodoStore(driver, **options)
-
-    @pytest.fixture
-    def corrupt_todos(self) -> Any:
-        return corrupt_object_todos

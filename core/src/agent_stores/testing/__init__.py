@@ -28,6 +28,7 @@ from .checkpoints import (
     OBJECT_CHECKPOINT_CAPABILITIES,
     CheckpointStorageCapabilities,
     CheckpointStorageConformance,
+    ObjectCheckpointStorageConformance,
     checkpoint_storage_at,
     corrupt_object_checkpoint,
 )
@@ -38,6 +39,7 @@ from .object_driver import ObjectDriverCapabilities, ObjectDriverConformance
 from .sessions import SessionStoreCapabilities, SessionStoreConformance, corrupt_object_session
 from .todos import (
     OBJECT_TODO_CAPABILITIES,
+    ObjectTodoStoreConformance,
     TodoStoreCapabilities,
     TodoStoreConformance,
     corrupt_object_todos,
@@ -57,8 +59,10 @@ __all__ = [
     "HistoryProviderConformance",
     "LogDriverCapabilities",
     "LogDriverConformance",
+    "ObjectCheckpointStorageConformance",
     "ObjectDriverCapabilities",
     "ObjectDriverConformance",
+    "ObjectTodoStoreConformance",
     "SessionStoreCapabilities",
     "SessionStoreConformance",
     "TodoStoreCapabilities",

@@ -24,6 +24,7 @@ __all__ = [
     "CheckpointStorageCapabilities",
     "CheckpointStorageConformance",
     "ConformanceState",
+    "ObjectCheckpointStorageConformance",
     "checkpoint_storage_at",
     "corrupt_object_checkpoint",
 ]
@@ -576,3 +577,18 @@ class CheckpointStorageConformance(ConformanceBase):
         assert (await one.load(checkpoint_id)).state == {"tenant": 1}
         assert await two.delete(checkpoint_id) is True
         assert (await one.load(checkpoint_id)).state == {"tenant": 1}
+
+
+class ObjectCheckpointStorageConformance(CheckpointStorageConformance):
+    """The checkpoint suite for storage built on the core's ``ObjectCheckpointStorage`` (every backend's).
+
+    Declares :data:`OBJECT_CHECKPOINT_CAPABILITIES` and provides ``corrupt_checkpoint``; a
+    subclass provides ``checkpoint_storage_factory`` (see :func:`checkpoint_storage_at`).
+    """
+
+    capabilities = OBJECT_CHECKPOINT_CAPABILITIES
+
+    @pytest.fixture
+    def corrupt_checkpoint(self) -> Callable[[ObjectCheckpointStorage, str], Awaitable[None]]:
+        """The stored record cut short (:func:`corrupt_object_checkpoint`)."""
+        return corrupt_object_checkpoint

@@ -19,6 +19,7 @@ from ._base import ConformanceBase, requires, store_at, unique_id
 
 __all__ = [
     "OBJECT_TODO_CAPABILITIES",
+    "ObjectTodoStoreConformance",
     "TodoStoreCapabilities",
     "TodoStoreConformance",
     "corrupt_object_todos",
@@ -241,3 +242,18 @@ class TodoStoreConformance(ConformanceBase):
             await store.load_state(session, source_id="todo")
         await store.save_state(session, _items("fresh"), next_id=2, source_id="todo")
         assert [i.title for i in await store.load_items(session, source_id="todo")] == ["fresh"]
+
+
+class ObjectTodoStoreConformance(TodoStoreConformance):
+    """The todo suite for stores built on the core's ``ObjectTodoStore`` (every backend's).
+
+    Declares :data:`OBJECT_TODO_CAPABILITIES` and provides ``corrupt_todos``; a subclass
+    provides ``todo_store_factory`` (see :func:`todo_store_at`).
+    """
+
+    capabilities = OBJECT_TODO_CAPABILITIES
+
+    @pytest.fixture
+    def corrupt_todos(self) -> Callable[[ObjectTodoStore, AgentSession, str], Awaitable[None]]:
+        """The stored state overwritten with bytes that are not JSON (:func:`corrupt_object_todos`)."""
+        return corrupt_object_todos
