@@ -239,6 +239,7 @@ class _ClauseClock:
         # Due with the timeout's own callback, so it runs before the cancellation unwinds the clause.
         describe = loop.call_at(when, lambda: waiting.append(_describe_waits(clause, task)))
         timeout = asyncio.timeout_at(when)
+        note = ""
         try:
             async with timeout:
                 result = await clause
@@ -250,15 +251,15 @@ class _ClauseClock:
             elif isinstance(err, asyncio.CancelledError):
                 raise  # cancelled from elsewhere too: not ours to report
             elif not isinstance(err, TimeoutError):  # the store turned the cancellation into an error
-                waiting[0] += f"\n(when cancelled, the clause raised {type(err).__name__}: {err})"
+                note = f"\n(when cancelled, the clause raised {type(err).__name__}: {err})"
         else:
             if not timeout.expired():
                 return result
-            waiting[0] += "\n(the clause swallowed the cancellation and finished late)"
+            note = "\n(the clause swallowed the cancellation and finished late)"
         finally:
             describe.cancel()
         # Outside the except blocks, so the report is not chained to the cancellation.
-        self._fail(waiting[0], example=example)
+        self._fail((waiting[0] if waiting else "(not recorded)") + note, example=example)
 
 
 def _with_time_limit(
