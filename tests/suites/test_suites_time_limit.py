@@ -37,6 +37,22 @@ class NeverAnswers(MemoryObjectDriver):
         await asyncio.Event().wait()
 
 
+class LosesTheCancellation(MemoryObjectDriver):
+    async def get(self, key):
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            raise RuntimeError("connection lost") from None
+
+
+class SwallowsTheCancellation(MemoryObjectDriver):
+    async def get(self, key):
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            return None
+
+
 class TestLogDriver(LogDriverConformance):
     capabilities = LogDriverCapabilities(concurrent_instances=True)
 
@@ -61,6 +77,22 @@ class TestHangingSessions(SessionStoreConformance):
     @pytest.fixture
     def session_store_factory(self):
         return lambda: ObjectSessionStore(NeverAnswers())
+
+
+class TestErrorOnCancel(SessionStoreConformance):
+    time_limit = 0.5
+
+    @pytest.fixture
+    def session_store_factory(self):
+        return lambda: ObjectSessionStore(LosesTheCancellation())
+
+
+class TestSwallowedCancel(SessionStoreConformance):
+    time_limit = 0.5
+
+    @pytest.fixture
+    def session_store_factory(self):
+        return lambda: ObjectSessionStore(SwallowsTheCancellation())
 
 
 class TestBadLimit(SessionStoreConformance):
@@ -88,8 +120,10 @@ def test_time_limits_in_a_project_without_configuration(pytester: pytest.Pyteste
     # The driver suite passes; a clause well inside its limit passes; the rest fail by their limits.
     assert failed == [
         "test_user.py::TestBadLimit::test_get_missing_returns_none",
+        "test_user.py::TestErrorOnCancel::test_get_missing_returns_none",
         "test_user.py::TestHangingSessions::test_get_missing_returns_none",
         "test_user.py::TestSlowObjectDriver::test_list_matches_the_specification",
+        "test_user.py::TestSwallowedCancel::test_get_missing_returns_none",
     ], result.stdout.str()[-3000:]
     assert result.parseoutcomes().get("passed", 0) >= 20
 
@@ -109,6 +143,13 @@ def test_time_limits_in_a_project_without_configuration(pytester: pytest.Pyteste
             "*ClauseTimeLimitError: test_list_matches_the_specification did not finish within its time limit of 0.4 s*",
             "*in put: await asyncio.sleep(0.05)",
         ]
+    )
+    # A store that turns the cancellation into an error, or swallows it and answers late, still fails by its limit.
+    result.stdout.fnmatch_lines(
+        ["*TestErrorOnCancel.time_limit*", "*(when cancelled, the clause raised RuntimeError: connection lost)"]
+    )
+    result.stdout.fnmatch_lines(
+        ["*TestSwallowedCancel.time_limit*", "*(the clause swallowed the cancellation and finished late)"]
     )
     result.stdout.fnmatch_lines(["*time_limit must be a positive number of seconds, got 0*"])
 

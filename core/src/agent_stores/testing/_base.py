@@ -9,12 +9,15 @@ import linecache
 import random
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from types import CodeType, FrameType
 from typing import Any, ClassVar, NoReturn, TypeVar
 
 import pytest
 import pytest_asyncio
+
+from agent_stores.core import Stores, open_stores
+from agent_stores.core.lifecycle import OwnedResource
 
 __all__ = [
     "HARD_STOP_GRACE_S",
@@ -60,6 +63,20 @@ def incompressible(length: int, seed: str = "") -> str:
     character in a few bytes, and would pass with names it cannot index at their real size.
     """
     return "".join(random.Random(f"agent-stores:{seed}:{length}").choices(_NAME_ALPHABET, k=length))
+
+
+S = TypeVar("S", bound=OwnedResource)
+
+
+def store_at(url: str, backend_options: Mapping[str, Any] | None, build: Callable[[Stores], S]) -> S:
+    """Return ``build(stores)`` on its own ``open_stores(url, **backend_options)``, which it closes when closed.
+
+    Each call has its own connection, as a separate process would.
+    """
+    stores = open_stores(url, **(backend_options or {}))
+    store = build(stores)
+    store._adopt(stores, owned=True)  # pyright: ignore[reportPrivateUsage]
+    return store
 
 
 async def maybe_await(value: Any) -> Any:
@@ -222,6 +239,7 @@ class _ClauseClock:
         # Due with the timeout's own callback, so it runs before the cancellation unwinds the clause.
         describe = loop.call_at(when, lambda: waiting.append(_describe_waits(clause, task)))
         timeout = asyncio.timeout_at(when)
+        note = ""
         try:
             async with timeout:
                 result = await clause
@@ -233,15 +251,15 @@ class _ClauseClock:
             elif isinstance(err, asyncio.CancelledError):
                 raise  # cancelled from elsewhere too: not ours to report
             elif not isinstance(err, TimeoutError):  # the store turned the cancellation into an error
-                waiting[0] += f"\n(when cancelled, the clause raised {type(err).__name__}: {err})"
+                note = f"\n(when cancelled, the clause raised {type(err).__name__}: {err})"
         else:
             if not timeout.expired():
                 return result
-            waiting[0] += "\n(the clause swallowed the cancellation and finished late)"
+            note = "\n(the clause swallowed the cancellation and finished late)"
         finally:
             describe.cancel()
         # Outside the except blocks, so the report is not chained to the cancellation.
-        self._fail(waiting[0], example=example)
+        self._fail((waiting[0] if waiting else "(not recorded)") + note, example=example)
 
 
 def _with_time_limit(
