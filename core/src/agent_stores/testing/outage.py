@@ -223,6 +223,11 @@ class OutageProxy:
             self._server.close()
             self._server = None
         self._reset_all()
+        current = asyncio.current_task()
+        pending = [task for task in asyncio.all_tasks() if task is not current]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
     def _reset_all(self) -> None:
         for link in list(self._links):
