@@ -22,6 +22,14 @@ Installed with ``pip install "agent-stores-core[testing]"``; the pytest plugin i
 automatically, so no pytest configuration is needed.
 """
 
+import warnings
+
+with warnings.catch_warnings():
+    # The core's stores subclass the framework's experimental AgentFileStore and SessionStore,
+    # which warns when the subclass is defined: not a notice for a run of the suites.
+    warnings.filterwarnings("ignore", message=r"\[(HARNESS|SESSION_STORE)\] ")
+    import agent_stores.core  # noqa: F401  # pyright: ignore[reportUnusedImport]
+
 from ._base import ConformanceBase, incompressible, requires, unique_id
 from .checkpoints import CheckpointStorageCapabilities, CheckpointStorageConformance
 from .files import FileStoreCapabilities, FileStoreConformance

@@ -466,7 +466,13 @@ class OutageConformance(ConformanceBase):
             pytrace=False,
         )
 
-    async def _after_restore(self, what: str, operation: Callable[[], Awaitable[T]]) -> T:
+    async def _before_cut(self, what: str, operation: Callable[[], Awaitable[T]]) -> T:
+        """Run a clause's set-up ``operation`` (server up): a busy machine's slow connect is retried."""
+        return await self._after_restore(what, operation, when="before the cut")
+
+    async def _after_restore(
+        self, what: str, operation: Callable[[], Awaitable[T]], *, when: str = "after the server came back"
+    ) -> T:
         """Run ``operation`` on the same store once restored: it must succeed within ``unavailable_within``.
 
         ``StoreUnavailableError`` is retried until then (a server may take a moment to drop the
@@ -486,14 +492,14 @@ class OutageConformance(ConformanceBase):
                 failure = f"did not finish within {self.unavailable_within:g} s"
             except CorruptRecordError as err:
                 pytest.fail(
-                    f"{what} after the server came back found a damaged record ({err}): a write cut off by "
+                    f"{what} {when} found a damaged record ({err}): a write cut off by "
                     f"the outage left part of itself behind, where it must be applied whole or not at all",
                     pytrace=False,
                 )
             except Exception as err:
                 failure = f"raised {type(err).__name__}: {err}"
             pytest.fail(
-                f"{what} on the same store object after the server came back {failure}; a store reconnects "
+                f"{what} on the same store object {when} {failure}; a store reconnects "
                 f"by itself once its server is reachable again",
                 pytrace=False,
             )
@@ -526,7 +532,7 @@ class OutageConformance(ConformanceBase):
         first = [Message(role="user", contents=["before"]), Message(role="assistant", contents=["answered"])]
         cut = [Message(role="user", contents=["during"]), Message(role="assistant", contents=["lost?"])]
         after = [Message(role="user", contents=["after"]), Message(role="assistant", contents=["back"])]
-        await provider.save_messages(session_id, first)
+        await self._before_cut("save_messages", lambda: provider.save_messages(session_id, first))
         await self._cut(outage, mode, opened)
         await self._unavailable("save_messages", provider.save_messages(session_id, cut), mode)
         if mode == "refuse":  # (a stalled read would only wait out the timeout again)
@@ -601,7 +607,7 @@ class OutageConformance(ConformanceBase):
         path = f"{unique_id('outage')}/notes.md"
         # Large enough to span several network packets, so a cut can land inside the body.
         before, during, after = (incompressible(200_000, f"outage-{label}") for label in ("before", "during", "after"))
-        await store.write(path, before)
+        await self._before_cut("write", lambda: store.write(path, before))
         await self._cut(outage, mode, opened)
         await self._unavailable("write", store.write(path, during), mode)
         if mode == "refuse":  # (a stalled read would only wait out the timeout again)
@@ -665,7 +671,7 @@ class OutageConformance(ConformanceBase):
             session.state["pad"] = incompressible(100_000, f"outage-{label}")
             return session
 
-        await store.set(session_id, snapshot("before"))
+        await self._before_cut("set", lambda: store.set(session_id, snapshot("before")))
         await self._cut(outage, mode, opened)
         await self._unavailable("set", store.set(session_id, snapshot("during")), mode)
         if mode == "refuse":  # (a stalled read would only wait out the timeout again)
