@@ -17,6 +17,8 @@ factory fixture returning a callable that opens a store over the same backing da
 Backends built on the core's adapters also prove their drivers with ``LogDriverConformance``
 (fixture ``log_driver_factory``) and ``ObjectDriverConformance`` (fixture
 ``object_driver_factory``). Every clause runs under the class's ``time_limit`` (60 s).
+``OutageConformance`` checks what a store does when its server becomes unreachable, through an
+``OutageProxy`` the suite cuts (see :mod:`agent_stores.testing.outage`).
 
 Installed with ``pip install "agent-stores-core[testing]"``; the pytest plugin is registered
 automatically, so no pytest configuration is needed.
@@ -36,6 +38,7 @@ from .files import FileStoreCapabilities, FileStoreConformance
 from .history import HistoryCapabilities, HistoryProviderConformance
 from .log_driver import OBJECT_LOG_DIVERGENCES, LogDriverCapabilities, LogDriverConformance
 from .object_driver import ObjectDriverCapabilities, ObjectDriverConformance
+from .outage import OutageCapabilities, OutageConformance, OutageProxy
 from .sessions import SessionStoreCapabilities, SessionStoreConformance, corrupt_object_session
 from .todos import TodoStoreCapabilities, TodoStoreConformance
 
@@ -52,6 +55,9 @@ __all__ = [
     "LogDriverConformance",
     "ObjectDriverCapabilities",
     "ObjectDriverConformance",
+    "OutageCapabilities",
+    "OutageConformance",
+    "OutageProxy",
     "SessionStoreCapabilities",
     "SessionStoreConformance",
     "TodoStoreCapabilities",
