@@ -1,7 +1,8 @@
 """Prove the dict backend correct: both driver suites, then the three store suites over the core's adapters.
 
 Run with ``uv run pytest examples/write_your_own_backend``. Each factory returns a new driver
-(or store) over the same server, as a new connection to a real server would be.
+(or store) over the same server, as a new connection to a real server would be; a store made
+with ``owns_driver=True`` closes its driver (its connection pool) when the suite closes the store.
 """
 
 import pytest
@@ -62,7 +63,7 @@ class TestDictHistory(HistoryProviderConformance):
     @pytest.fixture
     def history_factory(self, server):
         """A new provider over the clause's server; the suite passes source_id and options."""
-        return lambda **options: LogHistoryProvider(DictLogDriver(server), **options)
+        return lambda **options: LogHistoryProvider(DictLogDriver(server), owns_driver=True, **options)
 
 
 class TestDictFiles(FileStoreConformance):
@@ -73,7 +74,7 @@ class TestDictFiles(FileStoreConformance):
     @pytest.fixture
     def file_store_factory(self, server):
         """A new file store over the clause's server."""
-        return lambda **options: ObjectAgentFileStore(DictObjectDriver(server), **options)
+        return lambda **options: ObjectAgentFileStore(DictObjectDriver(server), owns_driver=True, **options)
 
 
 class TestDictSessions(SessionStoreConformance):
@@ -84,4 +85,4 @@ class TestDictSessions(SessionStoreConformance):
     @pytest.fixture
     def session_store_factory(self, server):
         """A new session store over the clause's server."""
-        return lambda: ObjectSessionStore(DictObjectDriver(server))
+        return lambda: ObjectSessionStore(DictObjectDriver(server), owns_driver=True)

@@ -20,6 +20,21 @@ Keys
     hold some other keys verbatim (a file system's ``..`` segments) refuses them with
     ``ValueError`` too, and declares the divergence in its suite.
 
+Order
+    Keys compare in code-point order (for ``str``, Python's ``<``; the same as UTF-8 byte
+    order): listings return keys that order, and ``after=`` keeps what sorts strictly after
+    it. A database comparing text under a locale collation (PostgreSQL with ICU ``en-US``,
+    MySQL's ``utf8mb4_0900_ai_ci``) sorts ``"a"`` before ``"B"`` and may skip punctuation, so
+    ``WHERE key > :after ORDER BY key`` pages wrongly there: compare and order the key column
+    under a binary collation (``COLLATE "C"``, or store the key as bytes). Prove it on a
+    database whose default collation is not C; on a C database the mistake passes every clause.
+
+Ownership
+    The core's adapters (``LogHistoryProvider``, ``ObjectAgentFileStore``,
+    ``ObjectSessionStore``) borrow a driver unless given ``owns_driver=True``; then their
+    ``aclose()`` closes it. A factory making a driver per store passes ``owns_driver=True``,
+    or each store leaves its connection pool open.
+
 Errors
     Each failure is one of three kinds, chained to the client library's own exception
     (``raise ... from err``); translate them in one place. Any other exception is a bug.
@@ -37,6 +52,7 @@ Errors
         (refused, reset, timed out, failing over). Never for a server that answered with an
         error about the call. A write interrupted this way is applied whole or not at all,
         and the same driver object works again once the server is back (reconnecting itself).
+        ``agent_stores.testing.outage`` checks exactly this, through a proxy it cuts.
 """
 
 from __future__ import annotations

@@ -18,10 +18,20 @@ Backends built on the core's adapters also prove their drivers with ``LogDriverC
 (fixture ``log_driver_factory``) and ``ObjectDriverConformance`` (fixture
 ``object_driver_factory``). Every clause runs under the class's ``time_limit`` (60 s), with
 pytest-timeout as the hard stop of a clause that never awaits (see ``docs/conformance.md``).
+``OutageConformance`` checks what a store does when its server becomes unreachable, through an
+``OutageProxy`` the suite cuts (see :mod:`agent_stores.testing.outage`).
 
 Installed with ``pip install "agent-stores-core[testing]"``; the pytest plugin is registered
 automatically, so no pytest configuration is needed.
 """
+
+import warnings
+
+with warnings.catch_warnings():
+    # The core's stores subclass the framework's experimental AgentFileStore and SessionStore,
+    # which warns when the subclass is defined: not a notice for a run of the suites.
+    warnings.filterwarnings("ignore", message=r"\[(HARNESS|SESSION_STORE)\] ")
+    import agent_stores.core  # noqa: F401  # pyright: ignore[reportUnusedImport]
 
 from ._base import ConformanceBase, incompressible, requires, unique_id
 from .checkpoints import (
@@ -36,6 +46,7 @@ from .files import FileStoreCapabilities, FileStoreConformance
 from .history import HistoryCapabilities, HistoryProviderConformance
 from .log_driver import OBJECT_LOG_DIVERGENCES, LogDriverCapabilities, LogDriverConformance
 from .object_driver import ObjectDriverCapabilities, ObjectDriverConformance
+from .outage import OutageCapabilities, OutageConformance, OutageProxy
 from .sessions import SessionStoreCapabilities, SessionStoreConformance, corrupt_object_session
 from .todos import (
     OBJECT_TODO_CAPABILITIES,
@@ -63,6 +74,9 @@ __all__ = [
     "ObjectDriverCapabilities",
     "ObjectDriverConformance",
     "ObjectTodoStoreConformance",
+    "OutageCapabilities",
+    "OutageConformance",
+    "OutageProxy",
     "SessionStoreCapabilities",
     "SessionStoreConformance",
     "TodoStoreCapabilities",

@@ -16,11 +16,22 @@ from typing import Any, cast
 import pytest
 
 _SERVERS_KEY = "agent_stores_servers"
+_LOOP_SCOPE = "asyncio_default_fixture_loop_scope"
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the suite's marker so ``--strict-markers`` accepts it."""
+    """Register the suite's marker so ``--strict-markers`` accepts it; default the async fixture loop scope."""
     config.addinivalue_line("markers", "agent_stores_conformance: a clause of the agent-stores conformance suite")
+    # The suites' async fixtures live for one clause. A run without a setting of the user's says
+    # so (before pytest-asyncio reads it), instead of pytest-asyncio warning on every run.
+    try:
+        unset = config.getini(_LOOP_SCOPE) is None
+    except ValueError:  # pytest-asyncio is not installed
+        return
+    cache = getattr(config, "_inicache", None)
+    if unset and isinstance(cache, dict):
+        cast(dict[str, object], cache)[_LOOP_SCOPE] = "function"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
+from urllib3.exceptions import HTTPError as URLLib3Error
 
 from agent_stores.core import Listing, StoreConflictError, StoredObject, StoreUnavailableError
 
@@ -178,7 +179,7 @@ class S3ObjectDriver:
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(self._executor, self._call, call)
-        except (ClientError, BotoCoreError) as err:
+        except (ClientError, BotoCoreError, URLLib3Error) as err:
             raise translate(err, bucket=self.bucket, key=key, conditional=conditional) from err
 
     def _call(self, call: Callable[[S3Client], _T]) -> _T:
