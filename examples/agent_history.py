@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import warnings
 
 from agent_framework._feature_stage import ExperimentalWarning
@@ -43,7 +44,10 @@ def main() -> None:
     parser.add_argument("--url", default="sqlite:///agent-stores-chat.db", help="store URL (default: %(default)s)")
     parser.add_argument("--session", default="chat", help="session id (default: %(default)s)")
     args = parser.parse_args()
-    print(asyncio.run(turn(args.url, args.session, args.prompt)))
+    try:
+        print(asyncio.run(turn(args.url, args.session, args.prompt)))
+    except Exception as err:  # a wrong key or an unreachable server: one line; the stored session is untouched
+        sys.exit(f"error: {type(err).__name__}: {err}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import warnings
 
 from agent_framework._feature_stage import ExperimentalWarning
@@ -44,7 +45,10 @@ def main() -> None:
     parser.add_argument("--session", default="demo", help="session id (default: %(default)s)")
     parser.add_argument("--file-access", action="store_true", help="also give the agent file tools on the store")
     args = parser.parse_args()
-    print(asyncio.run(turn(args.url, args.session, args.prompt, file_access=args.file_access)))
+    try:
+        print(asyncio.run(turn(args.url, args.session, args.prompt, file_access=args.file_access)))
+    except Exception as err:  # a wrong key or an unreachable server: one line; the stored session is untouched
+        sys.exit(f"error: {type(err).__name__}: {err}")
 
 
 if __name__ == "__main__":
