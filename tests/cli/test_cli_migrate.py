@@ -152,3 +152,36 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
         code, out, err = run("migrate", *args)
         assert code == 2, (args, out, err)
         assert expected in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_todo_lists_and_checkpoints_are_copied_and_a_corrupt_snapshot_is_reported(tmp_path: Path) -> None:
+    source, target = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
+
+    async def seed() -> None:
+        async with open_stores(source) as stores:
+            driver = stores.object_driver()
+            await driver.put("todos/s.json", b'{"items": []}')
+            await driver.put("checkpoints/w/c1.json", b"{}")
+            await stores.session_store().set("good", AgentSession(session_id="good"))
+            await driver.put("sessions/bad.json", b"not json")
+
+    asyncio.run(seed())
+    report = migrate_json(source, target, code=1)
+    actions = {(i["kind"], i["name"]): i["action"] for i in report["items"]}
+    assert actions == {
+        ("object", "checkpoints/w/c1.json"): "copy",
+        ("object", "todos/s.json"): "copy",
+        ("snapshot", "bad"): "error",
+        ("snapshot", "good"): "copy",
+    }
+
+    async def check() -> None:
+        async with open_stores(target) as stores:
+            stored = await stores.object_driver().get("todos/s.json")
+            assert stored is not None and stored.data == b'{"items": []}'
+            assert await stores.session_store().get("good") is not None
+        async with open_stores(source) as stores:  # the source is read, never changed
+            stored = await stores.object_driver().get("sessions/bad.json")
+            assert stored is not None and stored.data == b"not json"
+
+    asyncio.run(check())

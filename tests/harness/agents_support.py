@@ -78,6 +78,8 @@ class ScriptedOpenAI:
 
     shape: str = "responses-stored"
     requests: list[Logged] = field(default_factory=list[Logged])
+    #: When set, a request without ``Authorization: Bearer <api_key>`` is a 401, as OpenAI answers a wrong key.
+    api_key: str | None = None
 
     def __post_init__(self) -> None:
         if self.shape not in SHAPES:
@@ -109,6 +111,8 @@ class ScriptedOpenAI:
                 with owner._lock:
                     owner.requests.append(logged)
                 try:
+                    if owner.api_key is not None and logged.headers.get("authorization") != f"Bearer {owner.api_key}":
+                        raise _ApiError(401, "Incorrect API key provided.", "invalid_api_key")
                     status, answer = 200, owner._answer(self.path, body)
                 except _ApiError as err:
                     status = err.status

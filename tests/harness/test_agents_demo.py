@@ -1,4 +1,4 @@
-"""``agent-stores demo`` on the real OpenAI client (scripted server): it recalls, and a dead server loses nothing."""
+"""``agent-stores demo`` on the real OpenAI client (scripted server): it recalls; a failed call loses nothing."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_demo_on_the_real_client_recalls_and_a_dead_server_leaves_the_session_usable(
+def test_demo_on_the_real_client_recalls_and_a_failed_call_leaves_the_session_usable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url = f"sqlite:///{tmp_path / 'demo.db'}"
@@ -35,11 +35,16 @@ def test_demo_on_the_real_client_recalls_and_a_dead_server_leaves_the_session_us
     code, _, err = run(url)
     assert code == 2 and "error:" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
 
-    with ScriptedOpenAI("chat-only") as server:
+    with ScriptedOpenAI("chat-only", api_key="sk-right") as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
+        code, _, err = run(url)
+        assert code == 2 and "401" in err and len(err.strip().splitlines()) == 1, err
+        server.requests.clear()
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-right")
         code, second, err = run(url)
         assert code == 0, err
         assert f"user:   {SECOND}" in second and "teal" in second.split("agent:", 1)[1].splitlines()[0]
-        assert "history (8 messages in session 'demo')" in second  # the failed run stored nothing
+        assert "history (8 messages in session 'demo')" in second  # the failed runs stored nothing
         assert_turn_two_from_store(server, 0)
     assert turn_one_requests == 2

@@ -20,7 +20,8 @@ __all__ = ["app", "main"]
 app = typer.Typer(
     name="agent-stores",
     help="Check, look inside, migrate and demo durable stores for Microsoft Agent Framework agents.\n\n"
-    "Exit codes: 0 ok, 1 a check or verification failed, 2 bad input or an unreachable store.",
+    "Exit codes: 0 ok, 1 a check or verification failed, 2 bad input or an unreachable store, "
+    "3 a migration refused by a conflict.",
     no_args_is_help=True,
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,

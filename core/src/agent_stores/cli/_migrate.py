@@ -236,12 +236,11 @@ class _StoresSide(_Side):
 
     async def read_snapshot(self, rel_key: str, session_id: str | None) -> AgentSession | None:
         store = self._sessions
-        if session_id is not None:
-            return await store.get(session_id)
-        if isinstance(store, ObjectSessionStore):
-            stored = await store.driver.get(store.prefix + rel_key)
-            return None if stored is None else decode_snapshot(stored.data, where=repr(rel_key))
-        return None
+        if isinstance(store, ObjectSessionStore):  # read only: a corrupt snapshot is reported, never moved aside
+            key = store.snapshot_key(session_id) if session_id is not None else store.prefix + rel_key
+            stored = await store.driver.get(key)
+            return None if stored is None else decode_snapshot(stored.data, where=repr(key))
+        return None if session_id is None else await store.get(session_id)
 
     async def write_snapshot(self, rel_key: str, session_id: str | None, session: AgentSession) -> None:
         store = self._sessions
@@ -483,7 +482,11 @@ async def migrate(
                 item.action = "error"
                 item.detail = "the session id is a digest and cannot be recovered" if session_id is None else "vanished"
                 continue
-            mine = await target.read_snapshot(rel_key, session_id)
+            try:
+                mine = await target.read_snapshot(rel_key, session_id)
+            except ValueError as err:
+                item.action, item.detail = "error", f"the target's snapshot is unreadable: {err}"
+                continue
             item.expected = [snapshot_digest(session)]
             item.action = _single_action(item.expected[0], None if mine is None else snapshot_digest(mine), conflicts)
             item.source_count, item.target_count = 1, int(mine is not None)

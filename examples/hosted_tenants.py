@@ -1,0 +1,50 @@
+"""Hosting code: every request's tenant comes from authentication, its session key from the client.
+
+    export OPENAI_API_KEY=sk-...   # or OPENAI_BASE_URL=http://127.0.0.1:11434/v1 (no key needed)
+    uv run examples/hosted_tenants.py [--url sqlite:///agent-stores-hosted.db]
+
+Two users send the same session key ("chat-1"). Each request goes through ``stores.tenant(...)``,
+so the key names a session, history and memory folder of that tenant only: Bob cannot reach
+what Alice told the agent, whatever key he sends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import warnings
+
+from agent_framework._feature_stage import ExperimentalWarning
+
+warnings.filterwarnings("ignore", category=ExperimentalWarning)
+
+from agent_framework import AgentSession, create_harness_agent  # noqa: E402
+
+from agent_stores.core import Stores, open_stores, openai_client  # noqa: E402
+
+
+async def handle(stores: Stores, tenant: str, session_key: str, prompt: str) -> str:
+    """One request: ``tenant`` from your authentication, never from the request; ``session_key`` from the client."""
+    scoped = stores.tenant(tenant)  # the client's key is used only inside this tenant's view
+    sessions = scoped.session_store()
+    agent = create_harness_agent(openai_client(), **scoped.harness_kwargs(), disable_web_search=True)
+    session = await sessions.get(session_key) or AgentSession(session_id=session_key)
+    response = await agent.run(prompt, session=session)
+    await sessions.set(session_key, session)
+    return response.text
+
+
+async def main(url: str) -> None:
+    async with open_stores(url) as stores:
+        print("alice:", await handle(stores, "alice", "chat-1", "Please remember that my favourite colour is teal."))
+        print("bob:  ", await handle(stores, "bob", "chat-1", "What is my favourite colour?"))
+        print("alice:", await handle(stores, "alice", "chat-1", "What is my favourite colour?"))
+        for tenant in ("alice", "bob"):
+            history = stores.tenant(tenant).history_provider()
+            print(f"{tenant} holds {len(await history.get_messages('chat-1'))} messages")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--url", default="sqlite:///agent-stores-hosted.db", help="store URL (default: %(default)s)")
+    asyncio.run(main(parser.parse_args().url))

@@ -1,0 +1,82 @@
+"""The three ways to wire stores into an agent (docs/usage.md), run as written against the scripted server.
+
+examples/agent_history.py (a plain ``Agent`` with our history provider),
+examples/hosted_tenants.py (hosting code behind tenant views) and examples/harness_agent.py
+with file access run in process (their ``turn`` / ``main``); harness_agent.py also runs as two
+processes in ``test_agents_harness`` on every backend.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents_support import FIRST, SECOND, ScriptedOpenAI
+
+pytestmark = pytest.mark.asyncio
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+
+def _example(name: str) -> Any:
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.pop(0)
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedOpenAI]:
+    """The scripted server, and this process's OPENAI_* set as a user would for it."""
+    for name in ("OPENAI_API_KEY", "AGENT_STORES_OPENAI_API"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI_MODEL", "scripted-model")
+    with ScriptedOpenAI("chat-only") as scripted:
+        monkeypatch.setenv("OPENAI_BASE_URL", scripted.base_url)
+        yield scripted
+
+
+async def test_a_plain_agent_continues_from_the_history_provider(tmp_path: Path, server: ScriptedOpenAI) -> None:
+    """Each turn opens its stores and builds its agent afresh, as a new process of the example does."""
+    agent_history = _example("agent_history")
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    assert await agent_history.turn(url, "chat", "My name is Ada.") == "Hello."
+    await agent_history.turn(url, "chat", "What is my name?")
+    first, second = server.model_requests()
+    assert "My name is Ada." not in server.texts(first)[:-1]
+    assert server.texts(second)[:2] == ["My name is Ada.", "Hello."]  # turn 1, from the store
+    assert first.body.get("store") is False and second.body.get("store") is False
+
+
+async def test_hosting_code_keeps_each_tenant_to_itself(
+    tmp_path: Path, server: ScriptedOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    await _example("hosted_tenants").main(f"sqlite:///{tmp_path / 'hosted.db'}")
+    out = [line for line in capsys.readouterr().out.splitlines() if line]
+    alice_first, bob, alice_second = out[:3]
+    assert "written" in alice_first
+    assert "teal" not in bob and "teal" in alice_second  # the same key, another tenant: nothing of Alice's
+    assert out[3:] == ["alice holds 8 messages", "bob holds 4 messages"]
+    asking = [server.texts(r) for r in server.model_requests() if SECOND in server.texts(r)]
+    bob_requests = [texts for texts in asking if FIRST not in texts]
+    assert len(asking) == 4 and len(bob_requests) == 2  # Alice's second turn carries her first; Bob's nothing of it
+    assert not any("teal" in text for texts in bob_requests for text in texts)
+
+
+async def test_the_harness_agent_with_file_access(tmp_path: Path, server: ScriptedOpenAI) -> None:
+    harness_agent = _example("harness_agent")
+    url = f"sqlite:///{tmp_path / 'agent.db'}"
+    await harness_agent.turn(url, "s", "Hello there.", file_access=True)
+    await harness_agent.turn(url, "s", "Hello again.")
+    with_access, without = server.model_requests()
+    tools = [[t["function"]["name"] for t in r.body.get("tools", [])] for r in (with_access, without)]
+    assert "file_memory_write" in tools[0] and "file_memory_write" in tools[1]
+    extra = set(tools[0]) - set(tools[1])
+    assert extra and all("file" in name for name in extra), extra
