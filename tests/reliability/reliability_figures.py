@@ -44,7 +44,7 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("Processes", "processes"),
         ("SIGKILLs", "kills"),
         ("Saves acknowledged", "acknowledged"),
-        ("Messages stored", "stored"),
+        ("Messages stored (2 a save)", "stored"),
         ("Saves that gave up (conflict), retried", "conflicts"),
         ("Lost", "lost"),
         ("Duplicated", "duplicated"),
@@ -68,7 +68,16 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
 }
 
 
+_TITLES = {
+    "kills": "Killed processes (`test_reliability_kills.py`)",
+    "limits": "Limits (`test_reliability_limits.py`)",
+    "restarts": "Server restarts (`test_reliability_restarts.py`)",
+}
+
+
 def _cell(value: Any) -> str:
+    if value is None:
+        return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int):
@@ -94,11 +103,11 @@ def tables(entries: Iterable[Mapping[str, Any]]) -> str:
         rows = by_suite.get(suite)
         if not rows:
             continue
-        out.append(f"**{suite}**\n")
+        out.append(f"**{_TITLES[suite]}**\n")
         out.append("| Backend | " + " | ".join(h for h, _ in columns) + " |")
         out.append("|---|" + "---:|" * len(columns))
         for backend in sorted(rows, key=lambda b: [*_BACKEND_ORDER, b].index(b)):
-            cells = [_cell(rows[backend].get(field, "")) for _, field in columns]
+            cells = [_cell(rows[backend].get(field)) for _, field in columns]
             out.append(f"| {backend} | " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
@@ -106,3 +115,24 @@ def tables(entries: Iterable[Mapping[str, Any]]) -> str:
 
 #: Fields that describe a run rather than count something: never summed across runs.
 _NOT_SUMMED = {"processes", "message_bytes", "file_bytes"}
+
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "reliability.md"
+START, END = "<!-- figures: start (built from tests/reliability/reliability_figures.jsonl) -->", "<!-- figures: end -->"
+
+
+def documented(doc: Path = DOC) -> str:
+    """The figures block of ``docs/reliability.md`` (between its markers)."""
+    text = doc.read_text(encoding="utf-8")
+    return text[text.index(START) + len(START) : text.index(END)].strip() + "\n"
+
+
+def rewrite(doc: Path = DOC, recorded: Path = RECORDED) -> None:
+    """Replace the figures block of ``doc`` with the tables of ``recorded``."""
+    text = doc.read_text(encoding="utf-8")
+    head, tail = text[: text.index(START) + len(START)], text[text.index(END) :]
+    doc.write_text(f"{head}\n\n{tables(load(recorded))}\n{tail}", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    rewrite()
