@@ -1,0 +1,234 @@
+"""Server restarts: the server is stopped while an application saves, then started again.
+
+One test per server backend (Redis, MongoDB, S3 on SeaweedFS), each on a server of its own
+that keeps its data across the restart (Redis with an fsync'd append-only file, the MongoDB
+stand-in's and SeaweedFS's data directories) and comes back on the same port. A writer saves
+pairs of messages through one store object without pause; after a few acknowledged saves the
+server is stopped (SIGTERM) while saves are in flight, kept down a moment, and started again.
+Then:
+
+- every failed save failed with ``StoreUnavailableError`` (no other error, no hang: the
+  store's timeouts bound each attempt), and the writer retried it as an application would;
+- every save is stored exactly once (a save whose answer was lost is not stored twice), both
+  messages together, in order;
+- the same store object saves and reads again once the server is back, without reopening.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_framework import Message
+
+from agent_stores.core import StoreUnavailableError, open_stores
+from agent_stores.testing.servers import ServerUnavailable, free_port, is_required, wait_for_port
+from agent_stores.testing.servers.mongodb import NX27017Process
+from agent_stores.testing.servers.redis import LocalRedis, server_binary
+from agent_stores.testing.servers.s3 import (
+    _ACCESS_KEY,  # pyright: ignore[reportPrivateUsage]
+    _SECRET_KEY,  # pyright: ignore[reportPrivateUsage]
+    S3Endpoint,
+    _wait_until_serving,  # pyright: ignore[reportPrivateUsage]
+    _weed_arguments,  # pyright: ignore[reportPrivateUsage]
+    _weed_binary,  # pyright: ignore[reportPrivateUsage]
+)
+from reliability_figures import record
+
+pytestmark = pytest.mark.asyncio
+
+#: Acknowledged saves before the stop, and after the restart.
+BEFORE, AFTER = 5, 5
+#: How long the server stays down while the writer keeps trying.
+DOWN_S = 1.5
+
+
+class Restartable:
+    """A server of this test's own: ``url``, ``stop()``, ``start()`` on the same port with the same data."""
+
+    name = ""
+    url = ""
+    env: dict[str, str] = {}
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+
+class RedisServer(Restartable):
+    name = "redis"
+
+    def __init__(self, directory: Path) -> None:
+        binary = server_binary()
+        if binary is None:
+            raise ServerUnavailable("no redis-server on PATH")
+        persist = ["--appendonly", "yes", "--appendfsync", "always", "--appenddirname", "aof"]
+        self.server = LocalRedis(binary, directory, extra=persist)
+        self.url = f"{self.server.url}?socket_timeout=1&socket_connect_timeout=1"
+
+    def start(self) -> None:
+        self.server.start()
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+class MongoDBServer(Restartable):
+    name = "mongodb"
+
+    def __init__(self, directory: Path) -> None:
+        self.server = NX27017Process(directory)
+        self.url = f"{self.server.url}?serverSelectionTimeoutMS=1000&connectTimeoutMS=1000&socketTimeoutMS=3000"
+
+    def start(self) -> None:
+        self.server.start()
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+class SeaweedFSServer(Restartable):
+    """``weed mini`` on fixed loopback ports and one data directory, so a restart brings the same buckets back."""
+
+    name = "s3"
+
+    def __init__(self, directory: Path) -> None:
+        self.binary = _weed_binary()
+        self.directory = directory
+        self.port = free_port()
+        self.arguments = _weed_arguments(directory, self.port, free_port(), bind="127.0.0.1")
+        self.endpoint = S3Endpoint(f"http://127.0.0.1:{self.port}", _ACCESS_KEY, _SECRET_KEY)
+        self.bucket = "restarts"
+        query = (
+            "ordered_listing=false&path_keys=true&create_bucket=true&max_attempts=2&connect_timeout=1&read_timeout=3"
+        )
+        self.url = f"s3://{self.bucket}/p?endpoint_url={self.endpoint.endpoint_url}&region=us-east-1&{query}"
+        self.env = {"AWS_ACCESS_KEY_ID": _ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": _SECRET_KEY}
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        env = {**os.environ, **self.env}
+        with (self.directory / "weed.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                [self.binary, *self.arguments], stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.directory
+            )
+        process = self.process
+        wait_for_port("127.0.0.1", self.port, timeout=60, alive=lambda: process.poll() is None)
+        _wait_until_serving(self.endpoint, alive=lambda: process.poll() is None)
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+SERVERS: dict[str, Callable[[Path], Restartable]] = {
+    "redis": RedisServer,
+    "mongodb": MongoDBServer,
+    "s3": SeaweedFSServer,
+}
+
+
+@pytest.fixture(params=list(SERVERS))
+def server(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Restartable]:
+    # Short directory names: weed mini's Unix sockets live in the directory (108-byte limit).
+    with tempfile.TemporaryDirectory(prefix="as-restart-") as directory:
+        try:
+            found = SERVERS[request.param](Path(directory))
+            found.start()
+        except ServerUnavailable as err:
+            store = "s3" if request.param == "s3" else request.param
+            if is_required(store):
+                pytest.fail(f"cannot start a {request.param} server of this test's own: {err}", pytrace=False)
+            pytest.skip(f"cannot start a {request.param} server of this test's own: {err}")
+        for key, value in found.env.items():
+            monkeypatch.setenv(key, value)
+        try:
+            yield found
+        finally:
+            found.stop()
+
+
+def _pair(index: int) -> list[Message]:
+    return [
+        Message(role="user", contents=[f"{index}:a"], message_id=f"{index}:a"),
+        Message(role="assistant", contents=[f"{index}:b"], message_id=f"{index}:b"),
+    ]
+
+
+async def test_a_server_restart_loses_nothing_and_the_store_recovers(server: Restartable) -> None:
+    errors: Counter[str] = Counter()
+    acked: list[int] = []
+    async with open_stores(server.url) as stores:
+        history = stores.history_provider(source_id="restart")
+        loop = asyncio.get_running_loop()
+        stopped: asyncio.Future[Any] | None = None
+        restarted: asyncio.Future[Any] | None = None
+        acked_after = 0
+        index = 0
+        deadline = time.monotonic() + 180
+        while acked_after < AFTER:
+            assert time.monotonic() < deadline, f"no progress: {len(acked)} saves acknowledged, errors {dict(errors)}"
+            if len(acked) == BEFORE and stopped is None:
+                stopped = loop.run_in_executor(None, server.stop)  # stops while the next saves are in flight
+            if stopped is not None and stopped.done() and restarted is None:
+                stopped.result()
+                restarted = loop.run_in_executor(None, lambda: (time.sleep(DOWN_S), server.start()))
+            try:
+                await history.save_messages("s", _pair(index))
+            except StoreUnavailableError:
+                errors["StoreUnavailableError"] += 1
+                await asyncio.sleep(0.05)
+                continue  # the application retries the same save
+            except Exception as err:  # anything else is a defect, counted and reported below
+                errors[type(err).__name__] += 1
+                await asyncio.sleep(0.05)
+                continue
+            acked.append(index)
+            if restarted is not None and restarted.done():
+                restarted.result()
+                acked_after += 1
+            index += 1
+        assert stopped is not None and restarted is not None
+
+        stored = [m.message_id for m in await history.get_messages("s")]
+        counts = Counter(stored)
+        duplicated = sum(n - 1 for n in counts.values() if n > 1)
+        expected = [mid for i in acked for mid in (f"{i}:a", f"{i}:b")]
+        lost = len(set(expected) - set(stored))
+        assert set(errors) <= {"StoreUnavailableError"}, f"errors other than StoreUnavailableError: {dict(errors)}"
+        assert errors["StoreUnavailableError"] > 0, "no save was in flight while the server was down"
+        assert duplicated == 0, f"stored twice: {[k for k, n in counts.items() if n > 1]}"
+        assert lost == 0, "an acknowledged save is missing"
+        assert stored == expected, "saves are out of order or torn"
+    record(
+        {
+            "suite": "restarts",
+            "backend": server.name,
+            "server": {"redis": "redis-server (AOF)", "mongodb": "nx-27017 stand-in", "s3": "SeaweedFS weed mini"}[
+                server.name
+            ],
+            "acknowledged": len(acked),
+            "unavailable": errors["StoreUnavailableError"],
+            "other_errors": sum(n for k, n in errors.items() if k != "StoreUnavailableError"),
+            "lost": lost,
+            "duplicated": duplicated,
+            "works_after": acked_after > 0,
+        }
+    )
