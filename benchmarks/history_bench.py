@@ -505,7 +505,9 @@ def _notes(summary: dict[str, Any]) -> list[str]:
     versus = summary["ours_vs_file"]
     if versus and versus["append"] is not None:
         notes.append(
-            f"- ours vs FileHistoryProvider: append {_fmt_ratio(versus['append'])}, load {_fmt_ratio(versus['load'])}"
+            f"- {OURS} vs {FILE} (a SQLite file against JSON Lines files; the fsspec row's own"
+            f" ratios to {FILE} are in its table above): append {_fmt_ratio(versus['append'])},"
+            f" load {_fmt_ratio(versus['load'])}"
         )
     notes += [
         "- x floor: the store's rate divided by its floor's (raw aiosqlite for the SQLite and in-process rows,"
