@@ -446,11 +446,21 @@ def summarize(rows: Sequence[Row], servers: dict[str, str], config: Config) -> d
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{platform.machine()}, {_cpus()} CPUs, python {platform.python_version()}",
+        "load_average": _load_average(),
         "servers": servers,
         "packages": {p: _version(p) for p in _PACKAGES},
         "config": {k: v for k, v in vars(config).items() if k not in ("out", "only")},
         "stores": stores,
     }
+
+
+def _load_average() -> str:
+    import os
+
+    try:
+        return " / ".join(f"{value:.1f}" for value in os.getloadavg())
+    except OSError:
+        return "unknown"
 
 
 def _cpus() -> int:
@@ -479,7 +489,8 @@ def render_markdown(summary: dict[str, Any]) -> str:
     lines = [
         "# Workflow checkpoint storage benchmark",
         "",
-        f"- date: {summary['date']}; {summary['machine']}",
+        f"- date: {summary['date']}; {summary['machine']}; load average at the end "
+        f"{summary.get('load_average', 'unknown')} (other work shared the machine: read the ratios)",
         "- servers: " + "; ".join(f"{k}: {v}" for k, v in summary["servers"].items()),
         "- packages: " + ", ".join(f"{k} {v}" for k, v in summary["packages"].items()),
         f"- run: {cfg['reps']} repetitions of {cfg['saves']} saves (one workflow's lineage, ~6 kB checkpoints), "

@@ -409,11 +409,20 @@ def machine_info(config: Config) -> dict[str, Any]:
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{_cpu_model()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}",
+        "load_average": _load_average(),
         "python": platform.python_version(),
         "sqlite": sqlite3.sqlite_version,
         "servers": dict(SERVERS_USED),
         "packages": {package: _version(package) for package in _PACKAGES},
     }
+
+
+def _load_average() -> str:
+    """The machine's 1/5/15-minute load averages: other work on a shared machine moves the absolute rates."""
+    try:
+        return " / ".join(f"{value:.1f}" for value in os.getloadavg())
+    except OSError:
+        return "unknown"
 
 
 def _store_line(store: dict[str, Any], sizes: Sequence[int]) -> str:
@@ -448,7 +457,12 @@ def render_markdown(summary: dict[str, Any]) -> str:
         "# History store benchmark",
         "",
         f"- date: {meta['date']}",
-        f"- machine: {meta['machine']}",
+        f"- machine: {meta['machine']}"
+        + (
+            f"; load average at the end {meta['load_average']} (other work shared the machine)"
+            if "load_average" in meta
+            else ""
+        ),
         f"- python {meta['python']}, SQLite {meta['sqlite']}",
         *(f"- {kind} server: {description}" for kind, description in meta.get("servers", {}).items()),
         f"- packages: {packages}",
@@ -505,7 +519,9 @@ def _notes(summary: dict[str, Any]) -> list[str]:
     versus = summary["ours_vs_file"]
     if versus and versus["append"] is not None:
         notes.append(
-            f"- ours vs FileHistoryProvider: append {_fmt_ratio(versus['append'])}, load {_fmt_ratio(versus['load'])}"
+            f"- {OURS} vs {FILE} (a SQLite file against JSON Lines files; the fsspec row's own"
+            f" ratios to {FILE} are in its table above): append {_fmt_ratio(versus['append'])},"
+            f" load {_fmt_ratio(versus['load'])}"
         )
     notes += [
         "- x floor: the store's rate divided by its floor's (raw aiosqlite for the SQLite and in-process rows,"

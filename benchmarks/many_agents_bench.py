@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import statistics
 import sys
@@ -225,6 +226,7 @@ async def run(config: Config) -> dict[str, Any]:
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{platform.machine()}, python {platform.python_version()}",
+        "load_average": " / ".join(f"{value:.1f}" for value in os.getloadavg()),
         "server": description,
         "packages": {p: _version(p) for p in _PACKAGES},
         "config": {
@@ -249,7 +251,8 @@ def render_markdown(summary: dict[str, Any]) -> str:
     lines = [
         "# Many agents on one Redis",
         "",
-        f"- date: {summary['date']}; {summary['machine']}; server: {summary['server']}",
+        f"- date: {summary['date']}; {summary['machine']}; server: {summary['server']}; load average at the end "
+        f"{summary.get('load_average', 'unknown')} (other work shared the machine: read the ratios)",
         "- packages: " + ", ".join(f"{k} {v}" for k, v in summary["packages"].items()),
         f"- every agent: one session pre-filled with {cfg['session']} messages; {cfg['steps']} steps, each a load of "
         f"the newest {cfg['window']} messages and a save of one 2-message turn; all agents at once, one client",

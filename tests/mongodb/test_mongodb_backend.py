@@ -571,7 +571,7 @@ async def test_a_writer_dying_between_its_two_writes_leaves_whole_batches(
     run = database.run
 
     async def dies_before(step: str, *args: Any, **kwargs: Any) -> Any:
-        if step in {"refresh log head", "create log head"}:
+        if step in {"confirm log head", "refresh log head", "create log head"}:
             raise _Killed(step)
         return await run(step, *args, **kwargs)
 

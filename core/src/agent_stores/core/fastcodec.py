@@ -54,6 +54,8 @@ def _serialised_field_order() -> tuple[str, ...]:
 
 _FIELD_ORDER = _serialised_field_order()
 _FIELDS_OF: Callable[[dict[str, Any]], tuple[Any, ...]] = operator.itemgetter(*_FIELD_ORDER)  # pyright: ignore[reportUnknownVariableType]
+# A plain text content has every serialised field None but text, informational_only and additional_properties.
+_NONE_IN_PLAIN_TEXT = len(_FIELD_ORDER) - 3
 _INFORMATIONAL_TYPES = frozenset(("function_call", "computer_tool_call"))
 _PLAIN = (
     _MESSAGE_KEYS == ("role", "contents", "author_name", "message_id", "additional_properties", "raw_representation")
@@ -74,6 +76,20 @@ _RECORD_KEYS = frozenset(("type", "role", "contents", "author_name", "message_id
 # Record keys the framework's Content.from_dict rebuilds in ways this path does not reproduce.
 _DECODE_FALLBACK_KEYS = frozenset(("merge_mode", "inputs", "outputs", "output", "screenshot"))
 _SCALARS = (str, int, float, bool)
+# Record keys the framework passes to ``Content.__init__`` unchanged (besides annotations and
+# raw_representation, which ``from_dict`` pops and passes on as they are).
+_PASSTHROUGH = (
+    (_CONTENT_PARAMS | {"annotations", "raw_representation"})
+    - _DECODE_FALLBACK_KEYS
+    - {
+        "text",
+        "informational_only",
+        "hosted",
+        "function_call",
+        "items",
+        "approved",
+    }
+)
 
 
 # -- encoding --------------------------------------------------------------------------------
@@ -99,7 +115,18 @@ def _content(content: Content) -> dict[str, Any]:
     content_type = attrs.get("type")
     if tuple(attrs) != _CONTENT_KEYS or type(content_type) is not str:
         raise _NotFast
-    present = {k: v for k, v in zip(_FIELD_ORDER, _FIELDS_OF(attrs), strict=True) if v is not None}
+    values = _FIELDS_OF(attrs)
+    if (
+        content_type == "text"
+        and values.count(None) == _NONE_IN_PLAIN_TEXT
+        and type(attrs["text"]) is str
+        and attrs["informational_only"] is False
+        and attrs["additional_properties"] == {}
+        and attrs["annotations"] is None
+    ):
+        # The commonest content of all: text and nothing else (no other field left to write).
+        return {"type": "text", "text": attrs["text"], "additional_properties": {}}
+    present = {k: v for k, v in zip(_FIELD_ORDER, values, strict=True) if v is not None}
     if "exception" in present:
         raise _NotFast  # the framework writes its redaction marker
     if "informational_only" in present and (
@@ -150,15 +177,31 @@ def fast_to_dict(message: Message) -> dict[str, Any] | None:
 # -- decoding --------------------------------------------------------------------------------
 
 
+def _new_content(content_type: str, properties: dict[str, Any]) -> tuple[Content, dict[str, Any]]:
+    """A Content with the framework's attributes in the framework's order; returns it and its ``__dict__``."""
+    content = object.__new__(Content)
+    attrs = content.__dict__
+    attrs.update(_CONTENT_TEMPLATE)
+    attrs["type"] = content_type
+    attrs["additional_properties"] = properties
+    return content, attrs
+
+
 def _decode_content(entry: Any) -> Content:
     """``Content.from_dict(entry)`` for a record this path reproduces; else ``_NotFast``."""
     if type(entry) is not dict:
         raise _NotFast
     record = cast(dict[str, Any], entry)
     content_type = record.get("type")
+    properties: Any = record.get("additional_properties")
+    text = record.get("text")
+    if content_type == "text" and len(record) == 3 and type(text) is str and properties == {}:
+        # The commonest record of all: exactly {"type": "text", "text": ..., "additional_properties": {}}.
+        content, attrs = _new_content("text", {})
+        attrs["text"] = text
+        return content
     if type(content_type) is not str or not content_type:
         raise _NotFast
-    properties: Any = record.get("additional_properties")
     if properties is None:
         copied: dict[str, Any] = {}
     elif type(properties) is dict and "server_label" not in properties:
@@ -170,17 +213,15 @@ def _decode_content(entry: Any) -> Content:
                 raise _NotFast
     else:
         raise _NotFast
-    attrs = dict(_CONTENT_TEMPLATE)
-    attrs["type"] = content_type
-    attrs["additional_properties"] = copied
+    content, attrs = _new_content(content_type, copied)
     attrs["text"] = None
     informational: Any = False
     for key, value in record.items():
-        if key in ("type", "additional_properties"):
-            continue
-        if key in ("annotations", "raw_representation"):
+        if key in _PASSTHROUGH:
             attrs[key] = value
-        elif key not in _CONTENT_PARAMS or key in _DECODE_FALLBACK_KEYS:
+        elif key in ("type", "additional_properties"):
+            continue
+        elif key not in _CONTENT_KEYS or key in _DECODE_FALLBACK_KEYS:
             raise _NotFast
         elif key == "informational_only":
             informational = value
@@ -198,13 +239,11 @@ def _decode_content(entry: Any) -> Content:
             attrs[key] = value
     if content_type == "text":
         attrs["text"] = attrs["text"] or ""
-    if content_type == "function_call" and attrs["hosted"] is None:
+    elif content_type == "function_call" and attrs["hosted"] is None:
         attrs["hosted"] = False
-    if content_type == "function_approval_response" and type(attrs["approved"]) is not bool:
+    elif content_type == "function_approval_response" and type(attrs["approved"]) is not bool:
         attrs["approved"] = False
     attrs["informational_only"] = informational or content_type == "mcp_server_tool_call"
-    content = object.__new__(Content)
-    content.__dict__.update(attrs)
     return content
 
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import random
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -56,19 +55,38 @@ class _Turns:
     def __init__(self) -> None:
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
 
-    @contextlib.asynccontextmanager
-    async def turn(self, key: str) -> AsyncGenerator[None]:
-        lock, users = self._locks.get(key) or (asyncio.Lock(), 0)
-        self._locks[key] = (lock, users + 1)
+    def turn(self, key: str) -> _Turn:
+        """An async context manager holding ``key``'s turn (a class, not a generator: saves are hot)."""
+        return _Turn(self._locks, key)
+
+
+class _Turn:
+    __slots__ = ("_key", "_lock", "_locks")
+
+    def __init__(self, locks: dict[str, tuple[asyncio.Lock, int]], key: str) -> None:
+        self._locks = locks
+        self._key = key
+        lock, users = locks.get(key) or (asyncio.Lock(), 0)
+        locks[key] = (lock, users + 1)
+        self._lock = lock
+
+    async def __aenter__(self) -> None:
         try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._locks[key]
-            if users == 1:
-                del self._locks[key]
-            else:
-                self._locks[key] = (lock, users - 1)
+            await self._lock.acquire()
+        except BaseException:
+            self._leave()
+            raise
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._lock.release()
+        self._leave()
+
+    def _leave(self) -> None:
+        lock, users = self._locks[self._key]
+        if users == 1:
+            del self._locks[self._key]
+        else:
+            self._locks[self._key] = (lock, users - 1)
 
 
 # Contents that answer or hold a function call by its call id: the call is not left unanswered.

@@ -181,8 +181,9 @@ def _head_doc(key: str, epoch: str, session_id: str, expires: int | None) -> Doc
 class MongoDBLogDriver:
     """A :class:`~agent_stores.core.LogDriver` in a heads collection and a batches collection.
 
-    Costs (round trips): ``append`` on a known version 2 (insert the batch, then refresh the
-    head; they cannot overlap: the refresh is what catches a delete that came in between);
+    Costs (round trips): ``append`` on a known version 2 (insert the batch, then confirm the
+    head: a read when the log has no TTL, else the refresh that extends its expiry; they cannot
+    overlap: the second step is what catches a delete that came in between);
     creating a log 2; ``tail``, ``read`` (also ``read(last=N)``: the newest batches only, by a
     descending index scan with a limit) and ``length`` read the head and the batches, at once
     when this driver already knows the log's epoch (one round trip of latency), else one after
@@ -318,9 +319,23 @@ class MongoDBLogDriver:
             await self.database.run("append batch", lambda: batches.insert_one(batch))
         except StoreConflictError as err:
             raise StoreConflictError(f"log {key!r} is not at version {expected_version!r}") from err
+        heads = self.database.collection("logs")
+        if expires is None:
+            # Two steps are needed (a batch and its head live in different documents, and no
+            # single-document write can both claim the batch and see the head), but without a
+            # TTL the second one writes nothing new: reading the head live under this epoch
+            # after the insert is enough. Any removal of the incarnation retires the head after
+            # this read, then deletes the batches, this one included, so the batch is never left
+            # behind in a log that looks live. A head with an expiry left by earlier saves
+            # takes the refresh below, which drops that expiry.
+            found = await self.database.run(
+                "confirm log head", heads.find_one, {"_id": key, "x": epoch, **_live(now)}, {"t": 1}
+            )
+            if found is not None and found.get("t") == _NEVER:
+                self._remember(key, epoch)
+                return f"{epoch}:{start + len(records)}"
         # A whole-document replace (not $set): the head is rewritten with the same epoch and session id.
         head = _head_doc(key, epoch, session_id, expires)
-        heads = self.database.collection("logs")
         for _ in range(_REFRESH_ATTEMPTS):
             result = await self.database.run(
                 "refresh log head", heads.replace_one, {"_id": key, "x": epoch, **_live(now)}, head

@@ -98,7 +98,6 @@ local close = string.find(m, '}', 1, true)
 local tag = string.sub(m, 1, close)
 local member = string.sub(m, close + 3)
 local d, v = tag .. 'd:' .. member, tag .. 'v:' .. member
-local index, expiry, sessions = tag .. 'index', tag .. 'expiry', tag .. 'sessions'
 local expected, ttl = ARGV[1], ARGV[2]
 local n = (#ARGV - 4) / 2
 local epoch = redis.call('GET', v)
@@ -107,9 +106,15 @@ local current = ''
 if epoch then current = epoch .. ':' .. length end
 if current ~= expected then return {current} end
 local created = not epoch
+-- The shard's keys are named only when this append touches them (a TTL, a TTL dropped, or a
+-- new log): a steady append derives two keys, not five.
+local index, expiry, sessions
+if ttl ~= '' or created or redis.call('PTTL', v) > 0 then
+  index, expiry, sessions = tag .. 'index', tag .. 'expiry', tag .. 'sessions'
+end
 -- A log that had a TTL and is now written without one: its expiry must go. A log created
 -- without one drops whatever expiry entry an expired earlier incarnation left behind.
-local had_ttl = not created and ttl == '' and redis.call('PTTL', v) > 0
+local had_ttl = not created and ttl == '' and expiry ~= nil
 if ttl ~= '' or had_ttl or created then redis.call('ZSCORE', expiry, member) end
 if created then
   redis.call('ZSCORE', index, member)
