@@ -15,7 +15,9 @@ Stores, on the same server (a local ``redis-server``, else a container, or ``$AG
   ``Message``.
 
 Reported per store and agent count: steps/s over the row's wall time, and p50/p99 of one step's
-latency (load + save). Nothing here asserts a speed. Results go to
+latency (load + save), medians over ``--reps`` repetitions that run the stores in rotated order;
+the ratio to ours is paired within each repetition, so load from other work on the machine
+falls on every store alike. Nothing here asserts a speed. Results go to
 ``benchmarks/results/many_agents.md`` and ``many_agents.json`` (see ``--out``).
 """
 
@@ -159,6 +161,7 @@ class Config:
     session: int
     window: int
     out: Path
+    reps: int = 1
 
 
 def _missing(store: Store) -> str | None:
@@ -212,17 +215,45 @@ async def run_row(store: Store, url: str, agents: int, config: Config) -> dict[s
 
 
 async def run(config: Config) -> dict[str, Any]:
-    rows: list[dict[str, Any]] = []
+    samples: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    missing: dict[str, str] = {}
     with _redis() as (url, description):
-        for agents in config.agents:
-            for factory in STORES:
-                store = factory()
-                reason = _missing(store)
-                if reason is not None:
-                    rows.append({"store": store.name, "agents": agents, "status": reason})
-                    continue
-                print(f"{store.name}: {agents} agents", file=sys.stderr, flush=True)
-                rows.append(await run_row(store, url, agents, config))
+        for rep in range(config.reps):
+            for agents in config.agents:
+                factories = list(STORES)
+                shift = rep % len(factories)
+                for factory in factories[shift:] + factories[:shift]:  # rotated: noise falls on every store
+                    store = factory()
+                    reason = _missing(store)
+                    if reason is not None:
+                        missing[store.name] = reason
+                        continue
+                    print(f"rep {rep + 1}/{config.reps}: {store.name}: {agents} agents", file=sys.stderr, flush=True)
+                    samples.setdefault((store.name, agents), []).append(await run_row(store, url, agents, config))
+    rows: list[dict[str, Any]] = []
+    for agents in config.agents:
+        ours = samples.get((Ours.name, agents), [])
+        for factory in STORES:
+            name = factory.name
+            if name in missing:
+                rows.append({"store": name, "agents": agents, "status": missing[name]})
+                continue
+            runs = samples[(name, agents)]
+            paired = [r["steps_per_s"] / o["steps_per_s"] for r, o in zip(runs, ours, strict=True)]
+            rows.append(
+                {
+                    "store": name,
+                    "agents": agents,
+                    "status": "ok",
+                    "steps": runs[0]["steps"],
+                    "steps_per_s": statistics.median(r["steps_per_s"] for r in runs),
+                    "p50_ms": statistics.median(r["p50_ms"] for r in runs),
+                    "p99_ms": statistics.median(r["p99_ms"] for r in runs),
+                    "messages_per_load": statistics.median(r["messages_per_load"] for r in runs),
+                    "vs_ours": statistics.median(paired),
+                    "samples": runs,
+                }
+            )
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{platform.machine()}, python {platform.python_version()}",
@@ -234,6 +265,7 @@ async def run(config: Config) -> dict[str, Any]:
             "steps": config.steps,
             "session": config.session,
             "window": config.window,
+            "reps": config.reps,
         },
         "rows": rows,
     }
@@ -256,19 +288,17 @@ def render_markdown(summary: dict[str, Any]) -> str:
         "- packages: " + ", ".join(f"{k} {v}" for k, v in summary["packages"].items()),
         f"- every agent: one session pre-filled with {cfg['session']} messages; {cfg['steps']} steps, each a load of "
         f"the newest {cfg['window']} messages and a save of one 2-message turn; all agents at once, one client",
+        f"- {cfg.get('reps', 1)} repetitions, the stores of each agent count in rotated order; medians over"
+        " repetitions; steps/s ÷ ours is the median of the ratios paired within each repetition",
         "",
         "| agents | store | steps/s | p50 ms | p99 ms | messages per load | steps/s ÷ ours |",
         "|---:|---|---:|---:|---:|---:|---:|",
     ]
-    ours: dict[int, float] = {
-        r["agents"]: r["steps_per_s"] for r in summary["rows"] if r["status"] == "ok" and r["store"] == Ours.name
-    }
     for row in summary["rows"]:
         if row["status"] != "ok":
             lines.append(f"| {row['agents']} | {row['store']} | {row['status']} | | | | |")
             continue
-        base = ours.get(row["agents"])
-        ratio = f"{row['steps_per_s'] / base:.2f}x" if base else "—"
+        ratio = f"{row['vs_ours']:.2f}x"
         lines.append(
             f"| {row['agents']} | {row['store']} | {row['steps_per_s']:,.0f} | {row['p50_ms']:.1f} | "
             f"{row['p99_ms']:.1f} | {row['messages_per_load']:.0f} | {ratio} |"
@@ -283,12 +313,15 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
     parser.add_argument("--steps", type=int, default=20, help="steps per agent (default 20)")
     parser.add_argument("--session", type=int, default=200, help="messages per session before the run (default 200)")
     parser.add_argument("--window", type=int, default=40, help="messages per load (default 40)")
+    parser.add_argument("--reps", type=int, default=3, help="repetitions, stores rotated (default 3)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results directory (default {DEFAULT_OUT})")
     args = parser.parse_args(argv)
     agents = tuple(int(a) for a in str(args.agents).split(",") if a)
     if args.thousand:
         agents = (*agents, 1000)
-    return Config(agents=agents, steps=args.steps, session=args.session, window=args.window, out=args.out)
+    return Config(
+        agents=agents, steps=args.steps, session=args.session, window=args.window, out=args.out, reps=args.reps
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:

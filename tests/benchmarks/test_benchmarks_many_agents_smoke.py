@@ -16,7 +16,20 @@ def test_many_agents_benchmark_reports_every_store_and_agent_count(
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     import many_agents_bench  # pyright: ignore[reportMissingImports]
 
-    args = ["--agents", "1,3", "--steps", "2", "--session", "10", "--window", "4", "--out", str(tmp_path)]
+    args = [
+        "--agents",
+        "1,3",
+        "--steps",
+        "2",
+        "--reps",
+        "2",
+        "--session",
+        "10",
+        "--window",
+        "4",
+        "--out",
+        str(tmp_path),
+    ]
     many_agents_bench.main(args)
 
     summary = json.loads((tmp_path / "many_agents.json").read_text())
@@ -35,3 +48,4 @@ def test_many_agents_benchmark_reports_every_store_and_agent_count(
         assert f"| {row['agents']} | {row['store']} |" in markdown
     ours = [r for r in summary["rows"] if r["store"] == many_agents_bench.Ours.name]
     assert all(0 < r["messages_per_load"] <= 4 for r in ours)  # the window, not the session
+    assert all(r["vs_ours"] == pytest.approx(1.0) and len(r["samples"]) == 2 for r in ours)
