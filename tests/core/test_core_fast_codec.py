@@ -83,6 +83,7 @@ annotations = st.one_of(
     ),
 )
 raw = st.one_of(st.none(), json_values)
+json_tuples = st.lists(json_leaf, max_size=3).map(tuple)
 
 _STR_FIELDS = ("text", "uri", "media_type", "message", "error_code", "error_details", "call_id", "name",
                "file_id", "vector_store_id", "image_id", "status", "stdout", "stderr", "tool_name",
@@ -90,28 +91,37 @@ _STR_FIELDS = ("text", "uri", "media_type", "message", "error_code", "error_deta
 
 
 @st.composite
-def any_content(draw: st.DrawFn) -> Content:
+def any_content(draw: st.DrawFn, depth: int = 0) -> Content:
     content_type = draw(st.sampled_from(CONTENT_TYPES))
     if content_type == "text" and draw(st.booleans()):
-        return Content("text", text=draw(texts))  # the plain shape the fast path takes
+        return Content("text", text=draw(texts))  # the plain shape
     fields: dict[str, Any] = {}
     for name in draw(st.lists(st.sampled_from(_STR_FIELDS), max_size=4, unique=True)):
         fields[name] = draw(texts)
     if draw(st.booleans()):
-        fields["arguments"] = draw(st.one_of(texts, st.dictionaries(texts, json_values, max_size=3)))
+        fields["arguments"] = draw(st.one_of(texts, st.dictionaries(texts, json_values, max_size=3), json_tuples))
     if draw(st.booleans()):
-        fields["result"] = draw(json_values)
+        fields["result"] = draw(st.one_of(json_values, json_tuples))
     if draw(st.booleans()):
         fields["usage_details"] = {"input_token_count": draw(st.integers(0, 10**6))}
     if content_type == "function_call":
         fields["hosted"] = draw(st.booleans())
+    if content_type in ("function_call", "computer_tool_call", "text"):
         fields["informational_only"] = draw(st.booleans())
     if content_type == "function_approval_response":
         fields["approved"] = draw(st.booleans())
     if content_type in ("function_approval_request", "function_approval_response"):
         fields["function_call"] = Content("function_call", call_id=draw(texts), name=draw(texts), arguments="{}")
+    if draw(st.integers(0, 9)) == 0:
+        fields["exception"] = draw(texts)  # serialised as the framework's redaction marker
+    if draw(st.integers(0, 9)) == 0:
+        fields["merge_mode"] = draw(st.sampled_from(["append", "replace"]))
     if draw(st.booleans()):
-        fields["items"] = [Content("text", text=draw(texts))]
+        fields["items"] = (
+            [draw(any_content(depth + 1)) for _ in range(draw(st.integers(0, 2)))]
+            if depth < 2 and draw(st.booleans())
+            else [Content("text", text=draw(texts))]
+        )
     try:
         return Content(
             content_type,  # pyright: ignore[reportArgumentType]
@@ -125,13 +135,32 @@ def any_content(draw: st.DrawFn) -> Content:
 
 
 @st.composite
+def tool_round_trip(draw: st.DrawFn) -> list[Content]:
+    """What agents store most after text: a function call (mapping or JSON arguments) and its result."""
+    call_id = draw(texts)
+    arguments = draw(st.one_of(st.none(), texts, st.dictionaries(texts, json_values, max_size=4)))
+    result = draw(st.one_of(texts, json_values, st.lists(st.builds(Content.from_text, texts), max_size=2)))
+    return [
+        Content.from_function_call(
+            call_id, draw(texts), arguments=arguments, id=draw(st.one_of(st.none(), texts)),
+            informational_only=draw(st.booleans()), status=draw(st.one_of(st.none(), texts)),
+        ),
+        Content.from_function_result(call_id, result=result, id=draw(st.one_of(st.none(), texts))),
+        Content("text_reasoning", text=draw(texts), protected_data=draw(st.one_of(st.none(), texts))),
+        Content("usage", usage_details={"input_token_count": draw(st.integers(0, 10**6)), "output_token_count": 3}),
+    ]  # fmt: skip
+
+
+@st.composite
 def any_message(draw: st.DrawFn) -> Message:
-    plain = draw(st.booleans())
-    contents = (
-        [Content("text", text=t) for t in draw(st.lists(texts, max_size=4))]
-        if plain
-        else draw(st.lists(any_content(), max_size=4))
-    )
+    shape = draw(st.sampled_from(["plain", "tools", "any"]))
+    plain = shape == "plain"
+    if plain:
+        contents = [Content("text", text=t) for t in draw(st.lists(texts, max_size=4))]
+    elif shape == "tools":
+        contents = draw(tool_round_trip())
+    else:
+        contents = draw(st.lists(any_content(), max_size=4))
     return Message(
         draw(st.one_of(st.sampled_from(["user", "assistant", "system", "tool"]), texts)),
         contents,
@@ -197,12 +226,48 @@ def test_plain_text_messages_take_the_fast_path(
     assert [c.__dict__ for c in decoded.contents] == [c.__dict__ for c in Message.from_dict(payload).contents]
 
 
+@SETTINGS
+@given(tool_round_trip(), st.one_of(st.none(), texts), st.booleans())
+def test_tool_calls_and_results_take_the_fast_path(contents: list[Content], message_id: str | None, raw: bool) -> None:
+    message = Message("assistant", contents, message_id=message_id, raw_representation=object() if raw else None)
+    payload = fastcodec.fast_to_dict(message)
+    assert payload is not None
+    assert _same(payload, message.to_dict())
+    assert json_dumps(payload) == json_dumps(message.to_dict())
+    record = json_loads(json_dumps(payload))
+    decoded = fastcodec.fast_decode(record)
+    assert decoded is not None
+    theirs = Message.from_dict(json_loads(json_dumps(payload)))
+    assert _same(decoded.to_dict(), theirs.to_dict())
+    assert [list(c.__dict__) for c in decoded.contents] == [list(c.__dict__) for c in theirs.contents]
+
+
+@SETTINGS
+@given(
+    any_message(), st.dictionaries(st.sampled_from(["merge_mode", "hosted", "data", "outputs", "bogus"]), json_values)
+)
+def test_records_with_unusual_fields_decode_as_the_framework_does(message: Message, extra: dict[str, Any]) -> None:
+    record = json_loads(json_dumps(message.to_dict()))
+    for content in record["contents"]:
+        content.update(extra)
+    try:
+        theirs: Message | None = Message.from_dict(json_loads(json_dumps(record)))
+    except Exception:
+        theirs = None
+    ours = fastcodec.fast_decode(json_loads(json_dumps(record)))
+    if ours is None:
+        return  # the framework's path decides (and raises what it raises)
+    assert theirs is not None
+    assert _same(ours.to_dict(), theirs.to_dict())
+    assert [list(c.__dict__) for c in ours.contents] == [list(c.__dict__) for c in theirs.contents]
+
+
 def test_anything_else_takes_the_framework_path() -> None:
-    annotated = Message("user", [Content("text", text="x", additional_properties={"k": 1})])
-    reasoning = Message("assistant", [Content("text_reasoning", text="x")])
+    failed = Message("tool", [Content.from_function_result("c", result="x", exception="boom")])
+    with_object = Message("assistant", [Content.from_function_call("c", "f", arguments={"when": object()})])
     with_props = Message("user", ["x"], additional_properties={"k": "v"})
-    with_raw = Message("user", ["x"], raw_representation={"k": "v"})
-    for message in (annotated, reasoning, with_props, with_raw):
+    merging = Message("assistant", [Content("text", text="x", merge_mode="append")])
+    for message in (failed, with_object, with_props):
         assert fastcodec.fast_to_dict(message) is None
-    for message in (annotated, reasoning, with_props):  # the record of with_raw is plain text
+    for message in (with_props, merging):
         assert fastcodec.fast_decode(message.to_dict()) is None

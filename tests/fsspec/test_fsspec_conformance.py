@@ -32,6 +32,7 @@ from agent_stores.testing import (
     HistoryProviderConformance,
     SessionStoreCapabilities,
     SessionStoreConformance,
+    corrupt_object_session,
 )
 from agent_stores.testing.servers.sftp import sftp_server, with_path
 
@@ -45,10 +46,6 @@ def file_capabilities(declared: FilesystemCapabilities) -> FileStoreCapabilities
         rejects_file_directory_conflicts=declared.rejects_file_directory_conflicts,
         long_names=declared.long_names,
     )
-
-
-async def corrupt(store: FsspecSessionStore, session_id: str) -> None:
-    await store.driver.put(store._key(session_id), b"{not a snapshot")  # pyright: ignore[reportPrivateUsage]
 
 
 class TestLocalFiles(FileStoreConformance):
@@ -86,7 +83,7 @@ class TestLocalSessions(SessionStoreConformance):
 
     @pytest.fixture
     def corrupt_session(self) -> Any:
-        return corrupt
+        return corrupt_object_session
 
 
 class TestMemorySessions(SessionStoreConformance):
@@ -99,7 +96,7 @@ class TestMemorySessions(SessionStoreConformance):
 
     @pytest.fixture
     def corrupt_session(self) -> Any:
-        return corrupt
+        return corrupt_object_session
 
 
 # -- SFTP: OpenSSH sshd started by the fixture (or $AGENT_STORES_SFTP_URL) ------------------
@@ -155,7 +152,7 @@ class TestSftpSessions(SessionStoreConformance):
 
     @pytest.fixture
     def corrupt_session(self) -> Any:
-        return corrupt
+        return corrupt_object_session
 
 
 # -- any other filesystem: the plain fsspec API (here fsspec's DirFileSystem over a local dir) --
@@ -199,7 +196,7 @@ class TestGenericSessions(SessionStoreConformance):
 
     @pytest.fixture
     def corrupt_session(self) -> Any:
-        return corrupt
+        return corrupt_object_session
 
 
 class TestGenericHistory(HistoryProviderConformance):

@@ -34,6 +34,7 @@ from agent_stores.testing import (
     ObjectDriverConformance,
     SessionStoreCapabilities,
     SessionStoreConformance,
+    corrupt_object_session,
 )
 from agent_stores.testing.servers.s3 import provide_seaweedfs, s3_endpoint
 
@@ -65,10 +66,6 @@ def s3_fs(bucket_url: str) -> AbstractFileSystem:
     return parse_url(under(bucket_url, "x")).create()
 
 
-async def corrupt(store: FsspecSessionStore, session_id: str) -> None:
-    await store.driver.put(store._key(session_id), b"{not a snapshot")  # pyright: ignore[reportPrivateUsage]
-
-
 class TestS3Files(FileStoreConformance):
     capabilities = FileStoreCapabilities(
         case_sensitive=S3.case_sensitive,
@@ -94,7 +91,7 @@ class TestS3Sessions(SessionStoreConformance):
 
     @pytest.fixture
     def corrupt_session(self) -> Any:
-        return corrupt
+        return corrupt_object_session
 
 
 def open_history(url: str, **options: Any) -> FsspecHistoryProvider:

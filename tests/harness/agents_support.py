@@ -27,12 +27,24 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-__all__ = ["SHAPES", "Logged", "ScriptedOpenAI"]
+__all__ = [
+    "FIRST",
+    "SECOND",
+    "SHAPES",
+    "Logged",
+    "ScriptedOpenAI",
+    "StoreTarget",
+    "agent_turn",
+    "assert_turn_two_from_store",
+]
 
 SHAPES = ("responses-stored", "responses-stateless", "chat-only")
 
 MEMORY_FILE = "preferences.md"
 MEMORY_TEXT = "Favourite colour: teal\n"
+MEMORY_INDEX = f"- **{MEMORY_FILE}**"
+FIRST = "Please remember that my favourite colour is teal."
+SECOND = "What is my favourite colour?"
 
 
 @dataclass
@@ -335,3 +347,36 @@ class StoreTarget:
         from agent_stores.core import open_stores
 
         return open_stores(self.url, **self.options)
+
+
+async def agent_turn(target: StoreTarget, session_id: str, prompt: str, **harness_options: Any) -> str:
+    """One turn of examples/harness_agent.py on stores opened with this process's options (S3's session)."""
+    from agent_framework import AgentSession, create_harness_agent
+
+    from agent_stores.core import openai_client
+
+    async with target.open() as stores:
+        sessions = stores.session_store()
+        agent = create_harness_agent(
+            openai_client(), **stores.harness_kwargs(**harness_options), disable_web_search=True
+        )
+        session = await sessions.get(session_id) or AgentSession(session_id=session_id)
+        response = await agent.run(prompt, session=session)
+        await sessions.set(session_id, session)
+    return response.text
+
+
+def assert_turn_two_from_store(server: ScriptedOpenAI, turn_one_requests: int) -> None:
+    """Every request of turn 2 carries turn 1 (from our store), the memory index and the memory file."""
+    requests = server.model_requests()
+    assert all(r.status == 200 for r in requests), [(r.path, r.status) for r in requests]
+    turn_two = requests[turn_one_requests:]
+    assert turn_two, "turn 2 sent no request"
+    for request in turn_two:
+        assert "previous_response_id" not in request.body or request.body["previous_response_id"] is None
+        texts = server.texts(request)
+        assert FIRST in texts, "turn 2's request does not carry turn 1 from the store"
+    # The memory index (read from the file store) opens the run; the tool loop's next call continues it.
+    assert any(MEMORY_INDEX in t for t in server.texts(turn_two[0])), "turn 2 does not carry the memory index"
+    # The tool result the model got in turn 2 is the memory file read back from the store.
+    assert any(MEMORY_TEXT.strip() in t for t in server.texts(turn_two[-1]))

@@ -84,3 +84,14 @@ def make_target(backend: str, request: pytest.FixtureRequest, folder: Path) -> S
 def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> StoreTarget:
     """A fresh store on each backend in turn."""
     return make_target(request.param, request, tmp_path)
+
+
+# (source, target) of the migration tests: SQL to key-value, object store to folder, document to SQL.
+MIGRATIONS = [("sqlite", "redis"), ("s3", "fsspec"), ("mongodb", "sqlite")]
+
+
+@pytest.fixture(params=MIGRATIONS, ids=[f"{a}-to-{b}" for a, b in MIGRATIONS])
+def store_pair(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[StoreTarget, StoreTarget]:
+    """A fresh source and target store on two different backends."""
+    source, target = request.param
+    return make_target(source, request, tmp_path), make_target(target, request, tmp_path)

@@ -15,15 +15,22 @@ from typing import Any
 
 import pytest
 
-from agents_support import MEMORY_FILE, MEMORY_TEXT, ScriptedOpenAI, StoreTarget
+from agents_support import (
+    FIRST,
+    MEMORY_FILE,
+    MEMORY_INDEX,
+    MEMORY_TEXT,
+    SECOND,
+    ScriptedOpenAI,
+    StoreTarget,
+    agent_turn,
+    assert_turn_two_from_store,
+)
 
 pytestmark = pytest.mark.asyncio
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "harness_agent.py"
-FIRST = "Please remember that my favourite colour is teal."
-SECOND = "What is my favourite colour?"
-MEMORY_INDEX = f"- **{MEMORY_FILE}**"
 
 
 def _child_env(server: ScriptedOpenAI, target: StoreTarget, **extra: str) -> dict[str, str]:
@@ -53,21 +60,6 @@ async def _stored(target: StoreTarget, session_id: str) -> tuple[list[Any], dict
     return messages, folder, snapshot
 
 
-def _assert_turn_two_from_store(server: ScriptedOpenAI, turn_one_requests: int) -> None:
-    requests = server.model_requests()
-    assert all(r.status == 200 for r in requests), [(r.path, r.status) for r in requests]
-    turn_two = requests[turn_one_requests:]
-    assert turn_two, "turn 2 sent no request"
-    for request in turn_two:
-        assert "previous_response_id" not in request.body or request.body["previous_response_id"] is None
-        texts = server.texts(request)
-        assert FIRST in texts, "turn 2's request does not carry turn 1 from the store"
-    # The memory index (read from the file store) opens the run; the tool loop's next call continues it.
-    assert any(MEMORY_INDEX in t for t in server.texts(turn_two[0])), "turn 2 does not carry the memory index"
-    # The tool result the model got in turn 2 is the memory file read back from the store.
-    assert any(MEMORY_TEXT.strip() in t for t in server.texts(turn_two[-1]))
-
-
 async def test_turn_two_in_a_new_process_loads_turn_one_from_the_store(store_target: StoreTarget) -> None:
     """examples/harness_agent.py, run twice as a user would, keyless against a local base URL."""
     with ScriptedOpenAI("responses-stored") as server:
@@ -84,7 +76,7 @@ async def test_turn_two_in_a_new_process_loads_turn_one_from_the_store(store_tar
 
         second = _run_example(server, store_target, SECOND)
         assert MEMORY_TEXT.strip() in second
-        _assert_turn_two_from_store(server, turn_one_requests)
+        assert_turn_two_from_store(server, turn_one_requests)
         assert all(r.path.endswith("/chat/completions") for r in server.model_requests())
         assert all(r.headers.get("authorization") == "Bearer no-key" for r in server.model_requests())
 
@@ -111,28 +103,11 @@ async def test_every_server_shape_gets_the_conversation_from_the_store(
     monkeypatch.setenv("OPENAI_MODEL", "scripted-model")
     with ScriptedOpenAI(shape) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        await _turn(store_target, "s-2", FIRST)
+        await agent_turn(store_target, "s-2", FIRST)
         turn_one_requests = len(server.model_requests())
-        await _turn(store_target, "s-2", SECOND)
-        _assert_turn_two_from_store(server, turn_one_requests)
+        await agent_turn(store_target, "s-2", SECOND)
+        assert_turn_two_from_store(server, turn_one_requests)
         endpoint = "/responses" if api == "responses" else "/chat/completions"
         assert all(r.path.endswith(endpoint) for r in server.model_requests())
         if api == "responses":
             assert all(r.body.get("store") is False for r in server.model_requests())
-
-
-async def _turn(target: StoreTarget, session_id: str, prompt: str, **harness_options: Any) -> str:
-    """What ``turn`` of examples/harness_agent.py does, on stores opened with this process's options (S3's session)."""
-    from agent_framework import AgentSession, create_harness_agent
-
-    from agent_stores.core import openai_client
-
-    async with target.open() as stores:
-        sessions = stores.session_store()
-        agent = create_harness_agent(
-            openai_client(), **stores.harness_kwargs(**harness_options), disable_web_search=True
-        )
-        session = await sessions.get(session_id) or AgentSession(session_id=session_id)
-        response = await agent.run(prompt, session=session)
-        await sessions.set(session_id, session)
-    return response.text

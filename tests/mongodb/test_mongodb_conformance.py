@@ -30,6 +30,7 @@ from agent_stores.testing import (
     HistoryProviderConformance,
     SessionStoreCapabilities,
     SessionStoreConformance,
+    corrupt_object_session,
 )
 from agent_stores.testing.servers import Server
 from mongodb_support import client_options, stand_in_divergences
@@ -135,7 +136,4 @@ class TestMongoDBSessionStore(SessionStoreConformance):
 
     @pytest.fixture
     def corrupt_session(self) -> Any:
-        async def corrupt(store: MongoDBSessionStore, session_id: str) -> None:
-            await store.driver.put(store._key(session_id), b"{not a snapshot")  # pyright: ignore[reportPrivateUsage]
-
-        return corrupt
+        return corrupt_object_session

@@ -24,6 +24,7 @@ from agent_stores.testing import (
     HistoryProviderConformance,
     SessionStoreCapabilities,
     SessionStoreConformance,
+    corrupt_object_session,
 )
 from agent_stores.testing.servers import Server
 
@@ -46,10 +47,6 @@ ALL_SESSIONS = SessionStoreCapabilities(durable=True, corruptible=True)
 def open_history(url: str, key_prefix: str, **options: Any) -> RedisHistoryProvider:
     """The ``history_process_factory`` spec: a provider owning its own client."""
     return RedisHistoryProvider.from_url(url, key_prefix=key_prefix, **options)
-
-
-async def _corrupt(store: RedisSessionStore, session_id: str) -> None:
-    await store.driver.put(store._key(session_id), b"{not a snapshot")  # pyright: ignore[reportPrivateUsage]
 
 
 class _History(HistoryProviderConformance):
@@ -96,7 +93,7 @@ class _Sessions(SessionStoreConformance):
 
     @pytest.fixture
     def corrupt_session(self) -> Any:
-        return _corrupt
+        return corrupt_object_session
 
 
 # -- a single Redis (testcontainers where an engine answers) -----------------------------------

@@ -17,6 +17,7 @@ from agent_stores.testing import (
     FileStoreConformance,
     SessionStoreCapabilities,
     SessionStoreConformance,
+    corrupt_object_session,
 )
 from s3_support import S3Target
 
@@ -53,10 +54,7 @@ class _S3Sessions(SessionStoreConformance):
 
     @pytest.fixture
     def corrupt_session(self) -> Any:
-        async def corrupt(store: S3SessionStore, session_id: str) -> None:
-            await store.driver.put(store._key(session_id), b"{not a snapshot")  # pyright: ignore[reportPrivateUsage]
-
-        return corrupt
+        return corrupt_object_session
 
 
 class TestSeaweedFSFiles(_S3Files):

@@ -22,6 +22,7 @@ from agent_stores.testing import (
     HistoryProviderConformance,
     SessionStoreCapabilities,
     SessionStoreConformance,
+    corrupt_object_session,
 )
 
 ALL_HISTORY = HistoryCapabilities(
@@ -122,7 +123,4 @@ class TestSQLiteSessionStore(SessionStoreConformance):
 
     @pytest.fixture
     def corrupt_session(self) -> Any:
-        async def corrupt(store: SQLiteSessionStore, session_id: str) -> None:
-            await store.driver.put(store._key(session_id), b"{not a snapshot")  # pyright: ignore[reportPrivateUsage]
-
-        return corrupt
+        return corrupt_object_session

@@ -19,14 +19,11 @@ from agent_stores.core.todos import ObjectTodoStore
 from agent_stores.testing import (
     CheckpointStorageCapabilities,
     CheckpointStorageConformance,
+    ObjectCheckpointStorageConformance,
+    ObjectTodoStoreConformance,
     TodoStoreCapabilities,
     TodoStoreConformance,
 )
-
-ALL_CHECKPOINTS = CheckpointStorageCapabilities(
-    durable=True, ordered_listing=True, lineage_ties=True, keep_last=True, ttl=True, namespaces=True, corruptible=True
-)
-ALL_TODOS = TodoStoreCapabilities(durable=True, namespaces=True, corruptible=True)
 
 
 class TestInMemoryCheckpointStorage(CheckpointStorageConformance):
@@ -67,32 +64,13 @@ class TestFileCheckpointStorage(CheckpointStorageConformance):
         return corrupt
 
 
-async def truncate_checkpoint(store: ObjectCheckpointStorage, checkpoint_id: str) -> None:
-    """The ``corrupt_checkpoint`` fixture of every store built on the core adapter: cut the record short."""
-    key = store._record_key(checkpoint_id)  # pyright: ignore[reportPrivateUsage]
-    stored = await store.driver.get(key)
-    assert stored is not None
-    await store.driver.put(key, stored.data[:40])
-
-
-async def garble_todos(store: ObjectTodoStore, session: AgentSession, source_id: str) -> None:
-    """The ``corrupt_todos`` fixture of every store built on the core adapter."""
-    await store.driver.put(store._key(session, source_id), b"{not json")  # pyright: ignore[reportPrivateUsage]
-
-
-class TestObjectCheckpointStorage(CheckpointStorageConformance):
+class TestObjectCheckpointStorage(ObjectCheckpointStorageConformance):
     """The core adapter over the in-process object driver."""
-
-    capabilities = ALL_CHECKPOINTS
 
     @pytest.fixture
     def checkpoint_storage_factory(self) -> Any:
         driver = MemoryObjectDriver()
         return lambda **options: ObjectCheckpointStorage(driver, **options)
-
-    @pytest.fixture
-    def corrupt_checkpoint(self) -> Any:
-        return truncate_checkpoint
 
 
 class TestTodoSessionStore(TodoStoreConformance):
@@ -120,14 +98,8 @@ class TestTodoFileStore(TodoStoreConformance):
         return corrupt
 
 
-class TestObjectTodoStore(TodoStoreConformance):
-    capabilities = ALL_TODOS
-
+class TestObjectTodoStore(ObjectTodoStoreConformance):
     @pytest.fixture
     def todo_store_factory(self) -> Any:
         driver = MemoryObjectDriver()
         return lambda **options: ObjectTodoStore(driver, **options)
-
-    @pytest.fixture
-    def corrupt_todos(self) -> Any:
-        return garble_todos

@@ -1,9 +1,9 @@
-"""Every clause runs under its class's time limit, with no pytest configuration and no plugin for timeouts.
+"""Every clause runs under its class's time limit, with no pytest configuration.
 
-The suites' own hangs are covered in ``test_broken_drivers.py``; here the limit itself: it
-applies to the store suites too, counts across the examples of a property clause, reports what
-the clause waited for, and is validated. The projects below have no pytest configuration at all
-(pytest-asyncio strict mode).
+The suites' own hangs are covered in ``test_suites_broken_drivers.py``; here the limit itself:
+it applies to the store suites too, counts across the examples of a property clause, reports
+what the clause waited for, is validated, and leaves a timeout the user sets to pytest-timeout.
+The projects below have no pytest configuration at all (pytest-asyncio strict mode).
 """
 
 from __future__ import annotations
@@ -37,6 +37,22 @@ class NeverAnswers(MemoryObjectDriver):
         await asyncio.Event().wait()
 
 
+class LosesTheCancellation(MemoryObjectDriver):
+    async def get(self, key):
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            raise RuntimeError("connection lost") from None
+
+
+class SwallowsTheCancellation(MemoryObjectDriver):
+    async def get(self, key):
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            return None
+
+
 class TestLogDriver(LogDriverConformance):
     capabilities = LogDriverCapabilities(concurrent_instances=True)
 
@@ -61,6 +77,22 @@ class TestHangingSessions(SessionStoreConformance):
     @pytest.fixture
     def session_store_factory(self):
         return lambda: ObjectSessionStore(NeverAnswers())
+
+
+class TestErrorOnCancel(SessionStoreConformance):
+    time_limit = 0.5
+
+    @pytest.fixture
+    def session_store_factory(self):
+        return lambda: ObjectSessionStore(LosesTheCancellation())
+
+
+class TestSwallowedCancel(SessionStoreConformance):
+    time_limit = 0.5
+
+    @pytest.fixture
+    def session_store_factory(self):
+        return lambda: ObjectSessionStore(SwallowsTheCancellation())
 
 
 class TestBadLimit(SessionStoreConformance):
@@ -88,8 +120,10 @@ def test_time_limits_in_a_project_without_configuration(pytester: pytest.Pyteste
     # The driver suite passes; a clause well inside its limit passes; the rest fail by their limits.
     assert failed == [
         "test_user.py::TestBadLimit::test_get_missing_returns_none",
+        "test_user.py::TestErrorOnCancel::test_get_missing_returns_none",
         "test_user.py::TestHangingSessions::test_get_missing_returns_none",
         "test_user.py::TestSlowObjectDriver::test_list_matches_the_specification",
+        "test_user.py::TestSwallowedCancel::test_get_missing_returns_none",
     ], result.stdout.str()[-3000:]
     assert result.parseoutcomes().get("passed", 0) >= 20
 
@@ -110,4 +144,46 @@ def test_time_limits_in_a_project_without_configuration(pytester: pytest.Pyteste
             "*in put: await asyncio.sleep(0.05)",
         ]
     )
+    # A store that turns the cancellation into an error, or swallows it and answers late, still fails by its limit.
+    result.stdout.fnmatch_lines(
+        ["*TestErrorOnCancel.time_limit*", "*(when cancelled, the clause raised RuntimeError: connection lost)"]
+    )
+    result.stdout.fnmatch_lines(
+        ["*TestSwallowedCancel.time_limit*", "*(the clause swallowed the cancellation and finished late)"]
+    )
     result.stdout.fnmatch_lines(["*time_limit must be a positive number of seconds, got 0*"])
+
+
+_SPINNING = """
+import time
+
+import pytest
+from agent_stores.core.memory import MemoryLogDriver
+from agent_stores.testing import LogDriverCapabilities, LogDriverConformance
+
+
+class LengthSpins(MemoryLogDriver):
+    async def length(self, key):
+        while True:
+            time.sleep(0.001)
+
+
+class TestSpinning(LogDriverConformance):
+    capabilities = LogDriverCapabilities()
+    time_limit = 30
+
+    @pytest.fixture
+    def log_driver_factory(self):
+        driver = LengthSpins()
+        return lambda: driver
+"""
+
+
+def test_the_users_own_timeout_wins_over_the_hard_stop(pytester: pytest.Pytester) -> None:
+    # The clause's hard stop would come at 32 s (time_limit + grace); the run's --timeout comes first.
+    pytester.makepyfile(test_user=_SPINNING)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--timeout=1", "-k", "test_append_creates_the_log_at_the_version_it_returns"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*Timeout (>1.0s) from pytest-timeout*"])

@@ -348,3 +348,165 @@ def show(
         print_json(page)
         return
     out.print_json(data=page["snapshot"], default=str)
+
+
+# -- migrate ---------------------------------------------------------------------------------------
+
+
+@app.command(
+    epilog="[bold]Examples[/]\n\n"
+    "  agent-stores migrate sqlite:///agent.db redis://localhost:6379/0\n\n"
+    "  agent-stores migrate framework:///srv/agent-data sqlite:///agent.db   # FileHistoryProvider & co.\n\n"
+    "  agent-stores migrate sqlite:///agent.db s3://bucket/agents --namespace '' --namespace tenants/acme\n\n"
+    "  agent-stores migrate sqlite:///old.db sqlite:///new.db --dry-run --json",
+)
+def migrate(
+    source: Annotated[
+        str, typer.Argument(help="A store URL, or framework://DIR (the framework's own file stores' folders).")
+    ],
+    target: Annotated[str, typer.Argument(help="A store URL.")],
+    source_id: Annotated[
+        list[str] | None, typer.Option("--source-id", help="History source id to copy (repeatable; default history).")
+    ] = None,
+    namespace: Annotated[
+        list[str] | None,
+        typer.Option("--namespace", help="History namespace to copy (repeatable; default the empty namespace)."),
+    ] = None,
+    append: Annotated[
+        bool,
+        typer.Option(
+            "--append",
+            help="On a conflict, add the source's history after the target's own; "
+            "keep the target's files and snapshots.",
+        ),
+    ] = False,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="On a conflict, replace the target's history, file or snapshot.")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Plan and report; write nothing.")] = False,
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Copy every history, file and session snapshot from SOURCE to TARGET, then verify the copy.
+
+    Re-running is safe: what the target already holds identically is skipped, and a history
+    the target holds the beginning of gets the rest. When the target holds [bold]different[/]
+    data for the same session, file or snapshot, nothing is written and the command exits 3,
+    unless [bold]--append[/] or [bold]--replace[/]; two histories are never interleaved. After
+    copying, the target is read back and every item's count and record digests are compared
+    with the source's.
+
+    [bold]framework://DIR[/] reads the framework's FileHistoryProvider folder DIR/history,
+    FileSessionStore folder DIR/sessions and FileSystemAgentFileStore folder DIR/files
+    (?history=...&sessions=...&files=... name others, relative to DIR).
+
+    Exit 0 when everything is copied and verified, 1 when an item failed or did not verify,
+    2 on bad input or an unreachable store, 3 when a conflict refused the migration.
+    """
+    import asyncio
+
+    from ._errors import EXIT_CONFLICT
+    from ._migrate import migrate as run_migration
+
+    if append and replace:
+        fail(CliError("--append and --replace exclude each other"), verbose=verbose)
+    with progress_bar(transient=True) as progress:
+        task = progress.add_task("planning", total=None)
+
+        def advance(phase: str, done: int, total: int) -> None:
+            progress.update(task, description=phase, completed=done, total=total or None)
+
+        report = guarded(
+            verbose,
+            lambda: asyncio.run(
+                run_migration(
+                    source,
+                    target,
+                    source_ids=source_id or ["history"],
+                    namespaces=namespace if namespace is not None else [""],
+                    conflicts="append" if append else "replace" if replace else "refuse",
+                    dry_run=dry_run,
+                    progress=advance,
+                )
+            ),
+        )
+    if as_json:
+        print_json(report.to_json())
+    else:
+        _print_migration(report, verbose=verbose)
+    if report.refused:
+        raise typer.Exit(EXIT_CONFLICT)
+    if not report.ok:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _print_migration(report: Any, *, verbose: bool) -> None:
+    out.print(f"[bold]agent-stores migrate[/] {escape(report.source)} -> {escape(report.target)}")
+    table = Table(show_edge=False, box=None, pad_edge=False)
+    actions = ["copy", "extend", "append", "replace", "skip", "keep", "conflict", "error"]
+    table.add_column("kind")
+    for action in [*actions, "messages_copied"]:
+        table.add_column(action.replace("_", " "), justify="right")
+    for kind, row in report.summary().items():
+        table.add_row(kind, *(str(row.get(a, "-")) for a in [*actions, "messages_copied"]))
+    out.print(table)
+    for item in report.items:
+        if item.action == "conflict":
+            out.print(
+                f"[yellow]conflict[/] {item.kind} [bold]{escape(item.name)}[/]: the target holds different data "
+                f"({item.target_count} vs {item.source_count} on the source)"
+            )
+        elif item.action == "error" or item.verified is False:
+            out.print(f"[red]failed[/] {item.kind} [bold]{escape(item.name)}[/]: {escape(item.detail)}")
+        elif verbose and item.action != "skip":
+            out.print(f"  {item.action} {item.kind} {escape(item.name)}")
+    if report.refused:
+        out.print(
+            "[bold yellow]refused[/]: the target holds different data for the items above; nothing was written. "
+            "Re-run with --append (add the source's history after the target's) or --replace."
+        )
+    elif report.dry_run:
+        out.print("[bold]dry run[/]: nothing was written")
+    elif report.ok:
+        verified = sum(1 for i in report.items if i.verified)
+        out.print(f"[bold green]ok[/]: {verified} items copied and verified, {len(report.of('skip'))} already there")
+    else:
+        out.print(f"[bold red]{len(report.failures)} items failed[/]")
+
+
+# -- demo ------------------------------------------------------------------------------------------
+
+
+@app.command(
+    epilog="[bold]Examples[/]\n\n"
+    "  agent-stores demo                      # run twice: the second run recalls the first\n\n"
+    "  agent-stores demo redis://localhost:6379/0\n\n"
+    "  OPENAI_BASE_URL=http://127.0.0.1:11434/v1 OPENAI_MODEL=llama3.2 agent-stores demo\n\n"
+    "  agent-stores demo --reset",
+)
+def demo(
+    url: Annotated[str, typer.Argument(help="A store URL.")] = "sqlite:///agent-stores-demo.db",
+    reset: Annotated[bool, typer.Option("--reset", help="Forget the demo's session first.")] = False,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Use the scripted model even when OPENAI_* is set.")
+    ] = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """A harness agent that remembers across runs, its history, memory files and session in the store.
+
+    The first run asks the agent to remember a favourite colour (it writes a memory file), every
+    later run asks for it back from what the store holds, and each run prints what the stores
+    hold. The real model answers when [bold]OPENAI_API_KEY[/] or [bold]OPENAI_BASE_URL[/] is set
+    (OPENAI_MODEL, AGENT_STORES_OPENAI_API=responses for the Responses API); otherwise a clearly
+    labelled offline scripted model does. A failing model call (a wrong key, an unreachable
+    server) is one error line and exit 2; the stored session is left as it was.
+    """
+    import asyncio
+
+    from . import demo as demo_module
+
+    if "://" not in url:
+        fail(CliError(f"expected a store URL (scheme://...), got {url!r}"), verbose=verbose)
+    if reset:
+        guarded(verbose, lambda: asyncio.run(demo_module.reset(url)))
+    guarded(verbose, lambda: asyncio.run(demo_module.run(url, offline=offline)))

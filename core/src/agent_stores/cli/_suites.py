@@ -27,6 +27,9 @@ from agent_stores.testing import (
     ObjectDriverConformance,
     SessionStoreConformance,
     TodoStoreConformance,
+    corrupt_object_checkpoint,
+    corrupt_object_session,
+    corrupt_object_todos,
 )
 
 __all__ = ["PLAN", "SUITES", "ClauseScope", "SuitePlan", "build_classes", "history_from_url"]
@@ -150,24 +153,21 @@ async def corrupt_session(store: Any, session_id: str) -> None:
     """Overwrite a stored snapshot of an ``ObjectSessionStore`` with bytes that are not a snapshot."""
     if not isinstance(store, ObjectSessionStore):
         pytest.fail(f"corruptible is declared but no corrupt_session helper was given for {type(store).__name__}")
-    await store.driver.put(store._key(session_id), b"{not a snapshot")  # pyright: ignore[reportPrivateUsage]
+    await corrupt_object_session(store, session_id)
 
 
 async def corrupt_checkpoint(store: Any, checkpoint_id: str) -> None:
     """Truncate a stored checkpoint of an ``ObjectCheckpointStorage``."""
     if not isinstance(store, ObjectCheckpointStorage):
         pytest.fail(f"corruptible is declared but no corrupt_checkpoint helper was given for {type(store).__name__}")
-    key = store._record_key(checkpoint_id)  # pyright: ignore[reportPrivateUsage]
-    stored = await store.driver.get(key)
-    assert stored is not None, f"checkpoint {checkpoint_id!r} is not stored"
-    await store.driver.put(key, stored.data[:40])
+    await corrupt_object_checkpoint(store, checkpoint_id)
 
 
 async def corrupt_todos(store: Any, session: AgentSession, source_id: str) -> None:
     """Overwrite the stored todo state of an ``ObjectTodoStore`` with bytes that are not JSON."""
     if not isinstance(store, ObjectTodoStore):
         pytest.fail(f"corruptible is declared but no corrupt_todos helper was given for {type(store).__name__}")
-    await store.driver.put(store._key(session, source_id), b"{not json")  # pyright: ignore[reportPrivateUsage]
+    await corrupt_object_todos(store, session, source_id)
 
 
 GENERIC_CORRUPTERS: dict[str, Any] = {

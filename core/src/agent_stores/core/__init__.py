@@ -12,7 +12,7 @@ Build a store from any driver::
 
 from .codec import CODEC_VERSION, decode_message, encode_message, encode_record, message_digest
 from .drivers import Listing, LogDriver, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
-from .errors import CorruptRecordError, StoreConflictError, StoreError, StoreUnavailableError
+from .errors import CorruptRecordError, StoreConflictError, StoreError, StoreUnavailableError, TlsFailure, tls_failure
 from .files import ObjectAgentFileStore, decode_text, plain_literal
 from .history import LogHistoryProvider, hide_unanswered_calls, trim_orphans
 from .keys import KeySpace, key_segment
@@ -66,6 +66,7 @@ __all__ = [
     "TenantFileStore",
     "TenantSessionStore",
     "TenantStores",
+    "TlsFailure",
     "decode_message",
     "decode_snapshot",
     "decode_text",
@@ -82,5 +83,6 @@ __all__ = [
     "redact_url",
     "route_options",
     "tenant_namespace",
+    "tls_failure",
     "trim_orphans",
 ]

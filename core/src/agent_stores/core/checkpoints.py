@@ -269,6 +269,18 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
     def _record_key(self, checkpoint_id: str) -> str:
         return f"{self._root}records/{key_segment(self._check_id(checkpoint_id))}.json"
 
+    def record_key(self, checkpoint_id: str) -> str:
+        """Return the driver key the record of ``checkpoint_id`` is stored under.
+
+        For tools and tests that reach a stored record through ``driver`` directly (the
+        conformance suite's ``corrupt_checkpoint`` fixture, see
+        :func:`agent_stores.testing.corrupt_object_checkpoint`).
+
+        Raises:
+            ValueError: ``checkpoint_id`` is not a non-empty string.
+        """
+        return self._record_key(checkpoint_id)
+
     def _index_prefix(self, workflow_name: str) -> str:
         if not isinstance(workflow_name, str):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError(f"workflow names are strings, got {workflow_name!r}")

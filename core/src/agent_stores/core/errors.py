@@ -7,9 +7,20 @@ catches Agent Framework integration failures catches ours. Errors the protocols 
 
 from __future__ import annotations
 
+import re
+import ssl
+from dataclasses import dataclass
+
 from agent_framework.exceptions import IntegrationException
 
-__all__ = ["CorruptRecordError", "StoreConflictError", "StoreError", "StoreUnavailableError"]
+__all__ = [
+    "CorruptRecordError",
+    "StoreConflictError",
+    "StoreError",
+    "StoreUnavailableError",
+    "TlsFailure",
+    "tls_failure",
+]
 
 
 class StoreError(IntegrationException):
@@ -34,3 +45,60 @@ class CorruptRecordError(StoreError, ValueError):
 
     Also a ``ValueError``, which is what the framework's own stores raise for undecodable data.
     """
+
+
+#: How OpenSSL's failures read once a client library has turned them into text.
+_VERIFY_TEXT = re.compile(r"certificate verify failed: ([^(\]\n]+)", re.IGNORECASE)
+_SSL_TEXT = re.compile(r"\[SSL: ([A-Z0-9_]+)\]")
+#: OpenSSL's words for a connection that ended, which is not a TLS problem of its own.
+_NOT_TLS = frozenset({"UNEXPECTED_EOF_WHILE_READING", "UNEXPECTED_EOF"})
+
+
+@dataclass(frozen=True)
+class TlsFailure:
+    """What failed in a TLS handshake.
+
+    Attributes:
+        verification: The client refused the server's certificate (unknown authority, wrong
+            host name, expired); else the handshake failed otherwise (often: the server asked
+            for a client certificate that was not given).
+        reason: OpenSSL's reason, e.g. ``self-signed certificate in certificate chain``.
+    """
+
+    verification: bool
+    reason: str
+
+    def __str__(self) -> str:
+        what = "TLS certificate verification failed" if self.verification else "TLS handshake failed"
+        return f"{what}: {self.reason}"
+
+    def advice(self, ca_option: str, client_cert_option: str) -> str:
+        """This failure and which of the store's options to check, e.g. ``... (check ssl_ca_certs)``."""
+        return f"{self} (check {ca_option if self.verification else client_cert_option})"
+
+
+def tls_failure(err: BaseException) -> TlsFailure | None:
+    """Return what failed in the TLS handshake behind ``err`` (its causes and messages), or ``None``.
+
+    Client libraries wrap OpenSSL's error in their own connection error, some only as text. A
+    backend's error funnel uses this to tell a certificate problem from a server that is down:
+    the first never heals by retrying, so it is a :class:`StoreError` naming the problem, not a
+    :class:`StoreUnavailableError`.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = err
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ssl.SSLCertVerificationError):
+            return TlsFailure(True, str(current.verify_message or current))
+        if type(current).__name__ == "CertificateError":  # urllib3's own host name check
+            return TlsFailure(True, str(current))
+        if isinstance(current, ssl.SSLError) and not isinstance(current, ssl.SSLEOFError | ssl.SSLZeroReturnError):
+            return TlsFailure(False, str(current.reason or current))
+        text = str(current)
+        if match := _VERIFY_TEXT.search(text):
+            return TlsFailure(True, match.group(1).strip().rstrip("."))
+        if (match := _SSL_TEXT.search(text)) and match.group(1) not in _NOT_TLS:
+            return TlsFailure(False, match.group(1))
+        current = current.__cause__ or current.__context__
+    return None

@@ -1,16 +1,23 @@
-"""An exact fast path for the records of plain text messages.
+"""An exact fast path for stored message records.
 
-Most stored messages are a role, optional ``author_name`` and ``message_id``, and text
-contents with nothing else set. For exactly those, this module builds the dict the
-framework's ``Message.to_dict()`` builds, and rebuilds the ``Message`` that
-``Message.from_dict`` rebuilds, without the framework's generic field-by-field walk. Anything
-else returns ``None`` and the caller takes the framework's own path. The shapes it relies on
-are recorded from the framework at import time and pinned by
+For a ``Message`` whose contents hold only JSON values (strings, numbers, booleans, ``None``,
+lists, tuples and dicts of them) and nested ``Content`` - text, function calls and results,
+reasoning, usage, data and URIs, hosted files, and every other content type the framework
+defines - this module builds the dict the framework's ``Message.to_dict()`` builds, and
+rebuilds from a record the ``Message`` that ``Message.from_dict`` rebuilds, without the
+framework's generic field-by-field walk. Anything else (a value of another type, an
+exception diagnostic, message-level additional properties, a record needing the
+framework's special cases such as nested tool outputs or ``merge_mode``) returns ``None``
+and the caller takes the framework's own path. The shapes it relies on (attribute order,
+serialised field order) are recorded from the framework at import time and pinned by
 ``tests/core/test_core_fast_codec.py``.
 """
 
 from __future__ import annotations
 
+import inspect
+import operator
+from collections.abc import Callable
 from typing import Any, cast
 
 from agent_framework import Content, Message
@@ -20,37 +27,103 @@ __all__ = ["FRAMEWORK_VERSIONS", "fast_decode", "fast_to_dict"]
 #: The ``agent-framework-core`` versions whose shapes the fast path reproduces.
 FRAMEWORK_VERSIONS = ("1.23.",)
 
+
+class _NotFast(Exception):
+    """Raised inside the fast path when a value needs the framework's own path."""
+
+
 # Attribute dicts of a fresh text Content and a fresh Message, as the framework builds them.
 _CONTENT_TEMPLATE: dict[str, Any] = dict(Content("text", text="").__dict__)
 _MESSAGE_KEYS = tuple(Message("user", []).__dict__)
 _CONTENT_KEYS = tuple(_CONTENT_TEMPLATE)
-# Attributes that must hold None for a text content to be plain.
-_UNSET = tuple(
-    k
-    for k in _CONTENT_KEYS
-    if k not in ("type", "text", "additional_properties", "informational_only") and _CONTENT_TEMPLATE[k] is None
-)
+# Keyword arguments ``Content.__init__`` takes besides the four ``from_dict`` pops.
+_CONTENT_PARAMS = frozenset(tuple(inspect.signature(Content.__init__).parameters)[2:]) - {
+    "annotations",
+    "additional_properties",
+    "raw_representation",
+}
+
+
+def _serialised_field_order() -> tuple[str, ...]:
+    # The order in which Content.to_dict writes its fields: a probe with every field set.
+    probe: dict[str, Any] = dict.fromkeys(_CONTENT_PARAMS, "x")
+    probe.update(hosted=True, informational_only=True, merge_mode="append", additional_properties={"k": 1})
+    keys = tuple(Content("function_call", **probe).to_dict())
+    return keys[1:] if keys[:1] == ("type",) else ()
+
+
+_FIELD_ORDER = _serialised_field_order()
+_FIELDS_OF: Callable[[dict[str, Any]], tuple[Any, ...]] = operator.itemgetter(*_FIELD_ORDER)  # pyright: ignore[reportUnknownVariableType]
+_INFORMATIONAL_TYPES = frozenset(("function_call", "computer_tool_call"))
 _PLAIN = (
     _MESSAGE_KEYS == ("role", "contents", "author_name", "message_id", "additional_properties", "raw_representation")
+    and _CONTENT_KEYS[:6]
+    == ("type", "annotations", "additional_properties", "raw_representation", "merge_mode", "text")
     and _CONTENT_TEMPLATE.get("additional_properties") == {}
     and _CONTENT_TEMPLATE.get("informational_only") is False
-    and len(_UNSET) == len(_CONTENT_KEYS) - 4
+    and all(
+        v is None
+        for k, v in _CONTENT_TEMPLATE.items()
+        if k not in ("type", "text", "additional_properties", "informational_only")
+    )
+    and frozenset(_FIELD_ORDER) == _CONTENT_PARAMS | {"additional_properties"}
+    and frozenset(_CONTENT_KEYS)
+    == _CONTENT_PARAMS | {"type", "annotations", "additional_properties", "raw_representation"}
 )
 _RECORD_KEYS = frozenset(("type", "role", "contents", "author_name", "message_id", "additional_properties"))
-_TEXT_KEYS = frozenset(("type", "text", "additional_properties"))
+# Record keys the framework's Content.from_dict rebuilds in ways this path does not reproduce.
+_DECODE_FALLBACK_KEYS = frozenset(("merge_mode", "inputs", "outputs", "output", "screenshot"))
+_SCALARS = (str, int, float, bool)
+
+
+# -- encoding --------------------------------------------------------------------------------
+
+
+def _value(value: Any) -> Any:
+    """The framework's ``_serialize_value`` for JSON values and nested Content; else ``_NotFast``."""
+    kind: type[Any] = type(value)  # pyright: ignore[reportUnknownVariableType]
+    if value is None or kind in _SCALARS:
+        return value
+    if kind is Content:
+        return _content(value)
+    if kind is list or kind is tuple:
+        return [_value(v) for v in cast(list[Any], value)]
+    if kind is dict:
+        return {k: _value(v) for k, v in cast(dict[Any, Any], value).items()}
+    raise _NotFast
+
+
+def _content(content: Content) -> dict[str, Any]:
+    """``content.to_dict()`` for a content holding only JSON values; else ``_NotFast``."""
+    attrs = content.__dict__
+    content_type = attrs.get("type")
+    if tuple(attrs) != _CONTENT_KEYS or type(content_type) is not str:
+        raise _NotFast
+    present = {k: v for k, v in zip(_FIELD_ORDER, _FIELDS_OF(attrs), strict=True) if v is not None}
+    if "exception" in present:
+        raise _NotFast  # the framework writes its redaction marker
+    if "informational_only" in present and (
+        content_type not in _INFORMATIONAL_TYPES or not present["informational_only"]
+    ):
+        del present["informational_only"]
+    for key, value in present.items():
+        if type(value) not in _SCALARS:
+            present[key] = _value(value)
+    result: dict[str, Any] = {"type": content_type, **present}
+    annotations = attrs["annotations"]
+    if annotations is not None:
+        if type(annotations) is not list or any(type(a) is not dict for a in cast(list[Any], annotations)):
+            raise _NotFast
+        result["annotations"] = [dict(a) for a in cast(list[dict[str, Any]], annotations)]
+    return result
 
 
 def fast_to_dict(message: Message) -> dict[str, Any] | None:
-    """Return ``message.to_dict()`` for a plain text message, or ``None`` for any other."""
+    """Return ``message.to_dict()``, or ``None`` when the message needs the framework's path."""
     if not _PLAIN or type(message) is not Message:
         return None
     attrs = message.__dict__
-    if (
-        tuple(attrs) != _MESSAGE_KEYS
-        or attrs["additional_properties"] != {}
-        or attrs["raw_representation"] is not None
-        or type(attrs["role"]) is not str
-    ):
+    if tuple(attrs) != _MESSAGE_KEYS or attrs["additional_properties"] != {} or type(attrs["role"]) is not str:
         return None
     author_name = attrs["author_name"]
     message_id = attrs["message_id"]
@@ -58,23 +131,14 @@ def fast_to_dict(message: Message) -> dict[str, Any] | None:
         message_id is not None and type(message_id) is not str
     ):
         return None
-    contents: list[dict[str, Any]] = []
-    for content in cast(list[Any], attrs["contents"]):
-        if type(content) is not Content:
-            return None
-        c = content.__dict__
-        text = c.get("text")
-        if (
-            c.get("type") != "text"
-            or type(text) is not str
-            or tuple(c) != _CONTENT_KEYS
-            or c["additional_properties"] != {}
-            or c["informational_only"] is not False
-            or any(c[k] is not None for k in _UNSET)
-        ):
-            return None
-        contents.append({"type": "text", "text": text, "additional_properties": {}})
-    result: dict[str, Any] = {"type": "message", "role": attrs["role"], "contents": contents}
+    contents = attrs["contents"]
+    if type(contents) is not list or any(type(c) is not Content for c in cast(list[Any], contents)):
+        return None
+    try:
+        encoded = [_content(c) for c in cast(list[Content], contents)]
+    except _NotFast:
+        return None
+    result: dict[str, Any] = {"type": "message", "role": attrs["role"], "contents": encoded}
     if author_name is not None:
         result["author_name"] = author_name
     if message_id is not None:
@@ -83,8 +147,69 @@ def fast_to_dict(message: Message) -> dict[str, Any] | None:
     return result
 
 
+# -- decoding --------------------------------------------------------------------------------
+
+
+def _decode_content(entry: Any) -> Content:
+    """``Content.from_dict(entry)`` for a record this path reproduces; else ``_NotFast``."""
+    if type(entry) is not dict:
+        raise _NotFast
+    record = cast(dict[str, Any], entry)
+    content_type = record.get("type")
+    if type(content_type) is not str or not content_type:
+        raise _NotFast
+    properties: Any = record.get("additional_properties")
+    if properties is None:
+        copied: dict[str, Any] = {}
+    elif type(properties) is dict and "server_label" not in properties:
+        copied = dict(cast(dict[str, Any], properties))
+        for key, value in copied.items():
+            if type(value) is dict:
+                copied[key] = dict(cast(dict[str, Any], value))
+            elif isinstance(value, dict):
+                raise _NotFast
+    else:
+        raise _NotFast
+    attrs = dict(_CONTENT_TEMPLATE)
+    attrs["type"] = content_type
+    attrs["additional_properties"] = copied
+    attrs["text"] = None
+    informational: Any = False
+    for key, value in record.items():
+        if key in ("type", "additional_properties"):
+            continue
+        if key in ("annotations", "raw_representation"):
+            attrs[key] = value
+        elif key not in _CONTENT_PARAMS or key in _DECODE_FALLBACK_KEYS:
+            raise _NotFast
+        elif key == "informational_only":
+            informational = value
+        elif key == "hosted":
+            if (content_type == "function_call" and type(value) is not bool) or (
+                content_type != "function_call" and value is not None
+            ):
+                raise _NotFast
+            attrs[key] = value
+        elif key == "function_call" and value and type(value) is dict:
+            attrs[key] = _decode_content(value)
+        elif key == "items" and value and type(value) is list:
+            attrs[key] = [_decode_content(v) if type(v) is dict else v for v in cast(list[Any], value)]
+        else:
+            attrs[key] = value
+    if content_type == "text":
+        attrs["text"] = attrs["text"] or ""
+    if content_type == "function_call" and attrs["hosted"] is None:
+        attrs["hosted"] = False
+    if content_type == "function_approval_response" and type(attrs["approved"]) is not bool:
+        attrs["approved"] = False
+    attrs["informational_only"] = informational or content_type == "mcp_server_tool_call"
+    content = object.__new__(Content)
+    content.__dict__.update(attrs)
+    return content
+
+
 def fast_decode(payload: dict[str, Any]) -> Message | None:
-    """Return ``Message.from_dict(payload)`` for a plain text record, or ``None`` for any other."""
+    """Return ``Message.from_dict(payload)``, or ``None`` when the record needs the framework's path."""
     if not _PLAIN or not _RECORD_KEYS.issuperset(payload) or payload.get("type", "message") != "message":
         return None
     role = payload.get("role")
@@ -102,24 +227,10 @@ def fast_decode(payload: dict[str, Any]) -> Message | None:
     if raw_contents is not None:
         if type(raw_contents) is not list:
             return None
-        for item in cast(list[Any], raw_contents):
-            if type(item) is not dict:
-                return None
-            entry = cast(dict[str, Any], item)
-            text = entry.get("text")
-            if (
-                entry.get("type") != "text"
-                or type(text) is not str
-                or not _TEXT_KEYS.issuperset(entry)
-                or entry.get("additional_properties", {}) != {}
-            ):
-                return None
-            content = object.__new__(Content)
-            attrs = dict(_CONTENT_TEMPLATE)
-            attrs["text"] = text
-            attrs["additional_properties"] = {}
-            content.__dict__.update(attrs)
-            contents.append(content)
+        try:
+            contents = [_decode_content(item) for item in cast(list[Any], raw_contents)]
+        except _NotFast:
+            return None
     message = object.__new__(Message)
     message.__dict__.update(
         role=role,

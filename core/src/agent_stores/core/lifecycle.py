@@ -38,6 +38,7 @@ __all__ = [
     "Connector",
     "Handle",
     "OwnedResource",
+    "adapter_capabilities",
     "route_options",
     "store_options",
 ]
@@ -254,6 +255,28 @@ class ConnectedStore(OwnedResource, Generic[HandleT]):
         return store
 
 
+def adapter_capabilities() -> dict[str, dict[str, Any]]:
+    """What the stores the core builds over a backend's object driver declare to ``agent-stores check``.
+
+    Session stores on ``ObjectSessionStore``, ``ObjectCheckpointStorage`` and ``ObjectTodoStore``
+    hold every optional capability of their suites on any driver that passes
+    ``ObjectDriverConformance``. A fresh dict each call: suite name to capability fields.
+    """
+    return {
+        "sessions": {"durable": True, "corruptible": True},
+        "checkpoints": {
+            "durable": True,
+            "ordered_listing": True,
+            "lineage_ties": True,
+            "keep_last": True,
+            "ttl": True,
+            "namespaces": True,
+            "corruptible": True,
+        },
+        "todos": {"durable": True, "namespaces": True, "corruptible": True},
+    }
+
+
 class ConnectedBackend(Generic[HandleT]):
     """An ``open_stores`` backend declared by its connector and store classes, on one owned handle.
 
@@ -316,6 +339,17 @@ class ConnectedBackend(Generic[HandleT]):
     def log_driver(self) -> LogDriver:
         """A log driver on the shared handle, for stores the core builds over any backend."""
         return type(self).log_driver_type(self.handle)
+
+    def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
+        """What ``agent-stores check`` declares for these stores: capability fields per conformance suite.
+
+        Plain data (no test imports): suite name (``history``, ``files``, ``sessions``,
+        ``checkpoints``, ``todos``, ``log_driver``, ``object_driver``) to the fields of that
+        suite's capabilities class, as the backend's own tests declare them. This default holds
+        the stores the core builds over the object driver (:func:`adapter_capabilities`); a
+        backend adds its own: ``{**super().conformance_capabilities(), "history": {...}, ...}``.
+        """
+        return adapter_capabilities()
 
     async def aclose(self) -> None:
         """Close the shared handle; the stores handed out stop working."""

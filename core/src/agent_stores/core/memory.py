@@ -17,6 +17,7 @@ from .drivers import Listing, LogInfo, LogRecord, LogTail, LogVersion, StoredObj
 from .errors import StoreConflictError
 from .files import ObjectAgentFileStore
 from .history import LogHistoryProvider
+from .lifecycle import adapter_capabilities
 from .sessions import ObjectSessionStore
 
 __all__ = ["MemoryBackend", "MemoryLogDriver", "MemoryObjectDriver"]
@@ -204,6 +205,7 @@ class MemoryBackend:
     def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
         """What ``agent-stores check`` declares for these stores (see ``docs/cli.md``): one process only."""
         return {
+            **adapter_capabilities(),
             "history": {
                 "windowed_load": True,
                 "skip_excluded": True,
@@ -212,17 +214,6 @@ class MemoryBackend:
                 "ttl": True,
             },
             "files": {"case_sensitive": True, "empty_directories": True, "atomic_create_across_instances": True},
-            "sessions": {"durable": True, "corruptible": True},
-            "checkpoints": {
-                "durable": True,
-                "ordered_listing": True,
-                "lineage_ties": True,
-                "keep_last": True,
-                "ttl": True,
-                "namespaces": True,
-                "corruptible": True,
-            },
-            "todos": {"durable": True, "namespaces": True, "corruptible": True},
             "log_driver": {"ttl": True, "concurrent_instances": True},
             "object_driver": {"atomic_create_across_instances": True, "atomic_if_version_across_instances": True},
         }

@@ -95,6 +95,18 @@ class ObjectTodoStore(OwnedResource, TodoStore):
             raise ValueError(f"session and source ids are strings, got {session_id!r} and {source_id!r}")
         return f"{self._root}{key_segment(session_id)}/{key_segment(source_id)}.json"
 
+    def state_key(self, session: AgentSession, source_id: str) -> str:
+        """Return the driver key the todo state of ``session`` and ``source_id`` is stored under.
+
+        For tools and tests that reach a stored record through ``driver`` directly (the
+        conformance suite's ``corrupt_todos`` fixture, see
+        :func:`agent_stores.testing.corrupt_object_todos`).
+
+        Raises:
+            ValueError: The session id or ``source_id`` is not a string.
+        """
+        return self._key(session, source_id)
+
     async def load_state(self, session: AgentSession, *, source_id: str) -> tuple[list[TodoItem], int]:
         """Return the session's todo items and next id (``([], 1)`` when none were saved).
 

@@ -16,7 +16,8 @@ factory fixture returning a callable that opens a store over the same backing da
 
 Backends built on the core's adapters also prove their drivers with ``LogDriverConformance``
 (fixture ``log_driver_factory``) and ``ObjectDriverConformance`` (fixture
-``object_driver_factory``). Every clause runs under the class's ``time_limit`` (60 s).
+``object_driver_factory``). Every clause runs under the class's ``time_limit`` (60 s), with
+pytest-timeout as the hard stop of a clause that never awaits (see ``docs/conformance.md``).
 ``OutageConformance`` checks what a store does when its server becomes unreachable, through an
 ``OutageProxy`` the suite cuts (see :mod:`agent_stores.testing.outage`).
 
@@ -33,17 +34,33 @@ with warnings.catch_warnings():
     import agent_stores.core  # noqa: F401  # pyright: ignore[reportUnusedImport]
 
 from ._base import ConformanceBase, incompressible, requires, unique_id
-from .checkpoints import CheckpointStorageCapabilities, CheckpointStorageConformance
+from .checkpoints import (
+    OBJECT_CHECKPOINT_CAPABILITIES,
+    CheckpointStorageCapabilities,
+    CheckpointStorageConformance,
+    ObjectCheckpointStorageConformance,
+    checkpoint_storage_at,
+    corrupt_object_checkpoint,
+)
 from .files import FileStoreCapabilities, FileStoreConformance
 from .history import HistoryCapabilities, HistoryProviderConformance
 from .log_driver import OBJECT_LOG_DIVERGENCES, LogDriverCapabilities, LogDriverConformance
 from .object_driver import ObjectDriverCapabilities, ObjectDriverConformance
 from .outage import OutageCapabilities, OutageConformance, OutageProxy
 from .sessions import SessionStoreCapabilities, SessionStoreConformance, corrupt_object_session
-from .todos import TodoStoreCapabilities, TodoStoreConformance
+from .todos import (
+    OBJECT_TODO_CAPABILITIES,
+    ObjectTodoStoreConformance,
+    TodoStoreCapabilities,
+    TodoStoreConformance,
+    corrupt_object_todos,
+    todo_store_at,
+)
 
 __all__ = [
+    "OBJECT_CHECKPOINT_CAPABILITIES",
     "OBJECT_LOG_DIVERGENCES",
+    "OBJECT_TODO_CAPABILITIES",
     "CheckpointStorageCapabilities",
     "CheckpointStorageConformance",
     "ConformanceBase",
@@ -53,8 +70,10 @@ __all__ = [
     "HistoryProviderConformance",
     "LogDriverCapabilities",
     "LogDriverConformance",
+    "ObjectCheckpointStorageConformance",
     "ObjectDriverCapabilities",
     "ObjectDriverConformance",
+    "ObjectTodoStoreConformance",
     "OutageCapabilities",
     "OutageConformance",
     "OutageProxy",
@@ -62,8 +81,12 @@ __all__ = [
     "SessionStoreConformance",
     "TodoStoreCapabilities",
     "TodoStoreConformance",
+    "checkpoint_storage_at",
+    "corrupt_object_checkpoint",
     "corrupt_object_session",
+    "corrupt_object_todos",
     "incompressible",
     "requires",
+    "todo_store_at",
     "unique_id",
 ]

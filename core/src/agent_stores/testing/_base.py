@@ -3,25 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import ctypes
 import functools
 import inspect
 import linecache
 import random
-import sys
-import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from types import CodeType, FrameType
 from typing import Any, ClassVar, NoReturn, TypeVar
 
 import pytest
 import pytest_asyncio
 
+from agent_stores.core import Stores, open_stores
+from agent_stores.core.lifecycle import OwnedResource
+
 __all__ = [
-    "ClauseOverrunError",
+    "HARD_STOP_GRACE_S",
     "ClauseTimeLimitError",
     "ConformanceBase",
     "collect_pages",
@@ -64,6 +63,20 @@ def incompressible(length: int, seed: str = "") -> str:
     character in a few bytes, and would pass with names it cannot index at their real size.
     """
     return "".join(random.Random(f"agent-stores:{seed}:{length}").choices(_NAME_ALPHABET, k=length))
+
+
+S = TypeVar("S", bound=OwnedResource)
+
+
+def store_at(url: str, backend_options: Mapping[str, Any] | None, build: Callable[[Stores], S]) -> S:
+    """Return ``build(stores)`` on its own ``open_stores(url, **backend_options)``, which it closes when closed.
+
+    Each call has its own connection, as a separate process would.
+    """
+    stores = open_stores(url, **(backend_options or {}))
+    store = build(stores)
+    store._adopt(stores, owned=True)  # pyright: ignore[reportPrivateUsage]
+    return store
 
 
 async def maybe_await(value: Any) -> Any:
@@ -119,6 +132,11 @@ async def collect_pages(
 
 
 # -- time limits ------------------------------------------------------------------------------
+#
+# A clause that awaits past its limit is cancelled by ``asyncio.timeout`` and fails naming what it
+# was waiting for. A clause spinning in its own code never gives the event loop a chance to
+# cancel it: pytest-timeout (the plugin marks each clause with ``time_limit`` plus a grace, see
+# ``plugin.py``) interrupts it, and the clause's failure then shows where it was running.
 
 
 class ClauseTimeLimitError(BaseException):
@@ -129,65 +147,15 @@ class ClauseTimeLimitError(BaseException):
     """
 
 
-class ClauseOverrunError(BaseException):
-    """Raised inside a clause that kept running its own code past its time limit (a loop that never awaits).
-
-    A ``BaseException``, like ``CancelledError``, so that ``except Exception`` in a store does not swallow it.
-    """
-
-    detail: ClassVar[str] = ""
-
-    def __str__(self) -> str:
-        return self.detail
-
-
-# A clause that ignores the cancellation at its limit (a store spinning without awaiting, or one
-# swallowing ``CancelledError``) gets this much longer before the exception is raised in its thread.
-_OVERRUN_GRACE_S = 2.0
+#: Seconds pytest-timeout gives a clause past its ``time_limit`` before it interrupts it.
+HARD_STOP_GRACE_S = 2.0
 _CHAIN_FRAMES = 12
 
-# Frames of the time-limit machinery itself, left out of descriptions.
-_WRAPPER_CODES: set[CodeType] = set()
 
-
-def _frame_line(frame: FrameType) -> str:
-    code = frame.f_code
-    source = linecache.getline(code.co_filename, frame.f_lineno).strip()
-    where = f"{code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno} in {code.co_name}"
+def _frame_line(code: CodeType, lineno: int) -> str:
+    source = linecache.getline(code.co_filename, lineno).strip()
+    where = f"{code.co_filename.rsplit('/', 1)[-1]}:{lineno} in {code.co_name}"
     return f"{where}: {source}" if source else where
-
-
-def _await_chain(awaitable: object) -> list[str]:
-    """Describe where a coroutine is suspended: each frame of its ``await`` chain, outermost first."""
-    lines: list[str] = []
-    current: object = awaitable
-    for _ in range(64):
-        frame = (
-            getattr(current, "cr_frame", None)
-            or getattr(current, "gi_frame", None)
-            or getattr(current, "ag_frame", None)
-        )
-        if not isinstance(frame, FrameType):
-            break
-        if frame.f_code not in _WRAPPER_CODES:
-            lines.append(_frame_line(frame))
-        current = (
-            getattr(current, "cr_await", None)
-            or getattr(current, "gi_yieldfrom", None)
-            or getattr(current, "ag_await", None)
-        )
-        if current is None:
-            break
-    return _clip(lines)
-
-
-def _stack(frame: FrameType | None) -> list[str]:
-    """Describe a running thread's stack from the clause down to the running line."""
-    frames: list[FrameType] = []
-    while frame is not None and frame.f_code not in _WRAPPER_CODES:
-        frames.append(frame)
-        frame = frame.f_back
-    return _clip([_frame_line(f) for f in reversed(frames)])
 
 
 def _clip(lines: list[str]) -> list[str]:
@@ -196,9 +164,22 @@ def _clip(lines: list[str]) -> list[str]:
     return [*lines[:2], f"... {len(lines) - _CHAIN_FRAMES} frames ...", *lines[-(_CHAIN_FRAMES - 2) :]]
 
 
-def _describe_tasks(main: asyncio.Task[Any]) -> str:
-    """Describe what the clause's task, and every other task of its event loop, is waiting for."""
-    parts = ["\n  ".join(["the clause:", *_await_chain(main.get_coro())])]
+def _await_chain(awaitable: object) -> list[str]:
+    """Describe where a coroutine is suspended: each frame of its ``await`` chain, outermost first."""
+    lines: list[str] = []
+    current: object = awaitable
+    while current is not None and len(lines) < 64:
+        frame = getattr(current, "cr_frame", None) or getattr(current, "gi_frame", None)
+        if not isinstance(frame, FrameType):
+            break
+        lines.append(_frame_line(frame.f_code, frame.f_lineno))
+        current = getattr(current, "cr_await", None) or getattr(current, "gi_yieldfrom", None)
+    return _clip(lines)
+
+
+def _describe_waits(clause: Coroutine[Any, Any, Any], main: asyncio.Task[Any]) -> str:
+    """Describe what the clause, and every other task of its event loop, is waiting for."""
+    parts = ["\n  ".join(["the clause:", *_await_chain(clause)])]
     others: dict[tuple[str, ...], int] = {}
     for task in asyncio.all_tasks(main.get_loop()):
         if task is not main and not task.done():
@@ -209,13 +190,21 @@ def _describe_tasks(main: asyncio.Task[Any]) -> str:
     return "\n".join(parts)
 
 
-def _raise_in_thread(thread_id: int, error: type[BaseException]) -> bool:
-    """Raise ``error`` in another thread at its next bytecode (CPython); return whether it was scheduled."""
-    api: Any = getattr(ctypes, "pythonapi", None)
-    setter = getattr(api, "PyThreadState_SetAsyncExc", None)
-    if setter is None:  # pragma: no cover - not CPython
-        return False
-    return bool(setter(ctypes.c_ulong(thread_id), ctypes.py_object(error)) == 1)
+def _describe_interruption(error: BaseException) -> str:
+    """Describe where a clause that never awaited was running when pytest-timeout interrupted it."""
+    lines: list[str] = []
+    tb = error.__traceback__.tb_next if error.__traceback__ else None  # without ``_ClauseClock.run``
+    while tb is not None:
+        if not tb.tb_frame.f_locals.get("__tracebackhide__"):  # pytest's convention: the timeout's own frames
+            lines.append(_frame_line(tb.tb_frame.f_code, tb.tb_lineno))
+        tb = tb.tb_next
+    return "\n  ".join(
+        [
+            "its own code, without ever awaiting (so it could not be cancelled):",
+            *_clip(lines),
+            f"(stopped by pytest-timeout: {error})",
+        ]
+    )
 
 
 class _ClauseClock:
@@ -227,16 +216,14 @@ class _ClauseClock:
         self.limit = limit
         self.deadline = time.monotonic() + limit
 
-    def _message(self, waiting: str) -> str:
-        return (
+    def _fail(self, waiting: str, *, example: bool) -> NoReturn:
+        message = (
             f"{self.clause} did not finish within its time limit of {self.limit:g} s "
             f"({self.owner}.time_limit; raise it on the class for a slow store). It was waiting for:\n{waiting}"
         )
-
-    def _fail(self, waiting: str, *, example: bool) -> NoReturn:
         if example:
-            raise ClauseTimeLimitError(self._message(waiting))
-        pytest.fail(self._message(waiting), pytrace=False)
+            raise ClauseTimeLimitError(message)
+        pytest.fail(message, pytrace=False)
 
     async def run(self, clause: Coroutine[Any, Any, Any], *, example: bool) -> Any:
         """Await ``clause`` until the deadline; past it, fail naming the clause and what it awaited."""
@@ -247,74 +234,32 @@ class _ClauseClock:
         task = asyncio.current_task()
         assert task is not None, "a clause runs in a task"
         loop = asyncio.get_running_loop()
+        when = loop.time() + remaining
         waiting: list[str] = []
-
-        def expire() -> None:
-            waiting.append(_describe_tasks(task))
-            task.cancel(msg=f"agent-stores time limit of {self.clause}")
-
-        handle = loop.call_later(remaining, expire)
-        # A clause spinning in its own code never lets the loop run ``expire``: the watchdog
-        # thread raises in it shortly after the limit instead.
-        watchdog = _Watchdog(threading.get_ident(), loop, remaining + _OVERRUN_GRACE_S)
-        overrun = ""
+        # Due with the timeout's own callback, so it runs before the cancellation unwinds the clause.
+        describe = loop.call_at(when, lambda: waiting.append(_describe_waits(clause, task)))
+        timeout = asyncio.timeout_at(when)
+        note = ""
         try:
-            return await clause
-        except ClauseOverrunError as err:
-            overrun = str(err)
+            async with timeout:
+                result = await clause
         except BaseException as err:
-            if not waiting:
-                raise
-            if task.uncancel() > 0 and isinstance(err, asyncio.CancelledError):
+            if not timeout.expired():
+                if waiting or time.monotonic() < self.deadline or not isinstance(err, pytest.fail.Exception):
+                    raise
+                waiting.append(_describe_interruption(err))  # spinning past the limit: pytest-timeout stopped it
+            elif isinstance(err, asyncio.CancelledError):
                 raise  # cancelled from elsewhere too: not ours to report
-            if not isinstance(err, asyncio.CancelledError):  # the store turned the cancellation into an error
-                waiting[0] += f"\n(when cancelled, the clause raised {type(err).__name__}: {err})"
+            elif not isinstance(err, TimeoutError):  # the store turned the cancellation into an error
+                note = f"\n(when cancelled, the clause raised {type(err).__name__}: {err})"
+        else:
+            if not timeout.expired():
+                return result
+            note = "\n(the clause swallowed the cancellation and finished late)"
         finally:
-            watchdog.disarm()
-            handle.cancel()
+            describe.cancel()
         # Outside the except blocks, so the report is not chained to the cancellation.
-        self._fail(overrun or waiting[0], example=example)
-
-
-_WRAPPER_CODES.add(_ClauseClock.run.__code__)
-
-
-class _Watchdog:
-    """A thread that raises :class:`ClauseOverrunError` in a clause's thread if the clause outlives ``delay``."""
-
-    def __init__(self, thread_id: int, loop: asyncio.AbstractEventLoop, delay: float) -> None:
-        self._thread_id = thread_id
-        self._loop = loop
-        self._lock = threading.Lock()
-        self._armed = True
-        self._timer = threading.Timer(delay, self._fire)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def disarm(self) -> None:
-        with self._lock:
-            self._armed = False
-        self._timer.cancel()
-
-    def _fire(self) -> None:
-        with self._lock:
-            if not self._armed:
-                return
-            self._armed = False
-            frame = sys._current_frames().get(self._thread_id)  # pyright: ignore[reportPrivateUsage]
-            detail = "\n  ".join(
-                ["its own code, without ever awaiting (so it could not be cancelled):", *_stack(frame)]
-            )
-            error = type("ClauseOverrunError", (ClauseOverrunError,), {"detail": detail})
-            if _raise_in_thread(self._thread_id, error):
-                # A loop idle in select() (a clause that swallowed its cancellation) only notices when woken.
-                with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                    self._loop.call_soon_threadsafe(lambda: None)
-
-
-def _code_of(function: Callable[..., Any]) -> CodeType:
-    code: CodeType = getattr(function, "__code__")  # noqa: B009 - functools.wraps hides it from the type
-    return code
+        self._fail((waiting[0] if waiting else "(not recorded)") + note, example=example)
 
 
 def _with_time_limit(
@@ -332,7 +277,6 @@ def _with_time_limit(
         return await clock.run(clause(self, *args, **kwargs), example=example)
 
     setattr(limited, _LIMITED_ATTR, True)
-    _WRAPPER_CODES.add(_code_of(limited))
     return limited
 
 
@@ -359,9 +303,12 @@ class ConformanceBase:
     xfail: it must fail, and starts failing the run the day the store is fixed.
 
     Every clause runs under ``time_limit`` seconds (60 by default; set it on your subclass for a
-    slow store), whatever the pytest configuration: a clause still running then fails, naming
-    itself and what it was waiting for, instead of hanging the run. Every loop of the suite over
-    a store's answers is bounded too.
+    slow store), with no pytest configuration: a clause still awaiting then is cancelled and
+    fails, naming itself and what it was waiting for, instead of hanging the run. A clause
+    spinning in its own code (so it cannot be cancelled) is interrupted by pytest-timeout
+    ``HARD_STOP_GRACE_S`` later, unless you set a timeout of your own (``--timeout``, the
+    ``timeout`` ini option or a ``timeout`` marker). Every loop of the suite over a store's
+    answers is bounded too.
     """
 
     capabilities: ClassVar[Any]

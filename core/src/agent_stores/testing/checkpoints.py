@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import unicodedata
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
@@ -14,9 +14,20 @@ import pytest
 from agent_framework import CheckpointStorage, Message, WorkflowCheckpoint
 from agent_framework.exceptions import WorkflowCheckpointException
 
-from ._base import ConformanceBase, requires, unique_id
+from agent_stores.core.checkpoints import ObjectCheckpointStorage
+from agent_stores.core.lifecycle import adapter_capabilities
 
-__all__ = ["CheckpointStorageCapabilities", "CheckpointStorageConformance", "ConformanceState"]
+from ._base import ConformanceBase, requires, store_at, unique_id
+
+__all__ = [
+    "OBJECT_CHECKPOINT_CAPABILITIES",
+    "CheckpointStorageCapabilities",
+    "CheckpointStorageConformance",
+    "ConformanceState",
+    "ObjectCheckpointStorageConformance",
+    "checkpoint_storage_at",
+    "corrupt_object_checkpoint",
+]
 
 OpenStore = Callable[..., Awaitable[Any]]
 
@@ -54,7 +65,8 @@ class CheckpointStorageCapabilities:
         max_id_length: The longest checkpoint id the store accepts; ``None``: any (10 kB tried).
         corruptible: The test class provides a ``corrupt_checkpoint`` fixture: an async callable
             ``(store, checkpoint_id) -> None`` that overwrites the stored checkpoint with bytes
-            that are not a checkpoint (a truncated one).
+            that are not a checkpoint (a truncated one). For storage built on the core's
+            ``ObjectCheckpointStorage``, the fixture returns :func:`corrupt_object_checkpoint`.
         many: How many checkpoints the many-checkpoints clause saves (more with
             ``AGENT_STORES_HEAVY=1``).
 
@@ -69,6 +81,36 @@ class CheckpointStorageCapabilities:
     max_id_length: int | None = None
     corruptible: bool = False
     many: int = 150
+
+
+#: What the core's ``ObjectCheckpointStorage`` declares on any backend (as ``agent-stores check`` does).
+OBJECT_CHECKPOINT_CAPABILITIES = CheckpointStorageCapabilities(**adapter_capabilities()["checkpoints"])
+
+
+def checkpoint_storage_at(
+    url: str, backend_options: Mapping[str, Any] | None = None, **options: Any
+) -> ObjectCheckpointStorage:
+    """Checkpoint storage on its own ``open_stores(url, **backend_options)``, closed with it.
+
+    A ``checkpoint_storage_factory`` for a backend's stores: every call has its own connection
+    (as a separate process would); ``options`` are ``ObjectCheckpointStorage``'s.
+    """
+    return store_at(url, backend_options, lambda stores: stores.checkpoint_storage(**options))
+
+
+async def corrupt_object_checkpoint(store: ObjectCheckpointStorage, checkpoint_id: str) -> None:
+    """Cut the stored record of ``checkpoint_id`` short, so it is no longer a checkpoint.
+
+    The ``corrupt_checkpoint`` fixture of any storage built on the core's ``ObjectCheckpointStorage``::
+
+        @pytest.fixture
+        def corrupt_checkpoint(self):
+            return corrupt_object_checkpoint
+    """
+    key = store.record_key(checkpoint_id)
+    stored = await store.driver.get(key)
+    assert stored is not None, f"checkpoint {checkpoint_id!r} is not stored"
+    await store.driver.put(key, stored.data[:40])
 
 
 _ADVERSARIAL_SUFFIXES = (
@@ -535,3 +577,18 @@ class CheckpointStorageConformance(ConformanceBase):
         assert (await one.load(checkpoint_id)).state == {"tenant": 1}
         assert await two.delete(checkpoint_id) is True
         assert (await one.load(checkpoint_id)).state == {"tenant": 1}
+
+
+class ObjectCheckpointStorageConformance(CheckpointStorageConformance):
+    """The checkpoint suite for storage built on the core's ``ObjectCheckpointStorage`` (every backend's).
+
+    Declares :data:`OBJECT_CHECKPOINT_CAPABILITIES` and provides ``corrupt_checkpoint``; a
+    subclass provides ``checkpoint_storage_factory`` (see :func:`checkpoint_storage_at`).
+    """
+
+    capabilities = OBJECT_CHECKPOINT_CAPABILITIES
+
+    @pytest.fixture
+    def corrupt_checkpoint(self) -> Callable[[ObjectCheckpointStorage, str], Awaitable[None]]:
+        """The stored record cut short (:func:`corrupt_object_checkpoint`)."""
+        return corrupt_object_checkpoint

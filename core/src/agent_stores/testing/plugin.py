@@ -1,15 +1,17 @@
 """pytest plugin entry point (``pytest11``): makes the conformance suite usable with no configuration.
 
 The conformance classes carry their own ``asyncio`` mark and fixtures; this module only
-registers the marker the suite applies, reports which agent-stores version ran, and lists
-the real servers the run used (see :mod:`agent_stores.testing.servers`), also when
-pytest-xdist workers each started their own.
+registers the marker the suite applies, gives each clause pytest-timeout's hard stop at its
+class's ``time_limit`` plus a grace (unless the run sets a timeout of its own), reports which
+agent-stores version ran, and lists the real servers the run used (see
+:mod:`agent_stores.testing.servers`), also when pytest-xdist workers each started their own.
 """
 
 from __future__ import annotations
 
+import sys
 from importlib.metadata import PackageNotFoundError, version
-from typing import cast
+from typing import Any, cast
 
 import pytest
 
@@ -30,6 +32,28 @@ def pytest_configure(config: pytest.Config) -> None:
     cache = getattr(config, "_inicache", None)
     if unset and isinstance(cache, dict):
         cast(dict[str, object], cache)[_LOOP_SCOPE] = "function"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each conformance clause ``timeout(time_limit + grace, func_only=True)`` for pytest-timeout.
+
+    The clause's own ``asyncio`` time limit fails a clause that awaits too long; this hard stop
+    interrupts one spinning in its own code. A timeout the run sets itself (``--timeout``,
+    ``PYTEST_TIMEOUT``, the ``timeout`` ini option, a ``timeout`` marker) is left as it is.
+    """
+    base: Any = sys.modules.get(f"{__package__}._base")
+    timeout_plugin: Any = config.pluginmanager.getplugin("timeout")
+    if base is None or timeout_plugin is None:
+        return  # no conformance class imported, or pytest-timeout absent / disabled (``-p no:timeout``)
+    if timeout_plugin.get_env_settings(config).timeout is not None:
+        return
+    for item in items:
+        owner: Any = getattr(item, "cls", None)
+        if not (isinstance(owner, type) and issubclass(owner, base.ConformanceBase)):
+            continue
+        limit: object = getattr(owner, "time_limit", None)
+        if item.get_closest_marker("timeout") is None and isinstance(limit, int | float) and limit > 0:
+            item.add_marker(pytest.mark.timeout(float(limit) + base.HARD_STOP_GRACE_S, func_only=True))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import unicodedata
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -12,9 +12,19 @@ import pytest
 from agent_framework import AgentSession
 from agent_framework._harness._todo import TodoItem, TodoStore
 
-from ._base import ConformanceBase, requires, unique_id
+from agent_stores.core.lifecycle import adapter_capabilities
+from agent_stores.core.todos import ObjectTodoStore
 
-__all__ = ["TodoStoreCapabilities", "TodoStoreConformance"]
+from ._base import ConformanceBase, requires, store_at, unique_id
+
+__all__ = [
+    "OBJECT_TODO_CAPABILITIES",
+    "ObjectTodoStoreConformance",
+    "TodoStoreCapabilities",
+    "TodoStoreConformance",
+    "corrupt_object_todos",
+    "todo_store_at",
+]
 
 OpenStore = Callable[..., Awaitable[Any]]
 
@@ -32,7 +42,8 @@ class TodoStoreCapabilities:
         namespaces: The factory accepts ``namespace=...``; namespaces never share state.
         corruptible: The test class provides a ``corrupt_todos`` fixture: an async callable
             ``(store, session, source_id) -> None`` that overwrites the stored state with bytes
-            that are not JSON. Loading must then be a ``ValueError``.
+            that are not JSON. Loading must then be a ``ValueError``. For a store built on the
+            core's ``ObjectTodoStore``, the fixture returns :func:`corrupt_object_todos`.
 
     """
 
@@ -40,6 +51,26 @@ class TodoStoreCapabilities:
     separator_session_ids: bool = True
     namespaces: bool = False
     corruptible: bool = False
+
+
+#: What the core's ``ObjectTodoStore`` declares on any backend (as ``agent-stores check`` does).
+OBJECT_TODO_CAPABILITIES = TodoStoreCapabilities(**adapter_capabilities()["todos"])
+
+
+def todo_store_at(url: str, backend_options: Mapping[str, Any] | None = None, **options: Any) -> ObjectTodoStore:
+    """A todo store on its own ``open_stores(url, **backend_options)``, closed with it.
+
+    A ``todo_store_factory`` for a backend's stores (see :func:`checkpoint_storage_at`).
+    """
+    return store_at(url, backend_options, lambda stores: stores.todo_store(**options))
+
+
+async def corrupt_object_todos(store: ObjectTodoStore, session: AgentSession, source_id: str) -> None:
+    """Overwrite the stored todo state of ``session`` and ``source_id`` with bytes that are not JSON.
+
+    The ``corrupt_todos`` fixture of any store built on the core's ``ObjectTodoStore``.
+    """
+    await store.driver.put(store.state_key(session, source_id), b"{not json")
 
 
 _ADVERSARIAL_SUFFIXES = ("A", "a", "a ", "a/b", "a\\b", "..", "../x", "*", "{x}", ":", "~x", "x.json", "日本")
@@ -211,3 +242,18 @@ class TodoStoreConformance(ConformanceBase):
             await store.load_state(session, source_id="todo")
         await store.save_state(session, _items("fresh"), next_id=2, source_id="todo")
         assert [i.title for i in await store.load_items(session, source_id="todo")] == ["fresh"]
+
+
+class ObjectTodoStoreConformance(TodoStoreConformance):
+    """The todo suite for stores built on the core's ``ObjectTodoStore`` (every backend's).
+
+    Declares :data:`OBJECT_TODO_CAPABILITIES` and provides ``corrupt_todos``; a subclass
+    provides ``todo_store_factory`` (see :func:`todo_store_at`).
+    """
+
+    capabilities = OBJECT_TODO_CAPABILITIES
+
+    @pytest.fixture
+    def corrupt_todos(self) -> Callable[[ObjectTodoStore, AgentSession, str], Awaitable[None]]:
+        """The stored state overwritten with bytes that are not JSON (:func:`corrupt_object_todos`)."""
+        return corrupt_object_todos

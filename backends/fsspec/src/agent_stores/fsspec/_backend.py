@@ -68,15 +68,11 @@ class FsspecBackend(ConnectedBackend[FsspecObjectDriver]):
         return ObjectLogDriver(self.scoped("history"), prefix="")
 
     def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
-        """What ``agent-stores check`` declares for these stores: capability fields per conformance suite.
-
-        Plain data (no test imports): suite name (``history``, ``files``, ``sessions``,
-        ``checkpoints``, ``todos``, ``log_driver``, ``object_driver``) to the fields of that
-        suite's capabilities class, as this backend's own tests declare them.
-        """
+        """The core's adapters (see ``ConnectedBackend``), with this backend's history, files and drivers."""
         declared = self.handle.capabilities
         atomic = declared.atomic_create
         return {
+            **super().conformance_capabilities(),
             "history": {
                 "windowed_load": True,
                 "skip_excluded": True,
@@ -92,17 +88,6 @@ class FsspecBackend(ConnectedBackend[FsspecObjectDriver]):
                 "rejects_file_directory_conflicts": declared.rejects_file_directory_conflicts,
                 "long_names": declared.long_names,
             },
-            "sessions": {"durable": True, "corruptible": True},
-            "checkpoints": {
-                "durable": True,
-                "ordered_listing": True,
-                "lineage_ties": True,
-                "keep_last": True,
-                "ttl": True,
-                "namespaces": True,
-                "corruptible": True,
-            },
-            "todos": {"durable": True, "namespaces": True, "corruptible": True},
             "log_driver": {"ttl": True, "concurrent_instances": atomic},
             "object_driver": {
                 "atomic_create_across_instances": atomic,

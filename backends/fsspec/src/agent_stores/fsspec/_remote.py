@@ -28,6 +28,9 @@ _DIRECTORY_VERSION = "dir"
 #: One lock for every ``MemoryFileSystem`` in the process: they all share one class-level store.
 _MEMORY_LOCK = threading.RLock()
 
+#: Guards attaching a filesystem object's lock (two stores opening on one filesystem at once).
+_ATTACH_LOCK = threading.Lock()
+
 
 def content_version(data: bytes) -> str:
     """Return the version of an object whose content is ``data``."""
@@ -36,6 +39,12 @@ def content_version(data: bytes) -> str:
 
 class GenericOps:
     """The plain fsspec API, blocking: nothing is atomic beyond what one fsspec call is.
+
+    Every store on one filesystem object shares one lock, so the check-then-write of a
+    conditional write is atomic within the process. A write goes to a temporary file that is
+    then moved into place: two writers never interleave their bytes in one file (on a local
+    directory seen through ``DirFileSystem`` the move is a ``rename``, atomic across processes;
+    elsewhere it is whatever the filesystem's ``mv`` is).
 
     Args:
         fs: The filesystem (borrowed; closed by the driver only when it owns it).
@@ -50,7 +59,12 @@ class GenericOps:
         self._lock = self._make_lock()
 
     def _make_lock(self) -> Any:
-        return threading.RLock()
+        with _ATTACH_LOCK:
+            lock = getattr(self.fs, "_agent_stores_lock", None)
+            if lock is None:
+                lock = threading.RLock()
+                self.fs._agent_stores_lock = lock  # pyright: ignore[reportAttributeAccessIssue]
+        return lock
 
     def path(self, rel: str) -> str:
         """Return the filesystem path of ``rel``."""
@@ -142,8 +156,16 @@ class GenericOps:
 
     def _write(self, rel: str, path: str, data: bytes, *, if_absent: bool) -> None:
         del rel, if_absent
-        self._makedirs(posixpath.dirname(path))
-        self.fs.pipe_file(path, data)
+        parent = posixpath.dirname(path)
+        self._makedirs(parent)
+        tmp = f"{parent}/{temp_name()}"
+        self.fs.pipe_file(tmp, data)
+        try:
+            self.fs.mv(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                self.fs.rm_file(tmp)
+            raise
 
     def make_directory(self, rel: str, *, if_absent: bool) -> str:
         """Create the directory a marker key names (and its parents)."""
@@ -235,6 +257,12 @@ class MemoryOps(GenericOps):
     def _make_lock(self) -> Any:
         return _MEMORY_LOCK
 
+    def _write(self, rel: str, path: str, data: bytes, *, if_absent: bool) -> None:
+        # A memory file is published whole (``MemoryFile.commit``) under the process lock.
+        del rel, if_absent
+        self._makedirs(posixpath.dirname(path))
+        self.fs.pipe_file(path, data)
+
 
 class SftpOps(GenericOps):
     """fsspec's paramiko ``SFTPFileSystem``; see :meth:`FilesystemCapabilities.sftp`.
@@ -244,13 +272,6 @@ class SftpOps(GenericOps):
     """
 
     _real_root: str | None = None
-
-    def _make_lock(self) -> Any:
-        lock = getattr(self.fs, "_agent_stores_lock", None)
-        if lock is None:
-            lock = threading.RLock()
-            self.fs._agent_stores_lock = lock  # pyright: ignore[reportAttributeAccessIssue]
-        return lock
 
     def path(self, rel: str) -> str:
         """Return the server path of ``rel``, refusing one a symbolic link on the server leads outside the root.

@@ -34,7 +34,7 @@ from pymongo.errors import (
     WTimeoutError,
 )
 
-from agent_stores.core import StoreConflictError, StoreError, StoreUnavailableError, redact_url
+from agent_stores.core import StoreConflictError, StoreError, StoreUnavailableError, redact_url, tls_failure
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -168,6 +168,8 @@ def translate_error(err: PyMongoError, what: str) -> StoreError:
     message = f"{what}: {type(err).__name__}" + (f" (code {code})" if code is not None else "")
     if code == _DUPLICATE_KEY:
         return StoreConflictError(message)
+    if isinstance(err, ConnectionFailure) and (tls := tls_failure(err)):
+        return StoreError(f"{message}: {tls.advice('tlsCAFile and the host name', 'tlsCertificateKeyFile')}")
     if isinstance(err, ConnectionFailure | WaitQueueTimeoutError | ExecutionTimeout | WTimeoutError):
         return StoreUnavailableError(message)
     if code is not None and code in _UNAVAILABLE_CODES:

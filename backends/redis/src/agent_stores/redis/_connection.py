@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from agent_stores.core import CorruptRecordError, StoreError, StoreUnavailableError, redact_url
+from agent_stores.core import CorruptRecordError, StoreError, StoreUnavailableError, redact_url, tls_failure
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
@@ -412,6 +412,9 @@ class RedisConnection:
             redis_errors.RedisClusterException,  # no startup node answered with a usable slot map
             OSError,
         ) as err:
+            if tls := tls_failure(err):
+                advice = tls.advice("ssl_ca_certs and the host name", "ssl_certfile and ssl_keyfile")
+                raise StoreError(f"{what}: Redis at {self.address}: {advice}") from err
             logger.debug("%s failed: Redis at %s unavailable", what, self.address, exc_info=True)
             raise StoreUnavailableError(
                 f"{what}: Redis at {self.address} is unavailable ({type(err).__name__})"

@@ -60,13 +60,9 @@ class S3Backend(ConnectedBackend[S3Bucket]):
         return ObjectLogDriver(self.handle.driver, prefix=self.handle.under("history"))
 
     def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
-        """What ``agent-stores check`` declares for these stores: capability fields per conformance suite.
-
-        Plain data (no test imports): suite name (``history``, ``files``, ``sessions``,
-        ``checkpoints``, ``todos``, ``log_driver``, ``object_driver``) to the fields of that
-        suite's capabilities class, as this backend's own tests declare them.
-        """
+        """The core's adapters (see ``ConnectedBackend``), with this backend's history, files and drivers."""
         return {
+            **super().conformance_capabilities(),
             "history": {
                 "windowed_load": True,
                 "skip_excluded": True,
@@ -83,17 +79,6 @@ class S3Backend(ConnectedBackend[S3Bucket]):
                 "rejects_file_directory_conflicts": False,
                 "long_names": False,
             },
-            "sessions": {"durable": True, "corruptible": True},
-            "checkpoints": {
-                "durable": True,
-                "ordered_listing": True,
-                "lineage_ties": True,
-                "keep_last": True,
-                "ttl": True,
-                "namespaces": True,
-                "corruptible": True,
-            },
-            "todos": {"durable": True, "namespaces": True, "corruptible": True},
             "log_driver": {"ttl": True, "concurrent_instances": True},
             "object_driver": {"atomic_create_across_instances": True, "atomic_if_version_across_instances": True},
         }

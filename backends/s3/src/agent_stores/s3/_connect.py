@@ -83,6 +83,10 @@ class S3Location:
         connect_timeout: Seconds to wait for a connection.
         read_timeout: Seconds to wait for an answer.
         max_concurrency: Requests in flight at once (worker threads and pooled connections).
+        ca_bundle: A PEM file of the certificate authorities an ``https`` endpoint's certificate
+            must chain to (default: botocore's, or ``AWS_CA_BUNDLE``). Verification is always on.
+        client_cert: A PEM file of the client certificate for endpoints that require one.
+        client_key: The client certificate's key, when ``client_cert`` does not hold it.
     """
 
     bucket: str
@@ -99,6 +103,9 @@ class S3Location:
     connect_timeout: float = 5.0
     read_timeout: float = 30.0
     max_concurrency: int = 32
+    ca_bundle: str | None = None
+    client_cert: str | None = None
+    client_key: str | None = None
 
     def with_options(self, **options: Any) -> S3Location:
         """Return a copy with ``options`` applied (query-string spellings accepted).
@@ -108,7 +115,15 @@ class S3Location:
         """
         changes: dict[str, Any] = {}
         for name, value in options.items():
-            if name in {"endpoint_url", "region", "profile", "addressing_style"}:
+            if name in {
+                "endpoint_url",
+                "region",
+                "profile",
+                "addressing_style",
+                "ca_bundle",
+                "client_cert",
+                "client_key",
+            }:
                 changes[name] = None if value in (None, "") else str(value)
             elif name in {"create_bucket", "conditional_delete", "ordered_listing", "path_keys"}:
                 changes[name] = _flag(name, value)
@@ -123,6 +138,8 @@ class S3Location:
         location = replace(self, **changes)
         if location.addressing_style not in {None, "path", "virtual", "auto"}:
             raise ValueError(f"addressing_style must be path, virtual or auto, got {location.addressing_style!r}")
+        if location.client_key and not location.client_cert:
+            raise ValueError("client_key needs client_cert")
         if location.max_attempts < 1 or location.max_concurrency < 1:
             raise ValueError("max_attempts and max_concurrency must be positive")
         if location.prefix:
@@ -162,6 +179,7 @@ def client_config(location: S3Location) -> Config:
         max_pool_connections=location.max_concurrency,
         s3={"addressing_style": style} if style else None,  # pyright: ignore[reportArgumentType]
         region_name=location.region,
+        client_cert=((location.client_cert, location.client_key) if location.client_key else location.client_cert),
     )
 
 
@@ -189,7 +207,8 @@ def client_factory(location: S3Location, session: boto3.Session | None = None) -
             # The stubs type every service's overload; only S3's is installed, so go through Any.
             make_client: Any = getattr(source, "client")  # noqa: B009
             config = client_config(location)
-            return cast("S3Client", make_client("s3", endpoint_url=location.endpoint_url, config=config))
+            client = make_client("s3", endpoint_url=location.endpoint_url, config=config, verify=location.ca_bundle)
+            return cast("S3Client", client)
 
     return make
 

@@ -21,7 +21,7 @@ from botocore.exceptions import (
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from urllib3.exceptions import HTTPError as URLLib3Error
 
-from agent_stores.core import StoreConflictError, StoreError, StoreUnavailableError
+from agent_stores.core import StoreConflictError, StoreError, StoreUnavailableError, tls_failure
 from agent_stores.core.s3codes import CONFLICT_CODES, MISSING_CODES, response_code
 
 __all__ = ["error_code", "is_conflict", "is_missing", "translate"]
@@ -102,6 +102,9 @@ def translate(err: Exception, *, bucket: str, key: str | None = None, conditiona
         return StoreUnavailableError(f"{where}: no usable AWS credentials (standard credential chain)")
     if isinstance(err, NoRegionError):
         return StoreUnavailableError(f"{where}: no AWS region configured; pass region=... or set AWS_REGION")
+    if isinstance(err, BotoConnectionError | HTTPClientError) and (tls := tls_failure(err)):
+        advice = tls.advice("ca_bundle and the endpoint's host name", "client_cert and client_key")
+        return StoreError(f"{where}: {advice}")
     if isinstance(err, BotoConnectionError | HTTPClientError | URLLib3Error):
         # urllib3's own errors escape botocore when a connection breaks while a body streams.
         return StoreUnavailableError(f"{where}: the S3 endpoint could not be reached")

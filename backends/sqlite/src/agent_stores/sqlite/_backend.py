@@ -40,13 +40,9 @@ class SQLiteBackend(ConnectedBackend[SQLiteDatabase]):
     log_driver_type = SQLiteLogDriver
 
     def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
-        """What ``agent-stores check`` declares for these stores: capability fields per conformance suite.
-
-        Plain data (no test imports): suite name (``history``, ``files``, ``sessions``,
-        ``checkpoints``, ``todos``, ``log_driver``, ``object_driver``) to the fields of that
-        suite's capabilities class, as this backend's own tests declare them.
-        """
+        """The core's adapters (see ``ConnectedBackend``), with this backend's history, files and drivers."""
         return {
+            **super().conformance_capabilities(),
             "history": {
                 "windowed_load": True,
                 "skip_excluded": True,
@@ -63,17 +59,6 @@ class SQLiteBackend(ConnectedBackend[SQLiteDatabase]):
                 "rejects_file_directory_conflicts": False,
                 "long_names": True,
             },
-            "sessions": {"durable": True, "corruptible": True},
-            "checkpoints": {
-                "durable": True,
-                "ordered_listing": True,
-                "lineage_ties": True,
-                "keep_last": True,
-                "ttl": True,
-                "namespaces": True,
-                "corruptible": True,
-            },
-            "todos": {"durable": True, "namespaces": True, "corruptible": True},
             "log_driver": {"ttl": True, "native_expiry": False, "concurrent_instances": True},
             "object_driver": {"atomic_create_across_instances": True, "atomic_if_version_across_instances": True},
         }

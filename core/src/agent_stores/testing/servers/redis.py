@@ -57,6 +57,7 @@ __all__ = [
     "VALKEY_IMAGE_ENV",
     "VALKEY_URL_ENV",
     "LocalRedis",
+    "cluster_port",
     "local_redis",
     "local_redis_cluster",
     "local_valkey",
@@ -243,7 +244,7 @@ def valkey_container() -> contextlib.AbstractContextManager[Server]:
     return _container(VALKEY_IMAGE_ENV, DEFAULT_VALKEY_IMAGE, "valkey", "valkey-server")
 
 
-def _cluster_port() -> int:
+def cluster_port() -> int:
     """A free port whose cluster bus port (port + 10000) is free too."""
     for _ in range(200):
         port = free_port()
@@ -275,7 +276,7 @@ def local_redis_cluster(primaries: int = 3) -> Generator[Server]:
             for _ in range(primaries):
                 node_dir = Path(directory) / f"node-{len(nodes)}"
                 node_dir.mkdir()
-                node = LocalRedis(binary, node_dir, port=_cluster_port(), extra=_CLUSTER_NODE)
+                node = LocalRedis(binary, node_dir, port=cluster_port(), extra=_CLUSTER_NODE)
                 nodes.append(node)
                 node.start()
             addresses = [f"127.0.0.1:{node.port}" for node in nodes]

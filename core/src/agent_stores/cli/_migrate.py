@@ -1,0 +1,612 @@
+"""``agent-stores migrate``: copy every history, file and session from one store to another, verified.
+
+The source is a store URL, or ``framework://DIR``: the folders of the framework's own
+``FileHistoryProvider`` (``DIR/history``), ``FileSessionStore`` (``DIR/sessions``) and
+``FileSystemAgentFileStore`` (``DIR/files``); ``?history=…&sessions=…&files=…`` name other
+folders (relative to ``DIR``). The target is a store URL.
+
+A migration first plans (reads both sides, writes nothing), then copies, then reads the target
+back and compares counts and record digests with what it wrote. Per item:
+
+- absent on the target: copied; identical: skipped (a re-run is safe);
+- a history the target holds a prefix of (the source went on since the last run): the rest is
+  appended;
+- different data: a conflict. Any conflict refuses the whole migration before anything is
+  written, unless ``append`` (the source's history is added after the target's own; files and
+  snapshots the target holds are kept) or ``replace`` (the target's history, file or snapshot
+  is replaced by the source's). Two histories are never interleaved.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import parse_qsl, urlsplit
+
+from agent_framework import AgentFileStore, AgentSession, FileSessionStore, Message, SessionStore
+
+from agent_stores.core import ObjectDriver, ObjectSessionStore, Stores, decode_snapshot, redact_url
+
+from ._errors import CliError
+from ._inspect import open_url
+
+__all__ = [
+    "FRAMEWORK_SCHEME",
+    "MigrationItem",
+    "MigrationReport",
+    "message_digest",
+    "migrate",
+    "snapshot_digest",
+]
+
+FRAMEWORK_SCHEME = "framework"
+#: Object-driver prefixes copied verbatim between two stores that both have an object driver.
+OBJECT_PREFIXES = ("todos/", "checkpoints/")
+
+Conflicts = Literal["refuse", "append", "replace"]
+Progress = Callable[[str, int, int], None]
+
+
+def message_digest(message: Message) -> str:
+    """SHA-256 of the message's canonical JSON (``to_dict``, sorted keys): equal messages, equal digests."""
+    text = json.dumps(message.to_dict(), sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def snapshot_digest(session: AgentSession) -> str:
+    """SHA-256 of a session snapshot's canonical JSON (``to_dict``, sorted keys)."""
+    text = json.dumps(session.to_dict(), sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _digests(messages: Sequence[Message]) -> list[str]:
+    return [message_digest(m) for m in messages]
+
+
+def _combined(digests: Sequence[str]) -> str:
+    return hashlib.sha256("".join(digests).encode("ascii")).hexdigest()
+
+
+def decode_segment(segment: str, encoded_prefix: str) -> str | None:
+    """The identifier a storage key segment was derived from, or ``None`` when it is a digest (one-way)."""
+    if not segment.startswith("~"):
+        return segment
+    if not segment.startswith(encoded_prefix) or segment[len(encoded_prefix) :].startswith("sha256-"):
+        return None
+    encoded = segment[len(encoded_prefix) :].upper()
+    try:
+        return base64.b32decode(encoded + "=" * (-len(encoded) % 8)).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+
+
+@dataclass
+class MigrationItem:
+    """One history, snapshot, file or object of the migration, and what was done with it."""
+
+    kind: Literal["history", "snapshot", "file", "object"]
+    name: str
+    action: str = ""  # copy, skip, extend, append, replace, keep, conflict, error
+    source_count: int = 0
+    target_count: int = 0
+    detail: str = ""
+    verified: bool | None = None
+    # where the item lives: (source_id, namespace, session_id) / (rel_key, session_id) / path / key
+    where: Any = field(default=None, repr=False)
+    expected: list[str] = field(default_factory=list[str], repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """The item as the ``--json`` report shows it."""
+        document: dict[str, Any] = {"kind": self.kind, "name": self.name, "action": self.action}
+        if self.kind == "history":
+            document |= {"source_messages": self.source_count, "target_messages_before": self.target_count}
+            if self.expected:
+                document |= {"target_messages": len(self.expected), "digest": _combined(self.expected)}
+        elif self.expected:
+            document["digest"] = self.expected[0]
+        if self.detail:
+            document["detail"] = self.detail
+        if self.verified is not None:
+            document["verified"] = self.verified
+        return document
+
+
+@dataclass
+class MigrationReport:
+    """What a migration planned, did and verified."""
+
+    source: str
+    target: str
+    conflicts: Conflicts
+    dry_run: bool
+    items: list[MigrationItem] = field(default_factory=list[MigrationItem])
+    refused: bool = False
+
+    def of(self, action: str) -> list[MigrationItem]:
+        """The items with ``action``."""
+        return [item for item in self.items if item.action == action]
+
+    @property
+    def failures(self) -> list[MigrationItem]:
+        """Items that could not be copied or whose copy did not verify."""
+        return [item for item in self.items if item.action == "error" or item.verified is False]
+
+    @property
+    def ok(self) -> bool:
+        """Nothing refused, nothing failed."""
+        return not self.refused and not self.failures
+
+    def summary(self) -> dict[str, dict[str, int]]:
+        """Counts of items per kind and action, and messages copied."""
+        table: dict[str, dict[str, int]] = {}
+        for item in self.items:
+            row = table.setdefault(item.kind, {})
+            row[item.action] = row.get(item.action, 0) + 1
+            if item.kind == "history" and item.action in ("copy", "extend", "append", "replace"):
+                copied = item.source_count - (item.target_count if item.action == "extend" else 0)
+                row["messages_copied"] = row.get("messages_copied", 0) + copied
+        return table
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` report."""
+        return {
+            "ok": self.ok,
+            "source": self.source,
+            "target": self.target,
+            "conflicts": self.conflicts,
+            "dry_run": self.dry_run,
+            "refused": self.refused,
+            "summary": self.summary(),
+            "items": [item.to_json() for item in self.items],
+        }
+
+
+# -- the two sides ---------------------------------------------------------------------------------
+
+
+class _Side:
+    """What a migration reads (and, for a target, writes)."""
+
+    label: str
+
+    def history(self, source_id: str, namespace: str) -> Any: ...
+
+    def files(self) -> AgentFileStore | None: ...
+
+    def sessions(self) -> SessionStore | None: ...
+
+    def history_sessions(self, source_id: str, namespace: str) -> AsyncIterator[tuple[str | None, str]]: ...
+
+    def snapshots(self) -> AsyncIterator[tuple[str, str | None]]: ...
+
+    async def read_snapshot(self, rel_key: str, session_id: str | None) -> AgentSession | None: ...
+
+    def object_driver(self) -> ObjectDriver | None:
+        return None
+
+
+class _StoresSide(_Side):
+    def __init__(self, stores: Stores, url: str) -> None:
+        self.stores = stores
+        self.label = redact_url(url)
+        self._sessions = stores.session_store()
+        self._files = stores.file_store()
+        self._providers: dict[tuple[str, str], Any] = {}
+
+    def history(self, source_id: str, namespace: str) -> Any:
+        key = (source_id, namespace)
+        if key not in self._providers:
+            self._providers[key] = self.stores.history_provider(source_id, namespace=namespace)
+        return self._providers[key]
+
+    def files(self) -> AgentFileStore:
+        return self._files
+
+    def sessions(self) -> SessionStore:
+        return self._sessions
+
+    async def history_sessions(self, source_id: str, namespace: str) -> AsyncIterator[tuple[str | None, str]]:
+        provider = self.history(source_id, namespace)
+        if not callable(getattr(provider, "iter_sessions", None)):
+            raise CliError(f"the history provider of {self.label} cannot list sessions (no iter_sessions())")
+        async for session_id in provider.iter_sessions():
+            yield session_id, session_id
+
+    async def snapshots(self) -> AsyncIterator[tuple[str, str | None]]:
+        store = self._sessions
+        if not isinstance(store, ObjectSessionStore):
+            raise CliError(f"the session store of {self.label} cannot list its sessions")
+        after: str | None = None
+        while True:
+            listing = await store.driver.list(store.prefix, delimiter="/", after=after, limit=500)
+            for key in listing.keys:
+                relative = key[len(store.prefix) :]
+                if relative.endswith(".json"):
+                    yield relative, decode_segment(relative[: -len(".json")], "~")
+            if len(listing.keys) < 500:
+                return
+            after = listing.keys[-1]
+
+    async def read_snapshot(self, rel_key: str, session_id: str | None) -> AgentSession | None:
+        store = self._sessions
+        if session_id is not None:
+            return await store.get(session_id)
+        if isinstance(store, ObjectSessionStore):
+            stored = await store.driver.get(store.prefix + rel_key)
+            return None if stored is None else decode_snapshot(stored.data, where=repr(rel_key))
+        return None
+
+    async def write_snapshot(self, rel_key: str, session_id: str | None, session: AgentSession) -> None:
+        store = self._sessions
+        if session_id is not None:
+            await store.set(session_id, session)
+        elif isinstance(store, ObjectSessionStore):
+            from agent_stores.core import encode_snapshot
+
+            await store.driver.put(store.prefix + rel_key, encode_snapshot(session))
+        else:
+            raise CliError(f"the session key of {rel_key!r} is a digest; the target needs the original id")
+
+    def object_driver(self) -> ObjectDriver | None:
+        try:
+            return self.stores.object_driver()
+        except TypeError:
+            return None
+
+
+class _FrameworkSide(_Side):
+    """The folders of the framework's ``FileHistoryProvider``, ``FileSessionStore`` and ``FileSystemAgentFileStore``."""
+
+    ENCODED = "~session-"
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        base = Path((parts.netloc + parts.path) or ".")
+        options = dict(parse_qsl(parts.query))
+        unknown = set(options) - {"history", "sessions", "files"}
+        if unknown:
+            raise CliError(f"unknown option(s) in {url!r}: {', '.join(sorted(unknown))} (history, sessions, files)")
+        self.label = url
+        self.history_dir = base / options.get("history", "history")
+        self.sessions_dir = base / options.get("sessions", "sessions")
+        self.files_dir = base / options.get("files", "files")
+        if not any(p.is_dir() for p in (self.history_dir, self.sessions_dir, self.files_dir)):
+            raise CliError(
+                f"{url}: none of the framework folders exists "
+                f"({self.history_dir}, {self.sessions_dir}, {self.files_dir})"
+            )
+        self._mapping: tuple[str, str] | None = None
+
+    def map_history(self, source_id: str, namespace: str) -> None:
+        self._mapping = (source_id, namespace)
+
+    def _stems(self, folder: Path, suffixes: tuple[str, ...]) -> list[tuple[Path, str]]:
+        if not folder.is_dir():
+            return []
+        found: list[tuple[Path, str]] = []
+        for path in sorted(folder.iterdir()):
+            if path.is_file() and not path.name.startswith(".") and path.suffix in suffixes:
+                found.append((path, path.name[: -len(path.suffix)]))
+        return found
+
+    def history(self, source_id: str, namespace: str) -> Any:
+        return _FrameworkHistory(self.history_dir)
+
+    async def history_sessions(self, source_id: str, namespace: str) -> AsyncIterator[tuple[str | None, str]]:
+        if (source_id, namespace) != self._mapping:
+            return
+        for path, stem in self._stems(self.history_dir, (".jsonl", ".msgpack")):
+            session_id = decode_segment(stem, self.ENCODED)
+            yield session_id, path.name
+
+    def files(self) -> AgentFileStore | None:
+        if not self.files_dir.is_dir():
+            return None
+        from agent_framework import FileSystemAgentFileStore
+
+        return FileSystemAgentFileStore(self.files_dir)
+
+    def sessions(self) -> SessionStore | None:
+        return None
+
+    async def snapshots(self) -> AsyncIterator[tuple[str, str | None]]:
+        for path, stem in self._stems(self.sessions_dir, (".json", ".msgpack")):
+            yield path.name, decode_segment(stem, self.ENCODED)
+
+    async def read_snapshot(self, rel_key: str, session_id: str | None) -> AgentSession | None:
+        if session_id is None:
+            return None
+        fmt: Literal["json", "msgpack"] = "msgpack" if rel_key.endswith(".msgpack") else "json"
+        return await FileSessionStore(self.sessions_dir, serialization_format=fmt).get(session_id)
+
+
+class _FrameworkHistory:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    async def export_messages(self, session_id: str | None, file_name: str = "") -> list[Message]:
+        from agent_framework import FileHistoryProvider
+
+        fmt: Literal["json", "msgpack"] = "msgpack" if file_name.endswith(".msgpack") else "json"
+        provider = FileHistoryProvider(self.folder, serialization_format=fmt)
+        return await provider.get_messages(session_id)
+
+
+def _open_source(url: str, stack: AsyncExitStack) -> Any:
+    if url.split("://", 1)[0].lower() == FRAMEWORK_SCHEME and "://" in url:
+        return _FrameworkSide(url)
+    return _StoresSide(_enter(open_url(url), stack), url)
+
+
+def _enter(stores: Stores, stack: AsyncExitStack) -> Stores:
+    stack.push_async_callback(stores.aclose)
+    return stores
+
+
+# -- planning, copying, verifying -------------------------------------------------------------------
+
+
+async def _read_history(side: Any, source_id: str, namespace: str, session_id: str | None, name: str) -> list[Message]:
+    provider = side.history(source_id, namespace)
+    if isinstance(provider, _FrameworkHistory):
+        return await provider.export_messages(session_id, name)
+    return await provider.export_messages(session_id)
+
+
+def _is_prefix(short: Sequence[str], long: Sequence[str]) -> bool:
+    return len(short) < len(long) and list(long[: len(short)]) == list(short)
+
+
+def _history_action(source: list[str], target: list[str], conflicts: Conflicts) -> tuple[str, list[str]]:
+    """The action for one history and the digests the target must hold after it."""
+    if not target:
+        return "copy", source
+    if target == source:
+        return "skip", target
+    if _is_prefix(target, source):
+        return "extend", source
+    if conflicts == "append":
+        if target[-len(source) :] == source:
+            return "skip", target
+        return "append", target + source
+    if conflicts == "replace":
+        return "replace", source
+    return "conflict", target
+
+
+def _single_action(source: str, target: str | None, conflicts: Conflicts) -> str:
+    if target is None:
+        return "copy"
+    if target == source:
+        return "skip"
+    return {"refuse": "conflict", "append": "keep", "replace": "replace"}[conflicts]
+
+
+async def _walk_files(files: AgentFileStore) -> list[tuple[str, bool]]:
+    """Every (path, is_directory) of a file store, directories included (so empty ones are copied)."""
+    found: list[tuple[str, bool]] = []
+    pending = [""]
+    while pending:
+        folder = pending.pop()
+        for entry in await files.list_children(folder):
+            path = f"{folder}/{entry.name}" if folder else entry.name
+            if entry.type == "directory":
+                found.append((path, True))
+                pending.append(path)
+            else:
+                found.append((path, False))
+    return sorted(found)
+
+
+async def _walk_objects(driver: ObjectDriver, prefix: str) -> list[str]:
+    keys: list[str] = []
+    after: str | None = None
+    while True:
+        listing = await driver.list(prefix, delimiter=None, after=after, limit=500)
+        keys.extend(listing.keys)
+        if len(listing.keys) < 500:
+            return keys
+        after = listing.keys[-1]
+
+
+def _text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+async def migrate(
+    source_url: str,
+    target_url: str,
+    *,
+    source_ids: Sequence[str] = ("history",),
+    namespaces: Sequence[str] = ("",),
+    conflicts: Conflicts = "refuse",
+    dry_run: bool = False,
+    progress: Progress | None = None,
+) -> MigrationReport:
+    """Copy every history, file and session snapshot of ``source_url`` to ``target_url``, verified.
+
+    Histories are those of every ``source_ids`` and ``namespaces`` pair (a ``framework://`` source has
+    one history folder; it goes to the first pair). When both stores have object drivers, the
+    harness's todo lists and workflow checkpoints are copied too (objects under ``todos/`` and
+    ``checkpoints/``). The report says what each item became; ``refused`` when a conflict stopped it.
+
+    Raises:
+        CliError: A URL is malformed, names no installed backend, or a store cannot list its content.
+    """
+    report = MigrationReport(redact_url(source_url), redact_url(target_url), conflicts, dry_run)
+    tick: Progress = progress or (lambda _phase, _done, _total: None)
+    if target_url.split("://", 1)[0].lower() == FRAMEWORK_SCHEME:
+        raise CliError("framework:// folders are a migration source only; the target must be a store URL")
+    if not source_ids or not namespaces:
+        raise CliError("give at least one --source-id and one --namespace")
+    async with AsyncExitStack() as stack:
+        source = _open_source(source_url, stack)
+        target = _StoresSide(_enter(open_url(target_url), stack), target_url)
+        pairs = [(s, n) for s in source_ids for n in namespaces]
+        if isinstance(source, _FrameworkSide):
+            if len(pairs) > 1:
+                raise CliError("a framework:// source has one history folder: give one --source-id and --namespace")
+            source.map_history(*pairs[0])
+
+        # plan: read both sides, write nothing
+        for source_id, namespace in pairs:
+            async for session_id, name in source.history_sessions(source_id, namespace):
+                label = "/".join(p for p in (namespace, source_id, session_id or name) if p)
+                item = MigrationItem("history", label, where=(source_id, namespace, session_id, name))
+                report.items.append(item)
+                if session_id is None:
+                    item.action = "error"
+                    item.detail = f"the session id of {name!r} is a digest and cannot be recovered"
+                    continue
+                src = _digests(await _read_history(source, source_id, namespace, session_id, name))
+                dst = _digests(await target.history(source_id, namespace).export_messages(session_id))
+                item.source_count, item.target_count = len(src), len(dst)
+                item.action, item.expected = _history_action(src, dst, conflicts)
+                tick("planning", len(report.items), 0)
+        async for rel_key, session_id in source.snapshots():
+            name = session_id if session_id is not None else rel_key
+            item = MigrationItem("snapshot", name, where=(rel_key, session_id))
+            report.items.append(item)
+            try:
+                session = await source.read_snapshot(rel_key, session_id)
+            except ValueError as err:
+                item.action, item.detail = "error", str(err)
+                continue
+            if session is None:
+                item.action = "error"
+                item.detail = "the session id is a digest and cannot be recovered" if session_id is None else "vanished"
+                continue
+            mine = await target.read_snapshot(rel_key, session_id)
+            item.expected = [snapshot_digest(session)]
+            item.action = _single_action(item.expected[0], None if mine is None else snapshot_digest(mine), conflicts)
+            item.source_count, item.target_count = 1, int(mine is not None)
+            tick("planning", len(report.items), 0)
+        source_files = source.files()
+        if source_files is not None:
+            for path, is_directory in await _walk_files(source_files):
+                item = MigrationItem("file", path + ("/" if is_directory else ""), where=(path, is_directory))
+                report.items.append(item)
+                if is_directory:
+                    exists = path in {p for p, d in await _walk_children(target.files(), path) if d}
+                    item.action = "skip" if exists else "copy"
+                    continue
+                text = await source_files.read(path)
+                if text is None:
+                    item.action, item.detail = "error", "vanished"
+                    continue
+                mine_text = await target.files().read(path)
+                item.expected = [_text_digest(text)]
+                item.source_count, item.target_count = len(text), len(mine_text or "")
+                item.action = _single_action(
+                    item.expected[0], None if mine_text is None else _text_digest(mine_text), conflicts
+                )
+                tick("planning", len(report.items), 0)
+        source_driver, target_driver = source.object_driver(), target.object_driver()
+        if source_driver is not None and target_driver is not None:
+            for prefix in OBJECT_PREFIXES:
+                for key in await _walk_objects(source_driver, prefix):
+                    stored = await source_driver.get(key)
+                    if stored is None:
+                        continue
+                    item = MigrationItem("object", key, where=key)
+                    report.items.append(item)
+                    mine_object = await target_driver.get(key)
+                    item.expected = [hashlib.sha256(stored.data).hexdigest()]
+                    item.action = _single_action(
+                        item.expected[0],
+                        None if mine_object is None else hashlib.sha256(mine_object.data).hexdigest(),
+                        conflicts,
+                    )
+                    tick("planning", len(report.items), 0)
+
+        tick("planning", len(report.items), len(report.items))
+        if report.of("conflict"):
+            report.refused = True
+            return report
+        if dry_run:
+            return report
+
+        # copy
+        work = [i for i in report.items if i.action in ("copy", "extend", "append", "replace")]
+        for done, item in enumerate(work, 1):
+            try:
+                await _copy(item, source, target, source_driver, target_driver)
+            except Exception as err:  # one item's failure is reported; the others go on
+                item.action, item.detail = "error", f"{type(err).__name__}: {err}"
+            tick("copying", done, len(work))
+
+        # verify: read the target back
+        for done, item in enumerate(work, 1):
+            if item.action != "error":
+                item.verified = await _verify(item, target, target_driver)
+                if not item.verified:
+                    item.detail = "the target does not hold what was copied (count or digest differs)"
+            tick("verifying", done, len(work))
+    return report
+
+
+async def _walk_children(files: AgentFileStore, path: str) -> list[tuple[str, bool]]:
+    parent, _, _ = path.rpartition("/")
+    try:
+        children = await files.list_children(parent)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [(f"{parent}/{c.name}" if parent else c.name, c.type == "directory") for c in children]
+
+
+async def _copy(item: MigrationItem, source: Any, target: _StoresSide, source_driver: Any, target_driver: Any) -> None:
+    if item.kind == "history":
+        source_id, namespace, session_id, name = item.where
+        messages = await _read_history(source, source_id, namespace, session_id, name)
+        provider = target.history(source_id, namespace)
+        if item.action == "replace":
+            await provider.delete_session(session_id)
+        elif item.action == "extend":
+            messages = messages[item.target_count :]
+        await provider.import_messages(session_id, messages)
+    elif item.kind == "snapshot":
+        rel_key, session_id = item.where
+        session = await source.read_snapshot(rel_key, session_id)
+        if session is None:
+            raise CliError("the source snapshot vanished")
+        await target.write_snapshot(rel_key, session_id, session)
+    elif item.kind == "file":
+        path, is_directory = item.where
+        if is_directory:
+            await target.files().create_directory(path)
+            return
+        text = await source.files().read(path)
+        if text is None:
+            raise CliError("the source file vanished")
+        await target.files().write(path, text, overwrite=True)
+    else:
+        stored = await source_driver.get(item.where)
+        if stored is None:
+            raise CliError("the source object vanished")
+        await target_driver.put(item.where, stored.data)
+
+
+async def _verify(item: MigrationItem, target: _StoresSide, target_driver: Any) -> bool:
+    if item.kind == "history":
+        source_id, namespace, session_id, _ = item.where
+        held = _digests(await target.history(source_id, namespace).export_messages(session_id))
+        return held == item.expected
+    if item.kind == "snapshot":
+        rel_key, session_id = item.where
+        session = await target.read_snapshot(rel_key, session_id)
+        return session is not None and [snapshot_digest(session)] == item.expected
+    if item.kind == "file":
+        path, is_directory = item.where
+        if is_directory:
+            return path in {p for p, d in await _walk_children(target.files(), path) if d}
+        text = await target.files().read(path)
+        return text is not None and [_text_digest(text)] == item.expected
+    stored = await target_driver.get(item.where)
+    return stored is not None and [hashlib.sha256(stored.data).hexdigest()] == item.expected

@@ -1,0 +1,154 @@
+"""``agent-stores migrate`` on SQLite files and the framework's own folders (in process)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+from agent_framework import (
+    AgentSession,
+    Content,
+    FileHistoryProvider,
+    FileSessionStore,
+    FileSystemAgentFileStore,
+    Message,
+)
+from typer.testing import CliRunner
+
+from agent_stores.cli import app
+from agent_stores.core import open_stores
+
+warnings.filterwarnings("ignore", message=r".*is experimental")
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def migrate_json(*args: str, code: int = 0) -> dict[str, Any]:
+    exit_code, out, err = run("migrate", *args, "--json")
+    assert exit_code == code, out + err
+    return json.loads(out)
+
+
+def msg(text: str, role: str = "user") -> Message:
+    return Message(role=role, contents=[text], message_id=f"id-{text}")
+
+
+def save(url: str, session_id: str, *texts: str, namespace: str = "") -> None:
+    async def main() -> None:
+        async with open_stores(url) as stores:
+            await stores.history_provider(namespace=namespace).save_messages(session_id, [msg(t) for t in texts])
+
+    asyncio.run(main())
+
+
+def held(url: str, session_id: str, namespace: str = "") -> list[str]:
+    async def main() -> list[str]:
+        async with open_stores(url) as stores:
+            provider: Any = stores.history_provider(namespace=namespace)
+            return [m.text for m in await provider.export_messages(session_id)]
+
+    return asyncio.run(main())
+
+
+def test_framework_folders_to_sqlite(tmp_path: Path) -> None:
+    """FileHistoryProvider, FileSessionStore and FileSystemAgentFileStore folders, copied and verified."""
+    folder = tmp_path / "agent-data"
+    odd_id = "User Ünïcode/../x"  # stored by the framework under an encoded file name
+    messages = [
+        msg("hi"),
+        Message(role="assistant", contents=[Content.from_function_call("c1", "f", arguments={"a": 1})]),
+        Message(role="tool", contents=[Content.from_function_result("c1", result="ok")]),
+    ]
+    session = AgentSession(session_id="s1")
+    session.state["memory"] = {"colour": "teal"}
+
+    async def seed() -> None:
+        history = FileHistoryProvider(folder / "history")
+        await history.save_messages("s1", messages)
+        await history.save_messages(odd_id, [msg("odd")])
+        await FileSessionStore(folder / "sessions").set("s1", session)
+        files = FileSystemAgentFileStore(folder / "files")
+        await files.write("s1/preferences.md", "Favourite colour: teal\n")
+        await files.create_directory("empty")
+
+    asyncio.run(seed())
+    url = f"sqlite:///{tmp_path / 'agent.db'}"
+    report = migrate_json(f"framework://{folder}", url)
+    assert report["ok"] and not report["refused"]
+    assert report["summary"]["history"] == {"copy": 2, "messages_copied": 4}
+    assert report["summary"]["snapshot"] == {"copy": 1}
+    assert report["summary"]["file"] == {"copy": 3}  # empty/, s1/, s1/preferences.md
+    assert all(item["verified"] for item in report["items"])
+
+    async def check() -> None:
+        async with open_stores(url) as stores:
+            provider: Any = stores.history_provider()
+            assert [m.to_dict() for m in await provider.export_messages("s1")] == [m.to_dict() for m in messages]
+            assert [m.text for m in await provider.export_messages(odd_id)] == ["odd"]
+            assert sorted(await provider.list_sessions()) == sorted(["s1", odd_id])
+            restored = await stores.session_store().get("s1")
+            assert restored is not None and restored.to_dict() == session.to_dict()
+            files = stores.file_store()
+            assert await files.read("s1/preferences.md") == "Favourite colour: teal\n"
+            assert [e.name for e in await files.list_children("") if e.type == "directory"] == ["empty", "s1"]
+
+    asyncio.run(check())
+    again = migrate_json(f"framework://{folder}", url)
+    assert {item["action"] for item in again["items"]} == {"skip"}
+
+
+def test_different_history_on_the_target_is_refused_unless_append_or_replace(tmp_path: Path) -> None:
+    source, target = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
+    save(source, "s", "one", "two")
+    save(source, "other", "x")
+    save(target, "s", "mine")
+
+    code, out, _ = run("migrate", source, target)
+    assert code == 3
+    assert "conflict" in out and "refused" in out and "--append" in out
+    assert held(target, "s") == ["mine"] and held(target, "other") == []  # nothing written at all
+
+    report = migrate_json(source, target, "--dry-run", "--append")
+    assert report["dry_run"] and held(target, "s") == ["mine"]
+
+    report = migrate_json(source, target, "--append")
+    assert held(target, "s") == ["mine", "one", "two"] and held(target, "other") == ["x"]
+    report = migrate_json(source, target, "--append")  # a re-run appends nothing twice
+    assert {item["action"] for item in report["items"]} == {"skip"}
+
+    report = migrate_json(source, target, "--replace")
+    assert held(target, "s") == ["one", "two"]
+    assert [i["action"] for i in report["items"] if i["name"] == "history/s"] == ["replace"]
+
+
+def test_a_target_holding_the_beginning_gets_the_rest(tmp_path: Path) -> None:
+    """The agent went on on the source after a first migration: the re-run copies the new messages."""
+    source, target = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
+    save(source, "s", "one")
+    save(source, "s", "ns-only", namespace="tenants/acme")
+    migrate_json(source, target)
+    save(source, "s", "two")
+    report = migrate_json(source, target, "--namespace", "", "--namespace", "tenants/acme")
+    actions = {item["name"]: item["action"] for item in report["items"] if item["kind"] == "history"}
+    assert actions == {"history/s": "extend", "tenants/acme/history/s": "copy"}
+    assert held(target, "s") == ["one", "two"] and held(target, "s", "tenants/acme") == ["ns-only"]
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'a.db'}"
+    for args, expected in [
+        (["nowhere", db], "expected a store URL"),
+        (["nosuch://x", db], "no agent-stores backend"),
+        ([db, f"framework://{tmp_path}"], "source only"),
+        ([f"framework://{tmp_path}/missing", db], "none of the framework folders"),
+        ([db, db, "--append", "--replace"], "exclude each other"),
+    ]:
+        code, out, err = run("migrate", *args)
+        assert code == 2, (args, out, err)
+        assert expected in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
