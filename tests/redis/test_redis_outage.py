@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -23,6 +23,7 @@ TIMEOUTS = {"socket_timeout": 0.5, "socket_connect_timeout": 0.5}
 class _Outages(OutageConformance):
     capabilities = OutageCapabilities(history=True, files=True, sessions=True)
     unavailable_within = 10.0
+    refusal_options: ClassVar[dict[str, Any]] = {"socket_timeout": 30.0}
     server_fixture = ""
 
     @pytest.fixture
@@ -38,11 +39,11 @@ class _Outages(OutageConformance):
 
     @pytest.fixture
     def history_factory(self, url: str, key_prefix: str) -> Callable[..., RedisHistoryProvider]:
-        return lambda **options: RedisHistoryProvider.from_url(url, key_prefix=key_prefix, **TIMEOUTS, **options)
+        return lambda **options: RedisHistoryProvider.from_url(url, key_prefix=key_prefix, **{**TIMEOUTS, **options})
 
     @pytest.fixture
     def file_store_factory(self, url: str, key_prefix: str) -> Callable[..., Any]:
-        return lambda **options: RedisAgentFileStore.from_url(url, key_prefix=key_prefix, **TIMEOUTS, **options)
+        return lambda **options: RedisAgentFileStore.from_url(url, key_prefix=key_prefix, **{**TIMEOUTS, **options})
 
     @pytest.fixture
     def session_store_factory(self, url: str, key_prefix: str) -> Callable[[], RedisSessionStore]:

@@ -23,6 +23,7 @@ from s3_support import S3Target
 
 class _Outages(OutageConformance):
     unavailable_within = 10.0
+    refusal_options: ClassVar[dict[str, Any]] = {"read_timeout": "30"}
     target_fixture: ClassVar[str] = ""
     timeouts: ClassVar[dict[str, str]] = {}
 
@@ -39,19 +40,23 @@ class _Outages(OutageConformance):
     @pytest.fixture
     def url(self, target: S3Target, outage: OutageProxy, s3_prefix: str) -> str:
         assert target.endpoint.endpoint_url is not None
-        return target.url(s3_prefix, endpoint_url=outage.url(target.endpoint.endpoint_url), **self.timeouts)
+        return target.url(s3_prefix, endpoint_url=outage.url(target.endpoint.endpoint_url))
 
     @pytest.fixture
     def history_factory(self, target: S3Target, url: str) -> Callable[..., S3HistoryProvider]:
-        return lambda **options: S3HistoryProvider.from_url(url, session=target.session(), **options)
+        return lambda **options: S3HistoryProvider.from_url(
+            url, session=target.session(), **{**self.timeouts, **options}
+        )
 
     @pytest.fixture
     def file_store_factory(self, target: S3Target, url: str) -> Callable[..., Any]:
-        return lambda **options: S3AgentFileStore.from_url(url, session=target.session(), **options)
+        return lambda **options: S3AgentFileStore.from_url(
+            url, session=target.session(), **{**self.timeouts, **options}
+        )
 
     @pytest.fixture
     def session_store_factory(self, target: S3Target, url: str) -> Callable[[], S3SessionStore]:
-        return lambda: S3SessionStore.from_url(url, session=target.session())
+        return lambda: S3SessionStore.from_url(url, session=target.session(), **self.timeouts)
 
 
 class TestMotoOutages(_Outages):

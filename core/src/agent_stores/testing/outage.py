@@ -405,6 +405,11 @@ class OutageConformance(ConformanceBase):
 
     capabilities: ClassVar[OutageCapabilities] = OutageCapabilities()
     unavailable_within: ClassVar[float] = 15.0
+    #: Options the refusal clauses add to ``history_factory`` and ``file_store_factory`` calls:
+    #: they write 17 MiB with the server up, which the short timeouts of the outage clauses may
+    #: not leave time for on a busy machine (a timeout *is* unavailability), e.g.
+    #: ``{"read_timeout": 30}``.
+    refusal_options: ClassVar[dict[str, Any]] = {}
     factory_fixture: ClassVar[str] = "outage"
 
     # -- helpers ----------------------------------------------------------------------------------
@@ -591,7 +596,8 @@ class OutageConformance(ConformanceBase):
         self, request: pytest.FixtureRequest, opened_in_clause: list[Any]
     ) -> None:
         """A message or session id past what the store holds is bad input (``ValueError``) or stored."""
-        provider = await self._open(request, opened_in_clause, "history_factory", source_id="outage")
+        options = {**self.refusal_options, "source_id": "outage"}
+        provider = await self._open(request, opened_in_clause, "history_factory", **options)
         huge = [Message(role="user", contents=[_oversized("history")])]
         small = [Message(role="user", contents=["hi"])]
         await self._not_unavailable("a 17 MiB message", lambda: provider.save_messages(unique_id("outage"), huge))
@@ -651,7 +657,7 @@ class OutageConformance(ConformanceBase):
         self, request: pytest.FixtureRequest, opened_in_clause: list[Any]
     ) -> None:
         """A file or path past what the store holds is bad input (``ValueError``) or stored."""
-        store = await self._open(request, opened_in_clause, "file_store_factory")
+        store = await self._open(request, opened_in_clause, "file_store_factory", **self.refusal_options)
         folder = unique_id("outage")
         big = _oversized("files")
         long_path = f"{folder}/" + "/".join(incompressible(200, f"segment-{i}") for i in range(25))
