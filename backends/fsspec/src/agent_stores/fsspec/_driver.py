@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import logging
 import threading
@@ -299,11 +300,12 @@ class FsspecObjectDriver:
     async def _run_reads(self, batch: list[tuple[str, str, Callable[[_Ops], Any], asyncio.Future[Any]]]) -> None:
         def read_all(ops: _Ops) -> list[Any]:
             results: list[Any] = []
-            for _, _, fn, _ in batch:
-                try:
-                    results.append(fn(ops))
-                except Exception as err:  # reported to that caller alone, below
-                    results.append(_Failed(err))
+            with ops.reads() if isinstance(ops, LocalOps) else contextlib.nullcontext():
+                for _, _, fn, _ in batch:
+                    try:
+                        results.append(fn(ops))
+                    except Exception as err:  # reported to that caller alone, below
+                        results.append(_Failed(err))
             return results
 
         try:
