@@ -320,13 +320,18 @@ class ObjectLogDriver:
         guess = self._seen.get(key)
         guessed = [] if guess is None else self._window_names(key, *guess)
         ready: dict[str, StoredObject | None] = {}
-        lists = self._gather([_lister(self, key, _SEGMENT), _lister(self, key, _TAIL)])
-        if guessed:
-            listed, early = await asyncio.gather(lists, self._gather([_getter(self.objects, n) for n in guessed]))
-            ready.update((n, found) for n, found in zip(guessed, early, strict=True) if found is not None)
+        if 2 + len(guessed) <= self.concurrency:
+            # Within the concurrency limit: one flat gather, no semaphore needed.
+            lists = asyncio.gather(self._newest(key), self._newest(key, _TAIL))
+            (newest, tail_name), early = await asyncio.gather(
+                lists, asyncio.gather(*(self.objects.get(n) for n in guessed))
+            )
         else:
-            listed = await lists
-        newest, tail_name = listed
+            lists = self._gather([_lister(self, key, _SEGMENT), _lister(self, key, _TAIL)])
+            (newest, tail_name), early = await asyncio.gather(
+                lists, self._gather([_getter(self.objects, n) for n in guessed])
+            )
+        ready.update((n, found) for n, found in zip(guessed, early, strict=True) if found is not None)
         if newest is None:
             return None, None
         top_seq = self._seq_of(newest)
