@@ -8,6 +8,7 @@ proven here on every clause, including two processes appending to one session.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,17 @@ class TestObjectLogOnMemoryObjects(HistoryProviderConformance):
     def history_factory(self) -> Callable[..., LogHistoryProvider]:
         objects = MemoryObjectDriver()
         return lambda **options: LogHistoryProvider(ObjectLogDriver(objects, compact_after=3), **options)
+
+
+class TestObjectLogWithTailsOnMemoryObjects(HistoryProviderConformance):
+    """Every windowed read writes a tail object (``tail_after=0``), so each clause also reads through tails."""
+
+    capabilities = ALL_BUT_PROCESSES
+
+    @pytest.fixture
+    def history_factory(self) -> Callable[..., LogHistoryProvider]:
+        objects = MemoryObjectDriver()
+        return lambda **options: LogHistoryProvider(ObjectLogDriver(objects, compact_after=3, tail_after=0), **options)
 
 
 class TestObjectLogOnSQLiteObjects(HistoryProviderConformance):
@@ -205,10 +217,142 @@ async def test_concurrent_appends_on_one_version_have_one_winner() -> None:
     assert len(await log.read("k")) == 2
 
 
+class Counting(MemoryObjectDriver):
+    """The in-process object driver, counting requests by kind and by object kind (``s``, ``t``, …)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+
+    def _kind(self, key: str) -> str:
+        return key.rpartition("/")[2][:1]
+
+    async def get(self, key: str) -> Any:
+        self.calls.append("get " + self._kind(key))
+        return await super().get(key)
+
+    async def list(self, prefix: str, **kwargs: Any) -> Any:
+        self.calls.append("list " + self._kind(prefix))
+        return await super().list(prefix, **kwargs)
+
+    async def put(self, key: str, data: bytes, **kwargs: Any) -> str:
+        self.calls.append("put " + self._kind(key))
+        return await super().put(key, data, **kwargs)
+
+
+async def _fill(log: ObjectLogDriver, key: str, segments: int, per_segment: int = 2) -> list[bytes]:
+    version = None
+    written: list[bytes] = []
+    for i in range(segments):
+        names = [f"r{i}-{j}" for j in range(per_segment)]
+        version = await log.append(key, _records(*names), expected_version=version, session_id="s")
+        written += [n.encode() for n in names]
+    return written
+
+
+@pytest.mark.parametrize("segments", [60, 600])
+async def test_a_window_costs_the_same_requests_whatever_the_segment_count(segments: int) -> None:
+    """After one read wrote a tail, a window of 100 over one segment per turn is 2 listings and a few gets."""
+    objects = Counting()
+    log = ObjectLogDriver(objects)
+    written = await _fill(log, "k", segments)
+    assert await log.read("k", last=100) == written[-100:]  # reads 50 segments, writes a tail
+    assert (await objects.list("history/k/t", delimiter=None)).keys, "no tail was written"
+    for turn in range(12):  # an agent: save a turn, load its window
+        written += [f"n{turn}".encode()]
+        tail = await log.tail("k", 0)
+        await log.append("k", _records(f"n{turn}"), expected_version=tail.version, session_id="s")
+        objects.calls.clear()
+        assert await log.read("k", last=100) == written[-100:]
+        lists = [c for c in objects.calls if c.startswith("list")]
+        gets = [c for c in objects.calls if c.startswith("get")]
+        # Rewriting the tail (after more than tail_after segments) adds its own few requests.
+        rewrote = "put t" in objects.calls
+        assert lists == ["list s", "list t"] or rewrote, objects.calls
+        assert len(gets) <= 2 + 2 * 8 + (3 if rewrote else 0), objects.calls
+    tail = await log.tail("k", 3)
+    assert tail.length == len(written) and tail.digests == [f"d-n{t}" for t in (9, 10, 11)]
+
+
+async def test_a_log_written_without_tails_reads_the_same() -> None:
+    """A log of the layout before tail objects (segments and checkpoints only) reads whole and windowed."""
+    objects = MemoryObjectDriver()
+    old = ObjectLogDriver(objects, compact_after=5, tail_after=None)
+    written = await _fill(old, "k", 40)
+    assert await old.read("k") == written  # writes a checkpoint, the old way
+    written += await _fill_more(old, "k", 3)
+    assert await old.read("k", last=30) == written[-30:]
+    names = (await objects.list("history/k/", delimiter=None)).keys
+    assert {n.rpartition("/")[2][0] for n in names} == {"s", "c"}, "the old layout has segments and checkpoints only"
+    new = ObjectLogDriver(objects, compact_after=5)
+    assert await new.read("k", last=30) == written[-30:]
+    assert await new.read("k", last=7) == written[-7:]
+    assert await new.read("k") == written
+    tail = await new.tail("k", 2)
+    assert tail.length == len(written) and tail.digests == [f"d-{p.decode()}" for p in written[-2:]]
+    written += await _fill_more(new, "k", 2, version=tail.version)
+    assert await new.read("k", last=30) == written[-30:]
+    assert await old.read("k", last=30) == written[-30:], "a reader of the earlier release ignores tails"
+
+
+async def _fill_more(log: ObjectLogDriver, key: str, segments: int, *, version: Any = None) -> list[bytes]:
+    if version is None:
+        version = (await log.tail(key, 0)).version
+    written: list[bytes] = []
+    for i in range(segments):
+        name = f"m{i}-{len(written)}-{id(version) % 997}"
+        version = await log.append(key, _records(name), expected_version=version, session_id="s")
+        written.append(name.encode())
+    return written
+
+
+async def test_a_torn_or_stale_tail_is_dropped_and_the_segments_read(caplog: pytest.LogCaptureFixture) -> None:
+    objects = MemoryObjectDriver()
+    log = ObjectLogDriver(objects, tail_after=0)
+    written = await _fill(log, "k", 20)
+    assert await log.read("k", last=10) == written[-10:]
+    (tail_name,) = (await objects.list("history/k/t", delimiter=None)).keys
+    stored = await objects.get(tail_name)
+    assert stored is not None
+    await objects.put(tail_name, stored.data[:9])  # torn by a power loss
+    with caplog.at_level(logging.WARNING, logger="agent_stores.objectlog"):
+        assert await log.read("k", last=10) == written[-10:]
+    assert any("tail" in r.getMessage() and "cannot be decoded" in r.getMessage() for r in caplog.records)
+    assert await log.read("k", last=10) == written[-10:]  # a fresh tail written by the read above
+    # The newest segment torn after a tail covering it was written: the repair drops that
+    # append, so the tail no longer joins the segments and must not be used.
+    (segment_name, *_) = (await objects.list("history/k/s", delimiter=None)).keys
+    await objects.put(segment_name, b"")
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="agent_stores.objectlog"):
+        assert await log.read("k", last=10) == written[-12:-2]  # repairs the segment
+        assert await log.read("k", last=10) == written[-12:-2]  # meets the tail that no longer joins
+    assert any("does not join" in r.getMessage() for r in caplog.records), [r.getMessage() for r in caplog.records]
+    assert await log.read("k", last=10) == written[-12:-2]
+    assert await log.read("k") == written[:-2]
+
+
+async def test_a_tail_of_a_deleted_log_is_erased_and_never_read() -> None:
+    objects = MemoryObjectDriver()
+    log = ObjectLogDriver(objects, tail_after=0)
+    await _fill(log, "k", 10)
+    assert len(await log.read("k", last=5)) == 5
+    assert (await objects.list("history/k/t", delimiter=None)).keys
+    assert await log.delete("k") is True
+    assert (await objects.list("history/k/t", delimiter=None)).keys == []
+    written = await _fill(log, "k", 3)
+    assert await log.read("k", last=5) == written[-5:]
+    assert await log.read("k") == written
+
+
 async def test_bad_arguments_are_rejected() -> None:
     log = ObjectLogDriver(MemoryObjectDriver())
     with pytest.raises(ValueError, match="prefix"):
         ObjectLogDriver(MemoryObjectDriver(), prefix="no-slash")
+    with pytest.raises(ValueError, match="tail_after"):
+        ObjectLogDriver(MemoryObjectDriver(), tail_after=-1)
+    with pytest.raises(ValueError, match="tail_records"):
+        ObjectLogDriver(MemoryObjectDriver(), tail_records=0)
     with pytest.raises(ValueError, match="at least one record"):
         await log.append("k", [], expected_version=None, session_id="s")
     with pytest.raises(ValueError, match="not a version"):
@@ -225,6 +369,18 @@ class TestObjectLogDriverOnMemoryObjects(LogDriverConformance):
     def log_driver_factory(self) -> Callable[[], ObjectLogDriver]:
         objects = MemoryObjectDriver()
         return lambda: ObjectLogDriver(objects, compact_after=3)
+
+
+class TestObjectLogDriverWithTailsOnMemoryObjects(LogDriverConformance):
+    """The object log writing a tail on every windowed read, so every clause also reads through tails."""
+
+    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+    divergences = OBJECT_LOG_DIVERGENCES
+
+    @pytest.fixture
+    def log_driver_factory(self) -> Callable[[], ObjectLogDriver]:
+        objects = MemoryObjectDriver()
+        return lambda: ObjectLogDriver(objects, compact_after=3, tail_after=0)
 
 
 class TestObjectLogDriverOnSQLiteObjects(LogDriverConformance):

@@ -103,7 +103,7 @@ class _Requests:
 async def test_a_steady_save_is_one_put_and_a_window_reads_only_the_newest_segments(
     s3: S3Target, s3_prefix: str
 ) -> None:
-    """The costs the design promises: one PUT per save on a known session; a windowed load lists one key."""
+    """The costs the design promises: one PUT per save on a known session; a windowed load lists two keys."""
     from agent_framework import Message
 
     client = s3.client()
@@ -120,10 +120,27 @@ async def test_a_steady_save_is_one_put_and_a_window_reads_only_the_newest_segme
         loaded = await provider.get_messages("s")
         assert [m.text for m in loaded] == ["q28", "a28", "q29", "a29"]
         names = requests.take()
-        # One LIST of one key, then the 2 newest segments (the core's estimate may fetch one
-        # more in the same parallel round) — never the 31 segments of the session.
-        assert names.count("ListObjectsV2") == 1 and 2 <= names.count("GetObject") <= 3, names
+        # Two LISTs of one key (newest segment, newest tail object), then the 2 newest segments
+        # (the core's estimate may fetch one more in the same parallel round) — never the 31
+        # segments of the session.
+        assert names.count("ListObjectsV2") == 2 and 2 <= names.count("GetObject") <= 3, names
         assert set(names) == {"ListObjectsV2", "GetObject"}, names
+        # A wide window over many segments: the first load writes a tail object, and from then
+        # on a load after a save is the same two LISTs and a few GETs, not one GET per turn.
+        wide = S3HistoryProvider(client, s3.bucket, prefix=s3_prefix, max_messages=50, driver_options=s3.driver_options)
+        try:
+            assert len(await wide.get_messages("s")) == 50
+            requests.take()
+            for turn in range(30, 34):
+                await provider.save_messages(
+                    "s", [Message(role="user", contents=[f"q{turn}"]), Message(role="assistant", contents=[f"a{turn}"])]
+                )
+                requests.take()
+                assert [m.text for m in await wide.get_messages("s")][-2:] == [f"q{turn}", f"a{turn}"]
+                names = requests.take()
+                assert names.count("ListObjectsV2") == 2 and names.count("GetObject") <= 2 + (turn - 29), names
+        finally:
+            await wide.aclose()
     finally:
         await provider.aclose()
         client.close()

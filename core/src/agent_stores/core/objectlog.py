@@ -10,10 +10,21 @@ Layout under ``prefix`` (the keys stay browsable)::
 
     <prefix><log key>/s<inverted seq>   one segment per append (msgpack: header + records)
     <prefix><log key>/c<inverted seq>   a checkpoint: every record of the log up to that segment
+    <prefix><log key>/t<inverted seq>   a tail: the newest records of the log up to that segment
 
 Sequence numbers are written inverted and zero-padded, so an ascending listing returns the
-newest segment first: the end of a log costs one ``list(limit=1)`` and one ``get``, and a
-window of the newest N messages reads only the newest segments (fetched in parallel).
+newest segment first: the end of a log costs one ``list(limit=1)`` and one ``get``.
+
+**Windows cost O(1) round trips.** A read of the newest N records lists the newest segment
+and the newest *tail* together, then fetches the segment, the tail and the few segments
+written after the tail in one parallel round: two round trips whatever the log's length or
+segment count. A read that had to fetch more than ``tail_after`` older segments writes a new
+tail (immutable, claimed once, older tails removed) holding the records it read (at most
+``tail_records``), so the next window is served from it. A tail is only a cache of records the
+segments hold: it is used only when it belongs to the same life of the log and joins the
+segment after it exactly (same record count), else it is ignored, and a torn or inconsistent
+one is removed. Logs written before tails existed (or with ``tail_after=None``) have none and
+read their segments as before.
 
 **Versions never repeat.** A version names the newest segment (its sequence number plus what
 an append needs: the log's length, the first segment of this life of the log, its expiry, and
@@ -41,7 +52,7 @@ expired logs it finds.
 record so far (immutable, claimed once, older checkpoints removed), so the next full read
 costs one checkpoint plus the segments after it. Readers that meet a blanked segment or a
 removed checkpoint (a concurrent delete or compaction) start over; writers never touch
-checkpoints.
+checkpoints or tails. Erasing a life of a log removes its checkpoints and tails too.
 
 **Listing order (a declared divergence from the LogDriver contract).** Each log lives in the
 folder ``key/`` so a bucket stays browsable, hence two limits that
@@ -65,7 +76,7 @@ from typing import NamedTuple, TypeVar
 
 import msgspec
 
-from .drivers import LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver
+from .drivers import Listing, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
 from .errors import CorruptRecordError, StoreConflictError, StoreError
 
 __all__ = ["ObjectLogDriver"]
@@ -78,6 +89,7 @@ _SEQ_TOP = 10**_SEQ_DIGITS - 1
 _SEGMENT = "s"
 _CHECKPOINT = "c"
 _FLOOR = "f"
+_TAIL = "t"
 _NAME = re.compile(rf"[{_SEGMENT}{_CHECKPOINT}]\d{{{_SEQ_DIGITS}}}")
 # Sorts after every object name of a log folder, so a listing can skip the rest of that log.
 _PAST_LOG = "/\x7f"
@@ -90,6 +102,8 @@ _RESET_BACKOFF_CAP_S = 0.25
 _RESET_PLAIN_ATTEMPTS = 4
 _RESET_MAX_GAP = 1024
 _TOKEN_BYTES = 8
+# Logs whose newest segment and tail a driver remembers (for one-round windowed reads).
+_SEEN_KEYS = 4096
 
 
 class _Segment(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
@@ -134,6 +148,30 @@ _decode_segment = msgspec.msgpack.Decoder(_Segment).decode
 _decode_checkpoint = msgspec.msgpack.Decoder(_Checkpoint).decode
 
 
+class _Tail(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
+    """The newest records of one life of a log, from record ``start`` up to and including segment ``seq``."""
+
+    seq: int
+    base: int
+    start: int  # records of this life before the first one held here
+    digests: list[str]
+    payloads: list[bytes]
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.digests)
+
+
+_decode_tail = msgspec.msgpack.Decoder(_Tail).decode
+
+
+class _Prefetch(NamedTuple):
+    """What a windowed read fetched together with the newest segment: the newest tail and segments after it."""
+
+    tail: _Tail | None
+    segments: dict[int, _Segment]
+
+
 def _key_tag(key: str) -> str:
     """A short digest of ``key`` carried in its versions, so another log's version always conflicts."""
     return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
@@ -166,8 +204,10 @@ class ObjectLogDriver:
     """A :class:`~agent_stores.core.drivers.LogDriver` of immutable segment objects (see the module docs).
 
     Costs: ``append`` on a known version is one conditional ``put`` (no listing, no read);
-    ``tail``, ``length`` and ``read(last=N)`` are one ``list(limit=1)`` plus the ``get`` of the
-    newest segments (in parallel); a full ``read`` is bounded by compaction.
+    ``length`` is one ``list(limit=1)`` and one ``get``; ``tail`` and ``read(last=N)`` are two
+    ``list(limit=1)`` in parallel, then one parallel round of ``get`` (the newest segment, the
+    newest tail object and at most ``2 * tail_after`` segments written after it), whatever the
+    number of segments; a full ``read`` is bounded by compaction.
 
     Args:
         objects: The object driver; it must make ``put(..., if_absent=True)`` atomic across
@@ -176,6 +216,11 @@ class ObjectLogDriver:
         owns_objects: Close ``objects`` on :meth:`aclose`.
         concurrency: Most object requests one operation keeps in flight.
         compact_after: A full read that fetched more segments than this writes a checkpoint.
+        tail_after: A read that fetched more segments than this below the newest writes a tail
+            object holding the records it read; ``None`` writes and reads no tails (the layout
+            of earlier releases).
+        tail_records: Most records a tail object holds (a window larger than this is read
+            from segments and checkpoints).
         clock: Seconds since the epoch, for expiry.
     """
 
@@ -187,12 +232,19 @@ class ObjectLogDriver:
         owns_objects: bool = False,
         concurrency: int = 32,
         compact_after: int = 64,
+        tail_after: int | None = 8,
+        tail_records: int = 1000,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if prefix and not prefix.endswith("/"):
             raise ValueError(f"prefix must be empty or end with '/', got {prefix!r}")
-        if concurrency < 1 or compact_after < 1:
-            raise ValueError("concurrency and compact_after must be positive")
+        if concurrency < 1 or compact_after < 1 or tail_records < 1:
+            raise ValueError("concurrency, compact_after and tail_records must be positive")
+        if tail_after is not None and tail_after < 0:
+            raise ValueError(f"tail_after must be None or at least 0, got {tail_after!r}")
+        self.tail_after = tail_after
+        self.tail_records = tail_records
+        self._seen: dict[str, tuple[int, int | None]] = {}
         self.objects = objects
         self.prefix = prefix
         self.owns_objects = owns_objects
@@ -232,9 +284,92 @@ class ObjectLogDriver:
 
     # -- reading ---------------------------------------------------------------------------
 
-    async def _newest(self, key: str) -> str | None:
-        listing = await self.objects.list(self._folder(key) + _SEGMENT, delimiter=None, limit=1)
+    async def _newest(self, key: str, kind: str = _SEGMENT) -> str | None:
+        listing = await self.objects.list(self._folder(key) + kind, delimiter=None, limit=1)
         return listing.keys[0] if listing.keys else None
+
+    def _head_of(self, key: str, segment: _Segment) -> _Head:
+        expired = segment.expires_at is not None and segment.expires_at <= self._clock()
+        return _Head(key, segment, live=bool(segment.digests or segment.start) and not expired)
+
+    def _window_names(self, key: str, top_seq: int, tail_seq: int | None) -> list[str]:
+        """The objects a windowed read wants for a newest segment and a newest tail: them, and the segments between."""
+        names = [self._name(key, _SEGMENT, top_seq)]
+        if tail_seq is not None and tail_seq <= top_seq:
+            names.append(self._name(key, _TAIL, tail_seq))
+            if top_seq - tail_seq - 1 <= 2 * (self.tail_after or 0):
+                names.extend(self._name(key, _SEGMENT, seq) for seq in range(tail_seq + 1, top_seq))
+        return names
+
+    def _remember(self, key: str, top_seq: int, tail_seq: int | None) -> None:
+        """Note the newest segment and tail of ``key`` seen, for the next read to fetch them speculatively."""
+        seen = self._seen
+        seen.pop(key, None)
+        seen[key] = (top_seq, tail_seq)
+        if len(seen) > _SEEN_KEYS:
+            del seen[next(iter(seen))]
+
+    async def _head_and_tail(self, key: str) -> tuple[_Head | None, _Prefetch | None]:
+        """The head (as :meth:`_head`) and the newest tail with the segments after it, in one parallel round.
+
+        Both listings go out together with the ``get`` of the objects the previous read or
+        append of this driver saw newest (immutable, so a guess is only ever wasted, never
+        wrong): one round trip when the guess holds, two when the log moved on. Anything
+        unusual (a blank or torn newest segment) is left to :meth:`_head`.
+        """
+        guess = self._seen.get(key)
+        guessed = [] if guess is None else self._window_names(key, *guess)
+        ready: dict[str, StoredObject | None] = {}
+        if 2 + len(guessed) <= self.concurrency:
+            # Within the concurrency limit: one flat gather, no semaphore needed.
+            lists = asyncio.gather(self._newest(key), self._newest(key, _TAIL))
+            (newest, tail_name), early = await asyncio.gather(
+                lists, asyncio.gather(*(self.objects.get(n) for n in guessed))
+            )
+        else:
+            lists = self._gather([_lister(self, key, _SEGMENT), _lister(self, key, _TAIL)])
+            (newest, tail_name), early = await asyncio.gather(
+                lists, self._gather([_getter(self.objects, n) for n in guessed])
+            )
+        ready.update((n, found) for n, found in zip(guessed, early, strict=True) if found is not None)
+        if newest is None:
+            return None, None
+        top_seq = self._seq_of(newest)
+        tail_seq = None if tail_name is None else self._seq_of(tail_name)
+        names = self._window_names(key, top_seq, tail_seq)
+        missing = [n for n in names if n not in ready]
+        if missing:
+            ready.update(zip(missing, await self._gather([_getter(self.objects, n) for n in missing]), strict=True))
+        stored = [ready.get(n) for n in names]
+        top = None if stored[0] is None else _try_decode(stored[0].data)
+        if top is None:
+            return await self._head(key), None
+        tail: _Tail | None = None
+        if len(names) > 1 and stored[1] is not None:
+            tail = await self._decode_tail(key, names[1], stored[1].data)
+        segments: dict[int, _Segment] = {}
+        for name, found in zip(names[2:], stored[2:], strict=True):
+            segment = None if found is None else _try_decode(found.data)
+            if segment is not None:
+                segments[self._seq_of(name)] = segment
+        self._remember(key, top_seq, None if tail is None else tail_seq)
+        return self._head_of(key, top), _Prefetch(tail, segments)
+
+    async def _decode_tail(self, key: str, name: str, data: bytes) -> _Tail | None:
+        try:
+            return _decode_tail(data)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            # A tail only saves reading segments: a torn one is dropped, the segments read.
+            _log.warning("history log %r: tail %r cannot be decoded; removed, segments read instead", key, name)
+            await self._drop(name)
+            return None
+
+    async def _drop(self, name: str) -> None:
+        """Remove a cache object (tail) best-effort: a reader that may not delete still reads."""
+        try:
+            await self.objects.delete(name)
+        except StoreError as err:
+            _log.warning("history object %r not removed (%s)", name, err)
 
     async def _head(self, key: str) -> _Head | None:
         """The newest segment of ``key`` (``None`` when the log never had one)."""
@@ -252,8 +387,7 @@ class ObjectLogDriver:
                 if await self._newest(key) != name:
                     continue
                 segment = await self._recover(key, name, stored.data)
-            expired = segment.expires_at is not None and segment.expires_at <= self._clock()
-            return _Head(key, segment, live=bool(segment.digests or segment.start) and not expired)
+            return self._head_of(key, segment)
         raise StoreConflictError(f"log {key!r} kept changing while its end was read")
 
     async def _recover(self, key: str, name: str, data: bytes) -> _Segment:
@@ -315,21 +449,36 @@ class ObjectLogDriver:
 
     async def _window(self, key: str, last: int | None) -> tuple[_Head | None, list[str], list[bytes]]:
         """The head and the records of its life, the newest ``last`` of them (all when ``None``)."""
-        for _ in range(_READ_ATTEMPTS):
-            head = await self._head(key)
+        for attempt in range(_READ_ATTEMPTS):
+            prefetch: _Prefetch | None = None
+            if attempt == 0 and self.tail_after is not None and last != 0:
+                head, prefetch = await self._head_and_tail(key)
+            else:
+                head = await self._head(key)
             if head is None or not head.live:
                 return head, [], []
             try:
-                digests, payloads = await self._records(key, head, last)
+                digests, payloads = await self._records(key, head, last, prefetch)
             except _Restart:
                 continue
             return head, digests, payloads
         raise StoreConflictError(f"log {key!r} kept changing while it was read")
 
-    async def _records(self, key: str, head: _Head, last: int | None) -> tuple[list[str], list[bytes]]:
+    def _estimate(self, top: _Segment, missing: int) -> int:
+        """How many segments below ``top`` hold ``missing`` records, at the log's average per segment."""
+        per_segment = max(1.0, top.start / max(1, top.seq - top.base))
+        return int(missing / per_segment * 1.25) + 1
+
+    async def _records(
+        self, key: str, head: _Head, last: int | None, prefetch: _Prefetch | None = None
+    ) -> tuple[list[str], list[bytes]]:
         top = head.segment
         length = head.length
         wanted_from = 0 if last is None else max(0, length - last)
+        if prefetch is not None and prefetch.tail is not None and top.start > wanted_from:
+            found = await self._from_tail(key, top, wanted_from, prefetch)
+            if found is not None:
+                return found
         checkpoint: _Checkpoint | None = None
         if wanted_from == 0 and top.start > 0:
             checkpoint = await self._checkpoint(key, top)
@@ -339,9 +488,7 @@ class ObjectLogDriver:
         while lowest.start > wanted_from and lowest.seq - 1 > floor:
             # Ask for as many older segments as the records still missing need, at the
             # log's average records per segment, in one parallel round.
-            missing = lowest.start - wanted_from
-            per_segment = max(1.0, top.start / max(1, top.seq - top.base))
-            count = min(lowest.seq - 1 - floor, int(missing / per_segment * 1.25) + 1)
+            count = min(lowest.seq - 1 - floor, self._estimate(top, lowest.start - wanted_from))
             older = await self._segments(key, range(lowest.seq - 1, lowest.seq - 1 - count, -1))
             if any(segment.base != top.base for segment in older):
                 raise _Restart  # a segment of another life: the log was reset under us
@@ -363,8 +510,79 @@ class ObjectLogDriver:
                 # A checkpoint only makes the next full read cheaper: a reader that may not
                 # write (a read-only principal) or a failed write never fails the read.
                 _log.warning("history log %r: checkpoint not written (%s); the read goes on", key, err)
+        await self._maybe_write_tail(key, top, len(chunks) - 1, length - wanted_from, 0, digests, payloads)
         skip = (length - first) - (length - wanted_from)
         return digests[skip:], payloads[skip:]
+
+    async def _from_tail(
+        self, key: str, top: _Segment, wanted_from: int, prefetch: _Prefetch
+    ) -> tuple[list[str], list[bytes]] | None:
+        """The newest records from ``wanted_from`` on, read from the tail and the segments after it.
+
+        ``None`` when the tail cannot serve this read (another life, too short, or more
+        segments after it than a plain read of the window would fetch).
+        """
+        tail = prefetch.tail
+        if tail is None or tail.base != top.base or tail.seq > top.seq:
+            return None
+        if tail.seq == top.seq:
+            joins: int | None = top.start + len(top.digests)
+        else:
+            following = top if tail.seq + 1 == top.seq else prefetch.segments.get(tail.seq + 1)
+            joins = None if following is None else following.start
+        if joins is not None and joins != tail.end:
+            return await self._stale_tail(key, tail)
+        if tail.start > wanted_from or top.seq - tail.seq - 1 > self._estimate(top, top.start - wanted_from):
+            return None  # a stale tail: the window's own segments are fewer
+        seqs = range(tail.seq + 1, top.seq)
+        missing = [seq for seq in seqs if seq not in prefetch.segments]
+        fetched = dict(zip(missing, await self._segments(key, missing), strict=True)) if missing else {}
+        chunks = [prefetch.segments.get(seq) or fetched[seq] for seq in seqs]
+        if top.seq > tail.seq:
+            chunks.append(top)
+        if any(segment.base != top.base for segment in chunks):
+            raise _Restart  # a segment of another life: the log was reset under us
+        if tail.end != (chunks[0].start if chunks else top.start + len(top.digests)):
+            return await self._stale_tail(key, tail)
+        digests = list(tail.digests)
+        payloads = list(tail.payloads)
+        for segment in chunks:
+            digests.extend(segment.digests)
+            payloads.extend(segment.payloads)
+        length = top.start + len(top.digests)
+        if tail.start + len(digests) != length:
+            raise _Restart
+        wanted = length - wanted_from
+        await self._maybe_write_tail(key, top, len(chunks) - 1, wanted, len(tail.digests), digests, payloads)
+        skip = len(digests) - wanted
+        return digests[skip:], payloads[skip:]
+
+    async def _stale_tail(self, key: str, tail: _Tail) -> None:
+        """Drop a tail holding records the segments no longer hold (a torn segment replaced since)."""
+        _log.warning("history log %r: tail %d does not join the segments after it; removed", key, tail.seq)
+        await self._drop(self._name(key, _TAIL, tail.seq))
+
+    async def _maybe_write_tail(
+        self, key: str, top: _Segment, fetched: int, wanted: int, held: int, digests: list[str], payloads: list[bytes]
+    ) -> None:
+        """Write a tail after a read that fetched ``fetched`` segments below the newest, if worth it.
+
+        It holds the newest ``max(wanted, held)`` records read (``held``: what the tail read
+        from held), at most ``tail_records``; a tail that could not serve this very read is
+        not written.
+        """
+        if self.tail_after is None or fetched <= self.tail_after or wanted <= 0:
+            return
+        keep = min(len(digests), max(wanted, held), self.tail_records)
+        if keep < wanted:
+            return
+        length = top.start + len(top.digests)
+        tail = _Tail(top.seq, top.base, length - keep, digests[-keep:], payloads[-keep:])
+        try:
+            await self._snapshot(key, _TAIL, top, _encode(tail))
+            self._remember(key, top.seq, top.seq)
+        except StoreError as err:
+            _log.warning("history log %r: tail not written (%s); the read goes on", key, err)
 
     async def _checkpoint(self, key: str, top: _Segment) -> _Checkpoint | None:
         listing = await self.objects.list(self._folder(key) + _CHECKPOINT, delimiter=None, limit=1)
@@ -388,16 +606,20 @@ class ObjectLogDriver:
 
     async def _compact(self, key: str, top: _Segment, digests: list[str], payloads: list[bytes]) -> None:
         """Write a checkpoint of everything up to ``top``; remove older checkpoints. Idempotent."""
-        name = self._name(key, _CHECKPOINT, top.seq)
+        await self._snapshot(key, _CHECKPOINT, top, _encode(_Checkpoint(top.seq, top.base, digests, payloads)))
+
+    async def _snapshot(self, key: str, kind: str, top: _Segment, data: bytes) -> None:
+        """Create the checkpoint or tail ``data`` of ``kind`` at ``top``; remove older ones of that kind. Idempotent."""
+        name = self._name(key, kind, top.seq)
         try:
-            await self.objects.put(name, _encode(_Checkpoint(top.seq, top.base, digests, payloads)), if_absent=True)
+            await self.objects.put(name, data, if_absent=True)
         except StoreConflictError:
-            return  # another reader wrote the same checkpoint
+            return  # another reader wrote one at the same segment
         head = await self._head(key)
         if head is None or head.segment.base != top.base:
             await self.objects.delete(name)  # the log was reset meanwhile: keep none of its records
             return
-        older = await self.objects.list(self._folder(key) + _CHECKPOINT, delimiter=None, after=name)
+        older = await self.objects.list(self._folder(key) + kind, delimiter=None, after=name)
         await self._gather([_deleter(self.objects, k) for k in older.keys])
 
     async def tail(self, key: str, count: int) -> LogTail:
@@ -472,6 +694,10 @@ class ObjectLogDriver:
                 await self._finish_erasing(key, base, known)  # a restart interrupted before it erased
             segment = _Segment(seq + 1, base, length, session_id, expires_at, digests, payloads, base, _token())
             await self._claim(key, segment)
+        if self.tail_after is not None:
+            seen = self._seen.get(key)
+            same_life = seen is not None and segment.base != segment.seq
+            self._remember(key, segment.seq, seen[1] if seen is not None and same_life else None)
         # The version names what the segment proves (a tail read hands out the same one): after a
         # restart, the first append looks up the erasure record once.
         return _Head(key, segment, live=True).version
@@ -510,7 +736,7 @@ class ObjectLogDriver:
             await self._erase(key, known, below)
 
     async def _erase(self, key: str, start: int, upto: int) -> None:
-        """Blank segments ``start`` … ``upto - 1``, drop checkpoints below ``upto``, then record it.
+        """Blank segments ``start`` … ``upto - 1``, drop checkpoints and tails below ``upto``, then record it.
 
         Blanking overwrites in place (plain writes, so a slot nobody wrote is created empty and
         no append can claim it later). Safe to repeat: an interrupted erasure is finished by
@@ -519,8 +745,10 @@ class ObjectLogDriver:
         start = max(start, 1)
         names = [self._name(key, _SEGMENT, seq) for seq in range(start, upto)]
         await self._gather([_overwriter(self.objects, n, b"") for n in names])
-        checkpoints = await self.objects.list(self._folder(key) + _CHECKPOINT, delimiter=None)
-        stale = [k for k in checkpoints.keys if self._seq_of(k) < upto]
+        listings = await self._gather(
+            [_full_lister(self.objects, self._folder(key) + kind) for kind in (_CHECKPOINT, _TAIL)]
+        )
+        stale = [k for listing in listings for k in listing.keys if self._seq_of(k) < upto]
         await self._gather([_deleter(self.objects, k) for k in stale])
         await self.objects.put(self._name(key, _FLOOR, upto), b"")
 
@@ -662,6 +890,18 @@ def _try_decode(data: bytes) -> _Segment | None:
         return _decode_segment(data)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
+
+
+def _getter(objects: ObjectDriver, key: str) -> Callable[[], Awaitable[StoredObject | None]]:
+    return lambda: objects.get(key)
+
+
+def _lister(driver: ObjectLogDriver, key: str, kind: str) -> Callable[[], Awaitable[str | None]]:
+    return lambda: driver._newest(key, kind)  # pyright: ignore[reportPrivateUsage]
+
+
+def _full_lister(objects: ObjectDriver, prefix: str) -> Callable[[], Awaitable[Listing]]:
+    return lambda: objects.list(prefix, delimiter=None)
 
 
 def _deleter(objects: ObjectDriver, key: str) -> Callable[[], Awaitable[bool]]:

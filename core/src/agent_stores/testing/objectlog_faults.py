@@ -189,6 +189,30 @@ class ObjectLogFaults:
             await log.aclose()
 
     @pytest.mark.asyncio
+    async def test_tails_are_erased_with_their_log_even_when_the_delete_is_interrupted(
+        self, objects_factory: Callable[[], Any]
+    ) -> None:
+        """Tail objects (copies of the newest records) hold nothing once an interrupted delete is finished."""
+        log, faulty, _ = await self._open(objects_factory, tail_after=0)
+        try:
+            await self._fill(log, "k", 6)
+            assert len(await log.read("k", last=3)) == 3  # writes a tail
+            tails = await log.objects.list(f"{log.prefix}k/t", delimiter=None)
+            assert tails.keys, "no tail was written"
+            faulty.fail_puts(_blanking, skip=1, count=10**6)
+            with pytest.raises(StoreUnavailableError):
+                await log.delete("k")
+            faulty.disarm()
+            assert await log.read("k", last=3) == []
+            assert await log.delete("k") is False
+            assert await self._holding_secret(log, "k") == []
+            version = await log.append("k", [LogRecord("n", b"new")], expected_version=None, session_id="s")
+            assert version is not None
+            assert await log.read("k", last=3) == [b"new"]
+        finally:
+            await log.aclose()
+
+    @pytest.mark.asyncio
     @pytest.mark.parametrize("finisher", ["append", "purge_expired", "delete"])
     async def test_an_interrupted_restart_of_an_expired_log_is_finished(
         self, objects_factory: Callable[[], Any], finisher: str

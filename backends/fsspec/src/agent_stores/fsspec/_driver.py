@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import logging
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from agent_stores.core import Listing, StoreConflictError, StoredObject, StoreError, StoreUnavailableError
 from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
@@ -15,7 +16,7 @@ from fsspec.implementations.local import LocalFileSystem  # pyright: ignore[repo
 from fsspec.implementations.memory import MemoryFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
 from ._capabilities import FilesystemCapabilities
-from ._keys import Entry, KeyPath, page, split_key, split_prefix
+from ._keys import Entry, page, split_key, split_prefix
 from ._local import LocalOps
 from ._remote import GenericOps, MemoryOps, SftpOps
 from ._s3 import S3Ops, is_s3
@@ -52,6 +53,12 @@ def _is_sftp(fs_class: type[AbstractFileSystem]) -> bool:
     except ImportError:  # paramiko is not installed
         return False
     return issubclass(fs_class, SFTPFileSystem)
+
+
+class _Failed(NamedTuple):
+    """A read of a batch that raised: reported to its own caller only."""
+
+    error: Exception
 
 
 class FsspecObjectDriver:
@@ -157,7 +164,7 @@ class FsspecObjectDriver:
         self._parent: FsspecObjectDriver | None = None
         self._fs_class = fs_class
         self._closed = False
-        self._gets: list[tuple[str, KeyPath, asyncio.Future[tuple[bytes, str] | None]]] | None = None
+        self._reads: list[tuple[str, str, Callable[[_Ops], Any], asyncio.Future[Any]]] | None = None
         self._tasks: set[asyncio.Future[None]] = set()
         if issubclass(fs_class, LocalFileSystem):
             declared = FilesystemCapabilities.local()
@@ -270,50 +277,51 @@ class FsspecObjectDriver:
         translated.__cause__ = err
         return translated
 
-    async def _batched_get(self, key: str, path: KeyPath) -> tuple[bytes, str] | None:
-        """Read ``key`` together with every other ``get`` started in the same event-loop step.
+    async def _batched(self, what: str, key: str, fn: Callable[[_Ops], Any]) -> Any:
+        """Run the read ``fn(ops)`` together with every other read started in the same event-loop step.
 
-        A history load asks for many segments at once; they share one worker-thread hop
-        instead of one hop each.
+        A history load asks for its listings, then for its objects, all at once; each group
+        shares one worker-thread hop instead of one hop per request.
         """
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[tuple[bytes, str] | None] = loop.create_future()
-        if self._gets is None:
-            self._gets = []
-            loop.call_soon(self._start_gets)
-        self._gets.append((key, path, future))
+        future: asyncio.Future[Any] = loop.create_future()
+        if self._reads is None:
+            self._reads = []
+            loop.call_soon(self._start_reads)
+        self._reads.append((what, key, fn, future))
         return await future
 
-    def _start_gets(self) -> None:
-        batch, self._gets = self._gets or [], None
-        task = asyncio.ensure_future(self._run_gets(batch))
+    def _start_reads(self) -> None:
+        batch, self._reads = self._reads or [], None
+        task = asyncio.ensure_future(self._run_reads(batch))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _run_gets(self, batch: list[tuple[str, KeyPath, asyncio.Future[tuple[bytes, str] | None]]]) -> None:
-        def read_all(ops: _Ops) -> list[tuple[bytes, str] | Exception | None]:
-            results: list[tuple[bytes, str] | Exception | None] = []
-            for _, path, _ in batch:
-                try:
-                    results.append(ops.get(path.rel, path.directory))
-                except Exception as err:  # reported to that caller alone, below
-                    results.append(err)
+    async def _run_reads(self, batch: list[tuple[str, str, Callable[[_Ops], Any], asyncio.Future[Any]]]) -> None:
+        def read_all(ops: _Ops) -> list[Any]:
+            results: list[Any] = []
+            with ops.reads() if isinstance(ops, LocalOps) else contextlib.nullcontext():
+                for _, _, fn, _ in batch:
+                    try:
+                        results.append(fn(ops))
+                    except Exception as err:  # reported to that caller alone, below
+                        results.append(_Failed(err))
             return results
 
         try:
-            results: list[tuple[bytes, str] | Exception | None] = await self._call("get", batch[0][0], read_all)
+            results: list[Any] = await self._call(batch[0][0], batch[0][1], read_all)
         except BaseException as err:
-            for _, _, future in batch:
+            for _, _, _, future in batch:
                 if not future.done():
                     future.set_exception(err if isinstance(err, Exception) else StoreUnavailableError("read cancelled"))
             if not isinstance(err, Exception):
                 raise
             return
-        for (key, _, future), result in zip(batch, results, strict=True):
+        for (what, key, _, future), result in zip(batch, results, strict=True):
             if future.done():
                 continue  # that caller was cancelled
-            if isinstance(result, Exception):
-                future.set_exception(self._translate("get", key, result))
+            if isinstance(result, _Failed):
+                future.set_exception(self._translate(what, key, result.error))
             else:
                 future.set_result(result)
 
@@ -330,7 +338,7 @@ class FsspecObjectDriver:
         if self._ops is None or isinstance(self._ops, S3Ops) or self._closed:
             found = await self._call("get", key, lambda ops: ops.get(path.rel, path.directory))
         else:
-            found = await self._batched_get(key, path)
+            found = await self._batched("get", key, lambda ops: ops.get(path.rel, path.directory))
         return None if found is None else StoredObject(found[0], found[1])
 
     async def head(self, key: str) -> str | None:
@@ -395,7 +403,9 @@ class FsspecObjectDriver:
                 return listed()
             return paged(ops.entries(directory, start, recursive=recursive))
 
-        return await self._call("list", prefix, scan)
+        if self._ops is None or isinstance(self._ops, S3Ops) or self._closed:
+            return await self._call("list", prefix, scan)
+        return await self._batched("list", prefix, scan)
 
     async def aclose(self) -> None:
         """Close the filesystem's connection when this driver owns it. Idempotent."""

@@ -64,6 +64,7 @@ class LocalOps:
         self.fsync = fsync
         self.prune = prune
         self._real_root: str | None = None
+        self._checked: set[str] | None = None
 
     # -- paths ----------------------------------------------------------------------------
 
@@ -81,7 +82,18 @@ class LocalOps:
             return real_root
         full = f"{real_root}/{rel}"
         current = real_root
-        for part in rel.split("/"):
+        parts = rel.split("/")
+        checked = self._checked
+        if checked is not None:
+            # Within one batch of reads, a directory already walked without meeting a link
+            # is not walked again: only the components below it are checked.
+            for depth in range(len(parts) - 1, 0, -1):
+                known = "/".join(parts[:depth])
+                if known in checked:
+                    current = f"{real_root}/{known}"
+                    parts = parts[depth:]
+                    break
+        for index, part in enumerate(parts):
             current = f"{current}/{part}"
             try:
                 mode = os.lstat(current).st_mode
@@ -92,7 +104,18 @@ class LocalOps:
                 if real != real_root and not real.startswith(real_root.rstrip("/") + "/"):
                     raise ValueError(f"path {rel!r} resolves outside the store's root (a symbolic link points out)")
                 return full
+            if checked is not None and index < len(parts) - 1 and stat.S_ISDIR(mode):
+                checked.add(current[len(real_root) + 1 :])
         return full
+
+    @contextlib.contextmanager
+    def reads(self) -> Generator[None]:
+        """Scope of one batch of reads: directories walked in it are not walked again (see :meth:`path`)."""
+        self._checked = set()
+        try:
+            yield
+        finally:
+            self._checked = None
 
     def _resolve_root(self) -> str:
         self._real_root = os.path.realpath(self.root)
