@@ -18,9 +18,7 @@ from agent_stores.testing.servers import Server
 from agent_stores.testing.servers.mongodb import mongodb_server
 from agent_stores.testing.servers.redis import redis_server
 from agent_stores.testing.servers.s3 import S3Endpoint, provide_seaweedfs, s3_endpoint
-from agents_support import StoreTarget
-
-BACKENDS = ["sqlite", "redis", "mongodb", "s3", "fsspec"]
+from agents_support import BACKENDS, StoreTarget
 
 
 @pytest.fixture(scope="session")

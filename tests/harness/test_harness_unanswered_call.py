@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agents_support import ScriptedOpenAI, StoreTarget
+from agents_support import BACKENDS, ScriptedOpenAI, StoreTarget
 
 pytestmark = pytest.mark.asyncio
 
@@ -71,6 +71,12 @@ def scripted(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedOpenAI]:
         yield server
 
 
+# Hiding the unanswered call is the core's rule, over records every backend stores verbatim (the
+# history suites prove that): SQLite and Redis by default, every backend with AGENT_STORES_HEAVY=1.
+KILLED_ON = BACKENDS if os.environ.get("AGENT_STORES_HEAVY") == "1" else ["sqlite", "redis"]
+
+
+@pytest.mark.parametrize("store_target", KILLED_ON, indirect=True)
 async def test_a_run_killed_in_a_tool_call_leaves_a_session_the_model_accepts(
     store_target: StoreTarget, scripted: ScriptedOpenAI
 ) -> None:
