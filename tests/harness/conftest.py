@@ -36,15 +36,9 @@ def agents_mongodb() -> Iterator[Server]:
 @pytest.fixture(scope="session")
 def agents_s3() -> Iterator[tuple[S3Endpoint, str]]:
     """A SeaweedFS bucket: its endpoint and name."""
-    import boto3
-
     with provide_seaweedfs() as server:
         endpoint = s3_endpoint(server)
-        bucket = f"agents-{uuid.uuid4().hex[:12]}"
-        client = boto3.Session(**endpoint.client_kwargs()).client("s3", endpoint_url=endpoint.endpoint_url)  # pyright: ignore[reportUnknownMemberType]
-        client.create_bucket(Bucket=bucket)
-        client.close()
-        yield endpoint, bucket
+        yield endpoint, endpoint.create_bucket("agents")
 
 
 def make_target(backend: str, request: pytest.FixtureRequest, folder: Path) -> StoreTarget:

@@ -37,15 +37,8 @@ def mongodb_for_reliability() -> Iterator[Server]:
 @pytest.fixture(scope="session")
 def seaweedfs_for_reliability() -> Iterator[tuple[Server, str]]:
     """SeaweedFS and a bucket of this run's own."""
-    import boto3
-
     with provide_seaweedfs() as server:
-        endpoint = s3_endpoint(server)
-        bucket = f"agent-stores-reliability-{uuid.uuid4().hex[:10]}"
-        client = boto3.Session(**endpoint.client_kwargs()).client("s3", endpoint_url=endpoint.endpoint_url)  # pyright: ignore[reportUnknownMemberType]
-        client.create_bucket(Bucket=bucket)
-        client.close()
-        yield server, bucket
+        yield server, s3_endpoint(server).create_bucket("agent-stores-reliability")
 
 
 def _target(name: str, request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Target:

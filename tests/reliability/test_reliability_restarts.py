@@ -30,7 +30,7 @@ import pytest
 from agent_framework import Message
 
 from agent_stores.core import StoreUnavailableError, open_stores
-from agent_stores.testing.servers import ServerUnavailable, free_port, is_required, wait_for_port
+from agent_stores.testing.servers import ServerUnavailable, free_port, is_required, stop_process, wait_for_port
 from agent_stores.testing.servers.mongodb import NX27017Process
 from agent_stores.testing.servers.redis import LocalRedis, server_binary
 from agent_stores.testing.servers.s3 import (
@@ -128,14 +128,7 @@ class SeaweedFSServer(Restartable):
 
     def stop(self) -> None:
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+        stop_process(process, grace=15)
 
 
 SERVERS: dict[str, Callable[[Path], Restartable]] = {
@@ -153,8 +146,7 @@ def server(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> I
             found = SERVERS[request.param](Path(directory))
             found.start()
         except ServerUnavailable as err:
-            store = "s3" if request.param == "s3" else request.param
-            if is_required(store):
+            if is_required(request.param):
                 pytest.fail(f"cannot start a {request.param} server of this test's own: {err}", pytrace=False)
             pytest.skip(f"cannot start a {request.param} server of this test's own: {err}")
         for key, value in found.env.items():

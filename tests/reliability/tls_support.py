@@ -20,7 +20,7 @@ from pathlib import Path
 
 import trustme
 
-from agent_stores.testing.servers import ServerUnavailable, free_port, wait_for_port
+from agent_stores.testing.servers import ServerUnavailable, free_port, stop_process, wait_for_port
 from agent_stores.testing.servers.redis import cluster_port
 
 __all__ = ["TlsFiles", "make_tls_files", "moto_tls", "redis_cluster_tls", "redis_tls", "stunnel"]
@@ -74,12 +74,7 @@ def _process(args: list[str], port: int, what: str, log: Path) -> Generator[None
             raise ServerUnavailable(f"{what}: {err}: {log.read_text(errors='replace')[-2000:]}") from err
         yield
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
 
 
 @contextlib.contextmanager

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import subprocess
 import time
 from collections.abc import Callable, Generator
 from contextlib import AbstractContextManager
@@ -44,6 +45,7 @@ __all__ = [
     "provide_server",
     "redact",
     "run_container",
+    "stop_process",
     "wait_for_port",
 ]
 
@@ -90,6 +92,18 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+def stop_process(process: subprocess.Popen[bytes] | None, *, grace: float = 10.0) -> None:
+    """Stop a server process we started: SIGTERM, then SIGKILL after ``grace`` seconds; nothing if it has exited."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(10)
 
 
 def wait_for_port(host: str, port: int, *, timeout: float = 20.0, alive: Callable[[], bool] | None = None) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -27,7 +26,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from . import Server, ServerUnavailable, free_port, provide_server, wait_for_port
+from . import Server, ServerUnavailable, free_port, provide_server, stop_process, wait_for_port
 
 __all__ = [
     "IMAGE_ENV",
@@ -177,14 +176,7 @@ class NX27017Process:
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL after 5 s); idempotent."""
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+        stop_process(process, grace=5)
 
 
 @contextlib.contextmanager

@@ -47,6 +47,7 @@ from . import (
     free_port,
     provide_server,
     run_container,
+    stop_process,
     wait_for_port,
 )
 
@@ -180,14 +181,7 @@ class LocalRedis:
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL after 10 s)."""
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+        stop_process(process)
 
     def restart(self) -> None:
         """Stop and start again on the same port (data is not kept)."""

