@@ -208,6 +208,10 @@ def test_decoding_is_the_framework_message(message: Message) -> None:
         assert type(mine) is type(framework)
         assert list(mine.__dict__) == list(framework.__dict__)
     assert codec.encode_message(ours) == codec.encode_message(theirs)
+    # The batch decoder a load uses takes the same paths, record by record.
+    (batched,) = codec.decode_messages([record])
+    assert list(batched.__dict__) == list(theirs.__dict__)
+    assert codec.encode_message(batched) == codec.encode_message(theirs)
 
 
 @SETTINGS

@@ -24,6 +24,7 @@ from agent_stores.core import (
     StoreError,
     StoreUnavailableError,
     decode_message,
+    decode_messages,
     encode_message,
     encode_record,
     key_segment,
@@ -68,6 +69,14 @@ def test_corrupt_records_raise_corrupt_record_error(record: bytes) -> None:
         decode_message(record, where="record 7")
     assert "record 7" in str(caught.value)
     assert isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize("record", [b"{not json", b"[1, 2]", b'"text"', b'{"role": 5, "contents": 7}'])
+def test_a_corrupt_record_in_a_batch_is_named_by_position(record: bytes) -> None:
+    good = encode_message(_sample())
+    with pytest.raises(CorruptRecordError, match=r"records of 's' #1 "):
+        decode_messages([good, record, good], where="records of 's'")
+    assert [m.to_dict() for m in decode_messages([good, good])] == [_sample().to_dict()] * 2
 
 
 def test_error_hierarchy() -> None:

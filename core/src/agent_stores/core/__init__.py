@@ -10,7 +10,7 @@ Build a store from any driver::
     files, sessions = ObjectAgentFileStore(objects), ObjectSessionStore(objects)
 """
 
-from .codec import CODEC_VERSION, decode_message, encode_message, encode_record, message_digest
+from .codec import CODEC_VERSION, decode_message, decode_messages, encode_message, encode_record, message_digest
 from .drivers import Listing, LogDriver, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
 from .errors import CorruptRecordError, StoreConflictError, StoreError, StoreUnavailableError, TlsFailure, tls_failure
 from .files import ObjectAgentFileStore, decode_text, plain_literal
@@ -68,6 +68,7 @@ __all__ = [
     "TenantStores",
     "TlsFailure",
     "decode_message",
+    "decode_messages",
     "decode_snapshot",
     "decode_text",
     "encode_message",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
 import msgspec
@@ -24,6 +24,7 @@ __all__ = [
     "CODEC_VERSION",
     "count_already_stored",
     "decode_message",
+    "decode_messages",
     "encode_message",
     "encode_record",
     "message_digest",
@@ -33,6 +34,7 @@ __all__ = [
 CODEC_VERSION = 1
 
 _ENCODER = msgspec.json.Encoder()
+_DECODER = msgspec.json.Decoder()
 _SORTED_ENCODER = msgspec.json.Encoder(order="sorted")
 
 # First character of a digest: what filter_new_messages needs to know without the message.
@@ -90,6 +92,26 @@ def decode_message(record: bytes | str, *, where: str = "history record") -> Mes
         return Message.from_dict(cast(dict[str, Any], payload))
     except (TypeError, ValueError, KeyError) as err:
         raise CorruptRecordError(f"{where} is not a valid Message payload") from err
+
+
+def decode_messages(records: Iterable[bytes | str], *, where: str = "history record") -> list[Message]:
+    """Decode records written by :func:`encode_message`, in order; :func:`decode_message` on each.
+
+    Raises:
+        CorruptRecordError: A record is not valid JSON or not a ``Message`` payload; the
+            message names it by ``where`` and its position.
+    """
+    messages: list[Message] = []
+    append = messages.append
+    decode = _DECODER.decode
+    for position, record in enumerate(records):
+        try:
+            payload: Any = decode(record)
+        except (msgspec.DecodeError, TypeError):
+            payload = None  # NaN, Infinity or worse: decode_message takes the framework's path
+        message = fast_decode(cast(dict[str, Any], payload)) if type(payload) is dict else None
+        append(message if message is not None else decode_message(record, where=f"{where} #{position}"))
+    return messages
 
 
 def message_digest(message: Message) -> str:

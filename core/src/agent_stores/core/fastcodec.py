@@ -76,6 +76,8 @@ _RECORD_KEYS = frozenset(("type", "role", "contents", "author_name", "message_id
 # Record keys the framework's Content.from_dict rebuilds in ways this path does not reproduce.
 _DECODE_FALLBACK_KEYS = frozenset(("merge_mode", "inputs", "outputs", "output", "screenshot"))
 _SCALARS = (str, int, float, bool)
+_NO_PROPERTIES: dict[str, Any] = {}
+_new = object.__new__
 # Record keys the framework passes to ``Content.__init__`` unchanged (besides annotations and
 # raw_representation, which ``from_dict`` pops and passes on as they are).
 _PASSTHROUGH = (
@@ -179,7 +181,7 @@ def fast_to_dict(message: Message) -> dict[str, Any] | None:
 
 def _new_content(content_type: str, properties: dict[str, Any]) -> tuple[Content, dict[str, Any]]:
     """A Content with the framework's attributes in the framework's order; returns it and its ``__dict__``."""
-    content = object.__new__(Content)
+    content = _new(Content)
     attrs = content.__dict__
     attrs.update(_CONTENT_TEMPLATE)
     attrs["type"] = content_type
@@ -249,17 +251,18 @@ def _decode_content(entry: Any) -> Content:
 
 def fast_decode(payload: dict[str, Any]) -> Message | None:
     """Return ``Message.from_dict(payload)``, or ``None`` when the record needs the framework's path."""
-    if not _PLAIN or not _RECORD_KEYS.issuperset(payload) or payload.get("type", "message") != "message":
+    get = payload.get
+    if not _PLAIN or not _RECORD_KEYS.issuperset(payload) or get("type", "message") != "message":
         return None
-    role = payload.get("role")
-    author_name = payload.get("author_name")
-    message_id = payload.get("message_id")
-    raw_contents = payload.get("contents")
+    role = get("role")
+    author_name = get("author_name")
+    message_id = get("message_id")
+    raw_contents = get("contents")
     if (
         type(role) is not str
         or (author_name is not None and type(author_name) is not str)
         or (message_id is not None and type(message_id) is not str)
-        or payload.get("additional_properties", {}) != {}
+        or get("additional_properties", _NO_PROPERTIES) != _NO_PROPERTIES
     ):
         return None
     contents: list[Content] = []
@@ -267,16 +270,32 @@ def fast_decode(payload: dict[str, Any]) -> Message | None:
         if type(raw_contents) is not list:
             return None
         try:
-            contents = [_decode_content(item) for item in cast(list[Any], raw_contents)]
+            for entry in cast(list[Any], raw_contents):
+                item = cast(dict[str, Any], entry) if type(entry) is dict else _NO_PROPERTIES
+                text = item.get("text")
+                if (
+                    type(text) is str
+                    and len(item) == 3
+                    and item.get("type") == "text"
+                    and item.get("additional_properties") == _NO_PROPERTIES
+                ):
+                    # The commonest record of all: {"type": "text", "text": ..., "additional_properties": {}}.
+                    content = _new(Content)
+                    attrs = content.__dict__
+                    attrs.update(_CONTENT_TEMPLATE)
+                    attrs["text"] = text
+                    attrs["additional_properties"] = {}
+                    contents.append(content)
+                else:
+                    contents.append(_decode_content(entry))
         except _NotFast:
             return None
-    message = object.__new__(Message)
-    message.__dict__.update(
-        role=role,
-        contents=contents,
-        author_name=author_name,
-        message_id=message_id,
-        additional_properties={},
-        raw_representation=None,
-    )
+    message = _new(Message)
+    attrs = message.__dict__
+    attrs["role"] = role
+    attrs["contents"] = contents
+    attrs["author_name"] = author_name
+    attrs["message_id"] = message_id
+    attrs["additional_properties"] = {}
+    attrs["raw_representation"] = None
     return message

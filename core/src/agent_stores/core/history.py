@@ -12,7 +12,7 @@ from typing import Any
 
 from agent_framework import AgentSession, Content, HistoryProvider, Message, SessionContext, SupportsAgentRun
 
-from .codec import count_already_stored, decode_message, encode_record
+from .codec import count_already_stored, decode_messages, encode_record
 from .drivers import LogDriver, LogRecord, LogTail
 from .errors import StoreConflictError
 from .keys import KeySpace
@@ -323,7 +323,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
 
     @staticmethod
     def _decode(key: str, payloads: list[bytes]) -> list[Message]:
-        return [decode_message(p, where=f"history record in {key!r}") for p in payloads]
+        return decode_messages(payloads, where=f"history record in {key!r}")
 
     async def count_messages(self, session_id: str | None) -> int:
         """Return how many messages the session holds."""
