@@ -1,39 +1,55 @@
-"""Many agents on one Redis: every agent loads its window and saves one turn per step.
+"""Many agents at once on every backend: each agent loads its window and saves one turn per step.
 
-Run: ``uv run --group bench benchmarks/many_agents_bench.py`` (``--thousand`` adds 1,000 agents;
-``--help`` for every option). Each agent owns one session pre-filled with ``--session``
-messages; every step loads the newest ``--window`` messages (as an agent does before a model
-call) and saves one turn of 2 messages. All agents of a row run at once on one event loop and
-share one client (one connection pool), as agents served by one process do.
+Run: ``uv run --group bench benchmarks/many_agents_bench.py`` (``--thousand`` adds 1,000 agents,
+``--backends redis,sqlite`` picks backends; ``--help`` for every option). Each agent owns one
+session pre-filled with ``--session`` messages; every step loads the newest ``--window``
+messages (as an agent does before a model call) and saves one turn of 2 messages. All agents of
+a row run at once on one event loop and share one store (one client, one connection pool), as
+agents served by one process do.
 
-Stores, on the same server (a local ``redis-server``, else a container, or ``$AGENT_STORES_REDIS_URL``):
+Backends and the stores compared on each (the same server for every store of a backend):
 
-* ours: ``open_stores("redis://...").history_provider(max_messages=window)``;
-* ``agent-framework-redis``'s ``RedisHistoryProvider``: it has no read window (its
-  ``max_messages`` deletes older messages), so each step loads the whole session;
-* openai-agents' ``RedisSession`` with ``get_items(limit=window)``: returns dicts, builds no
-  ``Message``.
+* ``redis``: ours (``open_stores("redis://...")``), ``agent-framework-redis``'s
+  ``RedisHistoryProvider`` (no read window: its ``max_messages`` deletes older messages, so each
+  step loads the whole session) and openai-agents' ``RedisSession`` (``get_items(limit=window)``;
+  returns dicts, builds no ``Message``); a local ``redis-server``, else a container, or
+  ``$AGENT_STORES_REDIS_URL``;
+* ``redis-cluster``: ours on a 3-primary local cluster (or ``$AGENT_STORES_REDIS_CLUSTER_URL``);
+* ``sqlite``: ours on a database file and openai-agents' ``SQLiteSession`` on another;
+* ``mongodb``: ours and openai-agents' ``MongoDBSession`` (the nx-27017 stand-in, or
+  ``$AGENT_STORES_MONGODB_URL``);
+* ``s3``: ours on SeaweedFS (or ``$AGENT_STORES_S3_URL``);
+* ``fsspec``: ours on a local folder and the framework's ``FileHistoryProvider`` (whole session).
 
-Reported per store and agent count: steps/s over the row's wall time, and p50/p99 of one step's
-latency (load + save), medians over ``--reps`` repetitions that run the stores in rotated order;
-the ratio to ours is paired within each repetition, so load from other work on the machine
-falls on every store alike. Nothing here asserts a speed. Results go to
-``benchmarks/results/many_agents.md`` and ``many_agents.json`` (see ``--out``).
+Reported per store and agent count: steps/s over the row's wall time, p50/p99 of one step's
+latency (load + save), and the client's CPU time over the row's wall time (near 100% the
+client's one event loop is what saturates; well below, the server or the pool is waited for),
+medians over ``--reps`` repetitions that run the stores in rotated order; the ratio to ours is
+paired within each repetition, so load from other work on the machine falls on every store
+alike. Per store also the client memory one more idle session costs (``tracemalloc``: the
+difference between 50 and 150 sessions that each took one step, divided by 100; ``--idle``). Nothing here
+asserts a speed. Results go to ``benchmarks/results/many_agents.md`` and ``many_agents.json``
+(see ``--out``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import gc
 import json
 import os
 import platform
 import statistics
 import sys
+import tempfile
 import time
+import tracemalloc
 import uuid
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -43,20 +59,24 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _payloads import Turn, make_turns
-from _subjects_redis import _redis  # pyright: ignore[reportPrivateUsage]
+from _subjects_redis import _cluster, _redis  # pyright: ignore[reportPrivateUsage]
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
-_PACKAGES = ("agent-framework-core", "agent-stores-core", "agent-stores-redis", "redis", "msgspec",
-             "agent-framework-redis", "openai-agents")  # fmt: skip
+BACKENDS = ("redis", "redis-cluster", "sqlite", "mongodb", "s3", "fsspec")
+_PACKAGES = ("agent-framework-core", "agent-stores-core", "agent-stores-redis", "agent-stores-sqlite",
+             "agent-stores-mongodb", "agent-stores-s3", "agent-stores-fsspec", "redis", "aiosqlite", "pymongo",
+             "boto3", "fsspec", "msgspec", "agent-framework-redis", "openai-agents")  # fmt: skip
 
 
 class Store:
-    """One history store, shared by every agent of a row."""
+    """One history store on one backend, shared by every agent of a row."""
 
     name = ""
+    backend = ""
     requires = ""
 
     async def open(self, url: str, window: int) -> None:
+        """Open on ``url``: the backend's base (a server URL or a fresh directory for file backends)."""
         raise NotImplementedError
 
     async def prefill(self, session_id: str, turns: Sequence[Turn]) -> None:
@@ -70,18 +90,23 @@ class Store:
         """Release what ``open`` acquired."""
 
 
-class Ours(Store):
-    name = "ours: RedisHistoryProvider"
-    requires = "agent_stores.redis"
+class _OursBase(Store):
+    """``open_stores(url).history_provider(max_messages=window)``; subclasses build the URL."""
+
+    def _url(self, base: str) -> str:
+        raise NotImplementedError
+
+    def _options(self) -> dict[str, Any]:
+        return {}
 
     async def open(self, url: str, window: int) -> None:
         from agent_stores.core import open_stores
 
-        self._stores = open_stores(url, key_prefix=f"many-{uuid.uuid4().hex[:8]}:")
+        self._stores = open_stores(self._url(url), **self._options())
         self._provider: Any = self._stores.history_provider(max_messages=window)
 
     async def prefill(self, session_id: str, turns: Sequence[Turn]) -> None:
-        await self._provider.save_messages(session_id, [m for t in turns for m in t.messages])
+        await self._provider.import_messages(session_id, [m for t in turns for m in t.messages])
 
     async def step(self, session_id: str, turn: Turn) -> int:
         loaded = await self._provider.get_messages(session_id)
@@ -92,8 +117,79 @@ class Ours(Store):
         await self._stores.aclose()
 
 
+class Ours(_OursBase):
+    name = "ours: RedisHistoryProvider"
+    backend = "redis"
+    requires = "agent_stores.redis"
+
+    def _url(self, base: str) -> str:
+        return base
+
+    def _options(self) -> dict[str, Any]:
+        return {"key_prefix": f"many-{uuid.uuid4().hex[:8]}:"}
+
+
+class OursCluster(Ours):
+    name = "ours: RedisHistoryProvider on a 3-primary cluster"
+    backend = "redis-cluster"
+
+
+class OursSQLite(_OursBase):
+    name = "ours: SQLiteHistoryProvider"
+    backend = "sqlite"
+    requires = "agent_stores.sqlite"
+
+    def _url(self, base: str) -> str:
+        return f"sqlite:///{base}/ours-{uuid.uuid4().hex[:8]}.db"
+
+
+class OursMongoDB(_OursBase):
+    name = "ours: MongoDBHistoryProvider"
+    backend = "mongodb"
+    requires = "agent_stores.mongodb"
+
+    def _url(self, base: str) -> str:
+        from _subjects_mongodb import _database_url  # pyright: ignore[reportPrivateUsage]
+
+        self._database = f"many_{uuid.uuid4().hex[:12]}"
+        return _database_url(self._database)
+
+    async def close(self) -> None:
+        await super().close()
+        await _drop_mongodb_database(self._database)
+
+
+class OursS3(_OursBase):
+    name = "ours: S3HistoryProvider"
+    backend = "s3"
+    requires = "agent_stores.s3"
+
+    def _url(self, base: str) -> str:
+        from _subjects_s3 import _bucket, _client, _url  # pyright: ignore[reportPrivateUsage]
+
+        client = _client()
+        bucket = _bucket(client)
+        client.close()
+        return _url(bucket, prefix="many")
+
+    def _options(self) -> dict[str, Any]:
+        from _subjects_s3 import _session  # pyright: ignore[reportPrivateUsage]
+
+        return {"session": _session()}
+
+
+class OursFsspec(_OursBase):
+    name = "ours: FsspecHistoryProvider (local dir)"
+    backend = "fsspec"
+    requires = "agent_stores.fsspec"
+
+    def _url(self, base: str) -> str:
+        return f"file://{base}/ours-{uuid.uuid4().hex[:8]}"
+
+
 class AgentFrameworkRedis(Store):
     name = "agent-framework-redis RedisHistoryProvider (whole session)"
+    backend = "redis"
     requires = "agent_framework_redis"
 
     async def open(self, url: str, window: int) -> None:
@@ -119,6 +215,7 @@ class AgentFrameworkRedis(Store):
 
 class OpenAIAgentsRedis(Store):
     name = "openai-agents RedisSession"
+    backend = "redis"
     requires = "agents.extensions.memory.redis_session"
 
     async def open(self, url: str, window: int) -> None:
@@ -151,7 +248,154 @@ class OpenAIAgentsRedis(Store):
         await self._client.aclose()
 
 
-STORES: tuple[type[Store], ...] = (Ours, AgentFrameworkRedis, OpenAIAgentsRedis)
+class OpenAIAgentsSQLite(Store):
+    name = "openai-agents SQLiteSession"
+    backend = "sqlite"
+    requires = "agents"
+
+    async def open(self, url: str, window: int) -> None:
+        self._path = Path(url) / f"openai-agents-{uuid.uuid4().hex[:8]}.db"
+        self._window = window
+        self._sessions: dict[str, Any] = {}
+
+    def _session(self, session_id: str) -> Any:
+        from agents import SQLiteSession
+
+        session = self._sessions.get(session_id)
+        if session is None:
+            session = self._sessions[session_id] = SQLiteSession(session_id, self._path)
+        return session
+
+    async def prefill(self, session_id: str, turns: Sequence[Turn]) -> None:
+        await self._session(session_id).add_items([i for t in turns for i in t.items])
+
+    async def step(self, session_id: str, turn: Turn) -> int:
+        session = self._session(session_id)
+        loaded = await session.get_items(limit=self._window)
+        await session.add_items(list(turn.items))
+        return len(loaded)
+
+    async def close(self) -> None:
+        for session in self._sessions.values():
+            session.close()
+
+
+class OpenAIAgentsMongoDB(Store):
+    name = "openai-agents MongoDBSession"
+    backend = "mongodb"
+    requires = "agents.extensions.memory.mongodb_session"
+
+    async def open(self, url: str, window: int) -> None:
+        from pymongo import AsyncMongoClient
+
+        from _subjects_mongodb import mongodb_server
+
+        self._client: Any = AsyncMongoClient(mongodb_server())
+        self._database = f"many_{uuid.uuid4().hex[:12]}"
+        self._window = window
+        self._sessions: dict[str, Any] = {}
+
+    def _session(self, session_id: str) -> Any:
+        from agents.extensions.memory.mongodb_session import MongoDBSession
+
+        session = self._sessions.get(session_id)
+        if session is None:
+            session = MongoDBSession(session_id, client=self._client, database=self._database)
+            self._sessions[session_id] = session
+        return session
+
+    async def prefill(self, session_id: str, turns: Sequence[Turn]) -> None:
+        await self._session(session_id).add_items([i for t in turns for i in t.items])
+
+    async def step(self, session_id: str, turn: Turn) -> int:
+        session = self._session(session_id)
+        loaded = await session.get_items(limit=self._window)
+        await session.add_items(list(turn.items))
+        return len(loaded)
+
+    async def close(self) -> None:
+        await self._client.drop_database(self._database)
+        await self._client.close()
+
+
+class FrameworkFile(Store):
+    name = "framework FileHistoryProvider (whole session)"
+    backend = "fsspec"
+    requires = "agent_framework"
+
+    async def open(self, url: str, window: int) -> None:
+        from agent_framework import FileHistoryProvider
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # ExperimentalWarning: expected, not news for a benchmark
+            self._provider: Any = FileHistoryProvider(Path(url) / f"file-{uuid.uuid4().hex[:8]}")
+
+    async def prefill(self, session_id: str, turns: Sequence[Turn]) -> None:
+        await self._provider.save_messages(session_id, [m for t in turns for m in t.messages])
+
+    async def step(self, session_id: str, turn: Turn) -> int:
+        loaded = await self._provider.get_messages(session_id)
+        await self._provider.save_messages(session_id, list(turn.messages))
+        return len(loaded)
+
+
+async def _drop_mongodb_database(name: str) -> None:
+    from pymongo import AsyncMongoClient
+
+    from _subjects_mongodb import mongodb_server
+
+    client: Any = AsyncMongoClient(mongodb_server())
+    await client.drop_database(name)
+    await client.close()
+
+
+#: Every store, grouped by backend; ours first on each backend (the ratios' reference).
+STORES: tuple[type[Store], ...] = (
+    Ours,
+    AgentFrameworkRedis,
+    OpenAIAgentsRedis,
+    OursCluster,
+    OursSQLite,
+    OpenAIAgentsSQLite,
+    OursMongoDB,
+    OpenAIAgentsMongoDB,
+    OursS3,
+    OursFsspec,
+    FrameworkFile,
+)
+OURS = {factory.backend: factory for factory in STORES if factory.name.startswith("ours:")}
+
+
+@contextlib.contextmanager
+def _directory(label: str) -> Iterator[tuple[str, str]]:
+    with tempfile.TemporaryDirectory(prefix=f"many-agents-{label}-") as path:
+        yield path, f"a folder in {tempfile.gettempdir()}"
+
+
+@contextlib.contextmanager
+def _mongodb() -> Iterator[tuple[str, str]]:
+    from _subjects_mongodb import SERVER, mongodb_server
+
+    yield mongodb_server(), SERVER["description"]
+
+
+@contextlib.contextmanager
+def _s3() -> Iterator[tuple[str, str]]:
+    from _subjects_s3 import s3_server
+
+    server, _ = s3_server()
+    yield server.url, f"{server.description} via {server.via}"
+
+
+#: How each backend's base URL (a server, or a fresh folder) is made for a run.
+SERVERS: dict[str, Callable[[], AbstractContextManager[tuple[str, str]]]] = {
+    "redis": _redis,
+    "redis-cluster": _cluster,
+    "sqlite": lambda: _directory("sqlite"),
+    "mongodb": _mongodb,
+    "s3": _s3,
+    "fsspec": lambda: _directory("fsspec"),
+}
 
 
 @dataclass(frozen=True)
@@ -162,6 +406,9 @@ class Config:
     window: int
     out: Path
     reps: int = 1
+    backends: tuple[str, ...] = BACKENDS
+    #: Session counts whose memory difference gives the cost of one idle session; empty: not measured.
+    idle: tuple[int, int] | None = (50, 150)
 
 
 def _missing(store: Store) -> str | None:
@@ -196,14 +443,17 @@ async def run_row(store: Store, url: str, agents: int, config: Config) -> dict[s
                 loaded.append(await store.step(session_id, turn))
                 latencies.append(time.perf_counter() - start)
 
+        cpu = time.process_time()
         start = time.perf_counter()
         await asyncio.gather(*(agent(s) for s in sessions))
         wall = time.perf_counter() - start
+        cpu = time.process_time() - cpu
     finally:
         await store.close()
     ordered = sorted(latencies)
     return {
         "store": store.name,
+        "backend": store.backend,
         "agents": agents,
         "status": "ok",
         "steps": len(latencies),
@@ -211,54 +461,105 @@ async def run_row(store: Store, url: str, agents: int, config: Config) -> dict[s
         "p50_ms": statistics.median(ordered) * 1000,
         "p99_ms": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000,
         "messages_per_load": statistics.median(loaded),
+        "client_cpu": cpu / wall,
     }
+
+
+async def idle_session_bytes(store: Store, url: str, config: Config) -> float:
+    """Client memory one more idle session costs: the traced difference between two session counts, per session."""
+    assert config.idle is not None
+    few, many = config.idle
+    traced: dict[int, int] = {}
+    turn = make_turns(0, 1)[0]
+    for sessions in (few, many):
+        await store.open(url, config.window)
+        try:
+            await store.step("warm-up", turn)  # clients, pools and caches that do not grow with sessions
+            gc.collect()
+            tracemalloc.start()
+            try:
+                baseline = tracemalloc.get_traced_memory()[0]
+                for index in range(sessions):
+                    await store.step(f"idle-{index}", turn)
+                gc.collect()
+                traced[sessions] = tracemalloc.get_traced_memory()[0] - baseline
+            finally:
+                tracemalloc.stop()
+        finally:
+            await store.close()
+    return (traced[many] - traced[few]) / (many - few)
+
+
+def _factories(backend: str) -> list[type[Store]]:
+    return [factory for factory in STORES if factory.backend == backend]
 
 
 async def run(config: Config) -> dict[str, Any]:
     samples: dict[tuple[str, int], list[dict[str, Any]]] = {}
     missing: dict[str, str] = {}
-    with _redis() as (url, description):
-        for rep in range(config.reps):
-            for agents in config.agents:
-                factories = list(STORES)
-                shift = rep % len(factories)
-                for factory in factories[shift:] + factories[:shift]:  # rotated: noise falls on every store
-                    store = factory()
-                    reason = _missing(store)
-                    if reason is not None:
-                        missing[store.name] = reason
-                        continue
-                    print(f"rep {rep + 1}/{config.reps}: {store.name}: {agents} agents", file=sys.stderr, flush=True)
-                    samples.setdefault((store.name, agents), []).append(await run_row(store, url, agents, config))
+    servers: dict[str, str] = {}
+    memory: dict[str, float] = {}
+    for backend in config.backends:
+        try:
+            server = SERVERS[backend]()
+            url, description = server.__enter__()
+        except Exception as err:  # a server that cannot start here: its rows report why
+            for factory in _factories(backend):
+                missing[factory.name] = f"no {backend} server: {str(err) or type(err).__name__}"
+            print(f"no {backend} server: {err}", file=sys.stderr, flush=True)
+            continue
+        try:
+            servers[backend] = description
+            factories = [f for f in _factories(backend) if not _note_missing(f(), missing)]
+            for rep in range(config.reps):
+                for agents in config.agents:
+                    shift = rep % len(factories)
+                    for factory in factories[shift:] + factories[:shift]:  # rotated: noise falls on every store
+                        store = factory()
+                        print(
+                            f"{backend} rep {rep + 1}/{config.reps}: {store.name}: {agents} agents",
+                            file=sys.stderr,
+                            flush=True,
+                        )
+                        samples.setdefault((store.name, agents), []).append(await run_row(store, url, agents, config))
+            if config.idle is not None:
+                for factory in factories:
+                    memory[factory.name] = await idle_session_bytes(factory(), url, config)
+        finally:
+            server.__exit__(None, None, None)
     rows: list[dict[str, Any]] = []
-    for agents in config.agents:
-        ours = samples.get((Ours.name, agents), [])
-        for factory in STORES:
+    for backend in config.backends:
+        for factory in _factories(backend):
             name = factory.name
-            if name in missing:
-                rows.append({"store": name, "agents": agents, "status": missing[name]})
-                continue
-            runs = samples[(name, agents)]
-            paired = [r["steps_per_s"] / o["steps_per_s"] for r, o in zip(runs, ours, strict=True)]
-            rows.append(
-                {
-                    "store": name,
-                    "agents": agents,
-                    "status": "ok",
-                    "steps": runs[0]["steps"],
-                    "steps_per_s": statistics.median(r["steps_per_s"] for r in runs),
-                    "p50_ms": statistics.median(r["p50_ms"] for r in runs),
-                    "p99_ms": statistics.median(r["p99_ms"] for r in runs),
-                    "messages_per_load": statistics.median(r["messages_per_load"] for r in runs),
-                    "vs_ours": statistics.median(paired),
-                    "samples": runs,
-                }
-            )
+            for agents in config.agents:
+                if name in missing:
+                    rows.append({"store": name, "backend": backend, "agents": agents, "status": missing[name]})
+                    continue
+                runs = samples[(name, agents)]
+                ours = samples.get((OURS[backend].name, agents), [])
+                paired = [r["steps_per_s"] / o["steps_per_s"] for r, o in zip(runs, ours, strict=False)]
+                rows.append(
+                    {
+                        "store": name,
+                        "backend": backend,
+                        "agents": agents,
+                        "status": "ok",
+                        "steps": runs[0]["steps"],
+                        "steps_per_s": statistics.median(r["steps_per_s"] for r in runs),
+                        "p50_ms": statistics.median(r["p50_ms"] for r in runs),
+                        "p99_ms": statistics.median(r["p99_ms"] for r in runs),
+                        "messages_per_load": statistics.median(r["messages_per_load"] for r in runs),
+                        "client_cpu": statistics.median(r["client_cpu"] for r in runs),
+                        "vs_ours": statistics.median(paired) if paired else None,
+                        "idle_session_bytes": memory.get(name),
+                        "samples": runs,
+                    }
+                )
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": f"{platform.machine()}, python {platform.python_version()}",
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, python {platform.python_version()}",
         "load_average": " / ".join(f"{value:.1f}" for value in os.getloadavg()),
-        "server": description,
+        "servers": servers,
         "packages": {p: _version(p) for p in _PACKAGES},
         "config": {
             "agents": list(config.agents),
@@ -266,9 +567,18 @@ async def run(config: Config) -> dict[str, Any]:
             "session": config.session,
             "window": config.window,
             "reps": config.reps,
+            "backends": list(config.backends),
+            "idle": list(config.idle) if config.idle else None,
         },
         "rows": rows,
     }
+
+
+def _note_missing(store: Store, missing: dict[str, str]) -> bool:
+    reason = _missing(store)
+    if reason is not None:
+        missing[store.name] = reason
+    return reason is not None
 
 
 def _version(package: str) -> str:
@@ -278,31 +588,53 @@ def _version(package: str) -> str:
         return "not installed"
 
 
+def _saturation(row: dict[str, Any]) -> str:
+    return "client CPU" if row["client_cpu"] >= 0.85 else "waits (server, pool, I/O)"
+
+
 def render_markdown(summary: dict[str, Any]) -> str:
     cfg = summary["config"]
     lines = [
-        "# Many agents on one Redis",
+        "# Many agents at once",
         "",
-        f"- date: {summary['date']}; {summary['machine']}; server: {summary['server']}; load average at the end "
-        f"{summary.get('load_average', 'unknown')} (other work shared the machine: read the ratios)",
+        f"- date: {summary['date']}; {summary['machine']}; load average at the end "
+        f"{summary.get('load_average', 'unknown')} (other work falls on every store alike: read the ratios)",
+        *(f"- {backend} server: {description}" for backend, description in summary.get("servers", {}).items()),
         "- packages: " + ", ".join(f"{k} {v}" for k, v in summary["packages"].items()),
         f"- every agent: one session pre-filled with {cfg['session']} messages; {cfg['steps']} steps, each a load of "
-        f"the newest {cfg['window']} messages and a save of one 2-message turn; all agents at once, one client",
-        f"- {cfg.get('reps', 1)} repetitions, the stores of each agent count in rotated order; medians over"
-        " repetitions; steps/s ÷ ours is the median of the ratios paired within each repetition",
-        "",
-        "| agents | store | steps/s | p50 ms | p99 ms | messages per load | steps/s ÷ ours |",
-        "|---:|---|---:|---:|---:|---:|---:|",
+        f"the newest {cfg['window']} messages and a save of one 2-message turn; all agents at once, one store",
+        f"- {cfg.get('reps', 1)} repetitions, the stores of each backend and agent count in rotated order; medians"
+        " over repetitions; steps/s ÷ ours is the median of the ratios paired within each repetition (ours on the"
+        " same backend)",
+        "- client CPU: the benchmark process's CPU time over the row's wall time (one event loop: near 100% it is"
+        " what saturates; lower, the server or the connection pool is waited for)",
+        "- idle session: client memory one more session costs once it has taken a step and gone idle"
+        f" (tracemalloc: {cfg.get('idle')} sessions, the difference per session)",
     ]
-    for row in summary["rows"]:
-        if row["status"] != "ok":
-            lines.append(f"| {row['agents']} | {row['store']} | {row['status']} | | | | |")
+    for backend in cfg.get("backends", ["redis"]):
+        rows = [r for r in summary["rows"] if r.get("backend", "redis") == backend]
+        if not rows:
             continue
-        ratio = f"{row['vs_ours']:.2f}x"
-        lines.append(
-            f"| {row['agents']} | {row['store']} | {row['steps_per_s']:,.0f} | {row['p50_ms']:.1f} | "
-            f"{row['p99_ms']:.1f} | {row['messages_per_load']:.0f} | {ratio} |"
-        )
+        lines += [
+            "",
+            f"## {backend}",
+            "",
+            "| agents | store | steps/s | p50 ms | p99 ms | messages per load | client CPU | saturates |"
+            " steps/s ÷ ours | idle session |",
+            "|---:|---|---:|---:|---:|---:|---:|---|---:|---:|",
+        ]
+        for row in rows:
+            if row["status"] != "ok":
+                lines.append(f"| {row['agents']} | {row['store']} | {row['status']} | | | | | | | |")
+                continue
+            ratio = "—" if row.get("vs_ours") is None else f"{row['vs_ours']:.2f}x"
+            idle = row.get("idle_session_bytes")
+            memory = "—" if idle is None else f"{idle / 1024:,.1f} KiB"
+            lines.append(
+                f"| {row['agents']} | {row['store']} | {row['steps_per_s']:,.0f} | {row['p50_ms']:.1f} | "
+                f"{row['p99_ms']:.1f} | {row['messages_per_load']:.0f} | {row['client_cpu']:.0%} | "
+                f"{_saturation(row)} | {ratio} | {memory} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -314,14 +646,42 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
     parser.add_argument("--session", type=int, default=200, help="messages per session before the run (default 200)")
     parser.add_argument("--window", type=int, default=40, help="messages per load (default 40)")
     parser.add_argument("--reps", type=int, default=3, help="repetitions, stores rotated (default 3)")
+    parser.add_argument(
+        "--backends", default=",".join(BACKENDS), help=f"backends, comma-separated (default {','.join(BACKENDS)})"
+    )
+    parser.add_argument(
+        "--idle",
+        default="50,150",
+        help="two session counts whose memory difference gives one idle session's cost (default 50,150; 'none' skips)",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results directory (default {DEFAULT_OUT})")
     args = parser.parse_args(argv)
     agents = tuple(int(a) for a in str(args.agents).split(",") if a)
     if args.thousand:
         agents = (*agents, 1000)
+    backends = tuple(b for b in str(args.backends).split(",") if b)
+    unknown = sorted(set(backends) - set(BACKENDS))
+    if unknown:
+        parser.error(f"unknown backends {unknown}; choose from {', '.join(BACKENDS)}")
     return Config(
-        agents=agents, steps=args.steps, session=args.session, window=args.window, out=args.out, reps=args.reps
+        agents=agents,
+        steps=args.steps,
+        session=args.session,
+        window=args.window,
+        out=args.out,
+        reps=args.reps,
+        backends=backends,
+        idle=_idle_counts(parser, str(args.idle)),
     )
+
+
+def _idle_counts(parser: argparse.ArgumentParser, value: str) -> tuple[int, int] | None:
+    if value == "none":
+        return None
+    counts = tuple(int(v) for v in value.split(",") if v)
+    if len(counts) != 2 or not 0 <= counts[0] < counts[1]:
+        parser.error(f"--idle takes two increasing session counts, got {value!r}")
+    return counts[0], counts[1]
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:

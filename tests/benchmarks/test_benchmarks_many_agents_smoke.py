@@ -1,4 +1,8 @@
-"""The many-agents benchmark runs end to end, tiny, and reports every row (no timing asserted)."""
+"""The many-agents benchmark runs end to end, tiny, and reports every row (no timing asserted).
+
+CI runs it on the backends whose servers start in a second (Redis, SQLite, the MongoDB stand-in,
+a local folder); the recorded run adds the cluster and S3.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from pathlib import Path
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+BACKENDS = ("redis", "sqlite", "mongodb", "fsspec")
 
 
 def test_many_agents_benchmark_reports_every_store_and_agent_count(
@@ -27,6 +32,10 @@ def test_many_agents_benchmark_reports_every_store_and_agent_count(
         "10",
         "--window",
         "4",
+        "--idle",
+        "2,5",
+        "--backends",
+        ",".join(BACKENDS),
         "--out",
         str(tmp_path),
     ]
@@ -34,10 +43,13 @@ def test_many_agents_benchmark_reports_every_store_and_agent_count(
 
     summary = json.loads((tmp_path / "many_agents.json").read_text())
     markdown = (tmp_path / "many_agents.md").read_text()
-    expected = {(factory.name, agents) for factory in many_agents_bench.STORES for agents in (1, 3)}
+    stores = [factory for factory in many_agents_bench.STORES if factory.backend in BACKENDS]
+    assert {factory.backend for factory in stores} == set(BACKENDS)
+    expected = {(factory.name, agents) for factory in stores for agents in (1, 3)}
     assert {(row["store"], row["agents"]) for row in summary["rows"]} == expected
+    ours_names = {many_agents_bench.OURS[backend].name for backend in BACKENDS}
     for row in summary["rows"]:
-        if row["store"] == many_agents_bench.Ours.name:
+        if row["store"] in ours_names:
             assert row["status"] == "ok"
         if row["status"] != "ok":
             assert row["status"].startswith("not installed"), row
@@ -45,7 +57,12 @@ def test_many_agents_benchmark_reports_every_store_and_agent_count(
         assert row["steps"] == row["agents"] * 2
         assert row["steps_per_s"] > 0
         assert row["p50_ms"] <= row["p99_ms"]
+        assert row["client_cpu"] > 0
+        assert row["idle_session_bytes"] is not None
         assert f"| {row['agents']} | {row['store']} |" in markdown
-    ours = [r for r in summary["rows"] if r["store"] == many_agents_bench.Ours.name]
+    ours = [r for r in summary["rows"] if r["store"] in ours_names]
+    assert len(ours) == 2 * len(BACKENDS)
     assert all(0 < r["messages_per_load"] <= 4 for r in ours)  # the window, not the session
     assert all(r["vs_ours"] == pytest.approx(1.0) and len(r["samples"]) == 2 for r in ours)
+    for backend in BACKENDS:
+        assert f"## {backend}" in markdown
