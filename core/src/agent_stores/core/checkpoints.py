@@ -60,7 +60,7 @@ _MICROSECOND = timedelta(microseconds=1)
 _ORDER_DIGITS = 18  # microseconds from year 1 to year 9999 fit in 18 digits
 _ORDER_MAX = 10**_ORDER_DIGITS - 1
 _PAGE = 64  # index entries per listing page
-_PARALLEL = 16  # records fetched concurrently by list_checkpoints
+_PARALLEL = 32  # records fetched concurrently by list_checkpoints
 
 
 class CorruptCheckpointError(CorruptRecordError, WorkflowCheckpointException):
@@ -314,19 +314,29 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
             await self.driver.delete(index_key, if_version=version)
 
     async def _entry_record(self, index_key: str) -> WorkflowCheckpoint | None:
-        """Return the live checkpoint an index entry points to, healing a dangling or stale entry."""
-        entry_version = await self.driver.head(index_key)
-        if entry_version is None:
-            return None
+        """Return the live checkpoint an index entry points to, healing a dangling or stale entry.
+
+        A live entry costs one read (its record). Only an entry that looks dangling or stale is
+        looked at again: its version first, then its record once more, so it is dropped only
+        if no save rewrote it after that version was read (a save writes the record before
+        the entry).
+        """
         record_key = self._record_key_of_entry(index_key)
         found = await self._read(record_key, f"at {record_key!r}")
-        if found is None:
-            await self._drop_entry(index_key, entry_version)  # its checkpoint was deleted
+        if found is not None and self._index_key(found[0].checkpoint) == index_key:
+            return await self._live(found, record_key, index_key)
+        entry_version = await self.driver.head(index_key)
+        if entry_version is None:
+            return None  # the entry is gone already
+        found = await self._read(record_key, f"at {record_key!r}")
+        if found is None or self._index_key(found[0].checkpoint) != index_key:
+            # Deleted, or re-saved under another timestamp or workflow.
+            await self._drop_entry(index_key, entry_version)
             return None
+        return await self._live(found, record_key, index_key)
+
+    async def _live(self, found: tuple[_Record, str], record_key: str, index_key: str) -> WorkflowCheckpoint | None:
         record, version = found
-        if self._index_key(record.checkpoint) != index_key:
-            await self._drop_entry(index_key, entry_version)  # re-saved under another timestamp or workflow
-            return None
         if self._expired(record.expires_at):
             await self._remove(record_key, version, index_key)
             return None
