@@ -75,6 +75,9 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
     "limits": [
         ("Message round-trip (bytes)", "message_bytes"),
         ("File round-trip (bytes)", "file_bytes"),
+        ("Session: messages imported, windowed, counted, deleted", "session_messages"),
+        ("Files in one folder: written, listed, globbed, searched, deleted", "folder_files"),
+        ("Search of the whole folder", "search_all"),
         ("Refused before the write", "refused"),
         ("Half-written after a refusal", "half_written"),
     ],
@@ -82,6 +85,7 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("Server", "server"),
         ("Saves acknowledged", "acknowledged"),
         ("Failed with StoreUnavailableError", "unavailable"),
+        ("Slowest failure (s)", "slowest_failure_s"),
         ("Other errors", "other_errors"),
         ("Lost", "lost"),
         ("Duplicated", "duplicated"),
@@ -138,7 +142,7 @@ def tables(entries: Iterable[Mapping[str, Any]]) -> str:
 
 
 #: Fields that describe a run rather than count something: never summed across runs.
-_NOT_SUMMED = {"processes", "message_bytes", "file_bytes", "saves"}
+_NOT_SUMMED = {"processes", "message_bytes", "file_bytes", "saves", "session_messages", "piece", "folder_files"}
 
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "reliability.md"

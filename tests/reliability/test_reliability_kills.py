@@ -15,6 +15,10 @@ A save that gives up after its retries against the other writers (``StoreConflic
 documented) is retried by the writer and counted; it is not an acknowledgement.
 
 One round per backend by default; ``AGENT_STORES_HEAVY=1`` runs 5 rounds of 6 processes (3 killed).
+
+Two more cases, each documented at its test: a ``delete_session`` of a long session killed
+half-way, finished by the next delete, purge or save (the raw bytes searched for the deleted
+text); and compare-and-set writers of one session snapshot killed mid-update (no lost update).
 """
 
 from __future__ import annotations

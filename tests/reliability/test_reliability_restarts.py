@@ -263,6 +263,7 @@ async def test_a_server_restart_loses_nothing_and_the_store_recovers(server: Res
         stopped: asyncio.Future[Any] | None = None
         restarted: asyncio.Future[Any] | None = None
         acked_after = 0
+        slowest_failure = 0.0
         index = 0
         deadline = time.monotonic() + 180
         while acked_after < AFTER:
@@ -272,9 +273,11 @@ async def test_a_server_restart_loses_nothing_and_the_store_recovers(server: Res
             if stopped is not None and stopped.done() and restarted is None:
                 stopped.result()
                 restarted = loop.run_in_executor(None, lambda: (time.sleep(DOWN_S), server.start()))
+            started = time.monotonic()
             try:
                 await history.save_messages("s", _pair(index))
             except StoreUnavailableError:
+                slowest_failure = max(slowest_failure, time.monotonic() - started)
                 errors["StoreUnavailableError"] += 1
                 await asyncio.sleep(0.05)
                 continue  # the application retries the same save
@@ -310,5 +313,6 @@ async def test_a_server_restart_loses_nothing_and_the_store_recovers(server: Res
             "lost": lost,
             "duplicated": duplicated,
             "works_after": acked_after > 0,
+            "slowest_failure_s": f"{slowest_failure:.2f}",
         }
     )
