@@ -405,7 +405,7 @@ async def test_a_delete_killed_half_way_is_finished_by_the_next_delete_purge_or_
 CAS_PROCESSES = 6 if HEAVY else 4
 CAS_KILLED = CAS_PROCESSES // 2
 CAS_ROUNDS = 3 if HEAVY else 1
-SURVIVOR_INCREMENTS = 15
+SURVIVOR_INCREMENTS = 10
 
 
 def _cas_round(target: Target, tmp_path: Path, session: str, round_: int) -> tuple[list[Writer], list[Writer]]:

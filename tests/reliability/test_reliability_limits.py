@@ -121,10 +121,10 @@ async def test_s3_refuses_a_key_over_1024_bytes_before_the_write(s3_target: Targ
 
 
 #: A long session: messages, imported in pieces of ``PIECE`` (each piece one append).
-SESSION_MESSAGES = 100_000 if HEAVY else 4_000
+SESSION_MESSAGES = 100_000 if HEAVY else 3_000
 PIECE = 1_000 if HEAVY else 500
 #: Files in one folder.
-FOLDER_FILES = 10_000 if HEAVY else 400
+FOLDER_FILES = 10_000 if HEAVY else 200
 #: Concurrent writes and deletes of the folder test (an application's worker pool).
 PARALLEL = 16
 
