@@ -316,3 +316,68 @@ async def test_a_server_restart_loses_nothing_and_the_store_recovers(server: Res
             "slowest_failure_s": f"{slowest_failure:.2f}",
         }
     )
+
+
+@pytest.fixture
+def sshd(monkeypatch: pytest.MonkeyPatch) -> Iterator[SshdServer]:
+    with tempfile.TemporaryDirectory(prefix="as-sshd-") as directory:
+        try:
+            found = SshdServer(Path(directory))
+            found.start()
+        except ServerUnavailable as err:
+            if is_required("sftp"):
+                pytest.fail(f"cannot start an sshd of this test's own: {err}", pytrace=False)
+            pytest.skip(f"cannot start an sshd of this test's own: {err}")
+        try:
+            yield found
+        finally:
+            found.stop()
+
+
+def _signal_all(server: SshdServer, signum: int) -> None:
+    assert server.process is not None
+    for pid in [server.process.pid, *_descendants(server.process.pid)]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
+
+
+#: Upper bound on one failing call while sshd is silent: many times the URL's ``timeout`` (2 s),
+#: so only a call that waits for TCP or paramiko's own 15 s banner wait exceeds it.
+SILENT_CALL_LIMIT_S = 30
+
+
+async def test_a_silent_sshd_fails_each_call_within_the_timeout_and_the_store_recovers(sshd: SshdServer) -> None:
+    """sshd stops answering (SIGSTOP: connections stay open, nothing replies), then resumes (SIGCONT).
+
+    A save while it is silent fails with ``StoreUnavailableError`` (the URL's ``timeout`` bounds
+    each SFTP request and each wait of a reconnect) instead of hanging; once sshd answers again
+    the same store object saves, and every acknowledged save is stored once, in order.
+    """
+    acked: list[int] = []
+    failures = 0
+    async with open_stores(sshd.url) as stores:
+        history = stores.history_provider(source_id="silent")
+        for index in range(3):
+            await history.save_messages("s", _pair(index))
+            acked.append(index)
+        _signal_all(sshd, signal.SIGSTOP)
+        try:
+            for index in range(3, 5):  # the first fails on the open connection, the next on a reconnect
+                with pytest.raises(StoreUnavailableError):
+                    await asyncio.wait_for(history.save_messages("s", _pair(index)), SILENT_CALL_LIMIT_S)
+                failures += 1
+        finally:
+            _signal_all(sshd, signal.SIGCONT)
+        index = 3
+        while len(acked) < 6:
+            try:
+                await asyncio.wait_for(history.save_messages("s", _pair(index)), SILENT_CALL_LIMIT_S)
+            except StoreUnavailableError:
+                failures += 1
+                assert failures < 20, "the store does not recover once sshd answers again"
+                await asyncio.sleep(0.1)
+                continue
+            acked.append(index)
+            index += 1
+        stored = [m.message_id for m in await history.get_messages("s")]
+    assert stored == [mid for i in acked for mid in (f"{i}:a", f"{i}:b")]
