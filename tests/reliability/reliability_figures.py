@@ -50,9 +50,34 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("Duplicated", "duplicated"),
         ("Exclusive creators", "creators"),
     ],
+    "kill-delete": [
+        ("Rounds", "rounds"),
+        ("Saves before the delete", "saves"),
+        ("Killed before the delete returned", "killed_before_return"),
+        ("Killed past its commit point", "committed"),
+        ("Objects/batches holding the deleted text after the kill", "left_by_kill"),
+        ("Finished by", "finishers"),
+        ("Deleted messages readable after", "readable_after"),
+        ("Objects/batches holding the deleted text after", "holding_after"),
+        ("Orphan batches/tombstones after", "orphans_after"),
+    ],
+    "kill-cas": [
+        ("Rounds", "rounds"),
+        ("Processes", "processes"),
+        ("SIGKILLs", "kills"),
+        ("Increments acknowledged", "acknowledged"),
+        ("Counter at the end", "counter"),
+        ("In-flight increments of killed writers applied", "in_flight_applied"),
+        ("Conflicts retried", "conflicts"),
+        ("Lost updates", "lost"),
+        ("Applied twice", "duplicated"),
+    ],
     "limits": [
         ("Message round-trip (bytes)", "message_bytes"),
         ("File round-trip (bytes)", "file_bytes"),
+        ("Session: messages imported, windowed, counted, deleted", "session_messages"),
+        ("Files in one folder: written, listed, globbed, searched, deleted", "folder_files"),
+        ("Search of the whole folder", "search_all"),
         ("Refused before the write", "refused"),
         ("Half-written after a refusal", "half_written"),
     ],
@@ -60,6 +85,7 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("Server", "server"),
         ("Saves acknowledged", "acknowledged"),
         ("Failed with StoreUnavailableError", "unavailable"),
+        ("Slowest failure (s)", "slowest_failure_s"),
         ("Other errors", "other_errors"),
         ("Lost", "lost"),
         ("Duplicated", "duplicated"),
@@ -70,6 +96,8 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
 
 _TITLES = {
     "kills": "Killed processes (`test_reliability_kills.py`)",
+    "kill-delete": "A delete killed half-way (`test_reliability_kills.py`)",
+    "kill-cas": "Compare-and-set writers killed (`test_reliability_kills.py`)",
     "limits": "Limits (`test_reliability_limits.py`)",
     "restarts": "Server restarts (`test_reliability_restarts.py`)",
 }
@@ -114,7 +142,7 @@ def tables(entries: Iterable[Mapping[str, Any]]) -> str:
 
 
 #: Fields that describe a run rather than count something: never summed across runs.
-_NOT_SUMMED = {"processes", "message_bytes", "file_bytes"}
+_NOT_SUMMED = {"processes", "message_bytes", "file_bytes", "saves", "session_messages", "piece", "folder_files"}
 
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "reliability.md"

@@ -8,12 +8,16 @@ every backend are in ``docs/reliability.md``.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
+from typing import Any
+
 import pytest
-from agent_framework import AgentSession, Message
+from agent_framework import AgentSession, FileStoreEntry, Message
 
 from agent_stores.core import open_stores
 from reliability_figures import record
-from reliability_support import Target
+from reliability_support import HEAVY, Target
 
 pytestmark = pytest.mark.asyncio
 
@@ -114,3 +118,101 @@ async def test_s3_refuses_a_key_over_1024_bytes_before_the_write(s3_target: Targ
         await files.write("short.md", "x")
         assert await files.read("short.md") == "x"
     record({"suite": "limits", "backend": target.backend, "refused": 2, "half_written": 0})
+
+
+#: A long session: messages, imported in pieces of ``PIECE`` (each piece one append).
+SESSION_MESSAGES = 100_000 if HEAVY else 3_000
+PIECE = 1_000 if HEAVY else 500
+#: Files in one folder.
+FOLDER_FILES = 10_000 if HEAVY else 200
+#: Concurrent writes and deletes of the folder test (an application's worker pool).
+PARALLEL = 16
+
+
+def _numbered(start: int, count: int) -> list[Message]:
+    return [
+        Message(role="user" if i % 2 == 0 else "assistant", contents=[f"message {i}"], message_id=f"m{i}")
+        for i in range(start, start + count)
+    ]
+
+
+async def test_a_long_session_saves_loads_a_window_counts_and_deletes(target: Target) -> None:
+    """A session of ``SESSION_MESSAGES`` messages (100,000 with ``AGENT_STORES_HEAVY=1``), imported in pieces.
+
+    Then a save on top (de-duplicated against the long log), the count, a windowed load (the
+    newest 50, exactly), a full load in order, and a delete: nothing of it reads back, and the
+    session takes a new save.
+    """
+    async with open_stores(target.url) as stores:
+        history = stores.history_provider(source_id="limits")
+        for start in range(0, SESSION_MESSAGES, PIECE):
+            await history.import_messages("long", _numbered(start, min(PIECE, SESSION_MESSAGES - start)))
+        last = _numbered(SESSION_MESSAGES - 1, 1)[0]
+        await history.save_messages("long", [last, *_numbered(SESSION_MESSAGES, 2)])  # m{N-1} is stored: skipped
+        total = SESSION_MESSAGES + 2
+        assert await history.count_messages("long") == total  # type: ignore[attr-defined]
+
+        window = stores.history_provider(source_id="limits", max_messages=50)
+        assert [m.message_id for m in await window.get_messages("long")] == [f"m{i}" for i in range(total - 50, total)]
+        loaded = await history.get_messages("long")
+        assert len(loaded) == total
+        assert all(m.message_id == f"m{i}" and m.text == f"message {i}" for i, m in enumerate(loaded))
+
+        assert await history.delete_session("long") is True  # type: ignore[attr-defined]
+        assert await history.get_messages("long") == []
+        assert await history.count_messages("long") == 0  # type: ignore[attr-defined]
+        await history.save_messages("long", _numbered(0, 1))
+        assert [m.message_id for m in await history.get_messages("long")] == ["m0"]
+    record({"suite": "limits", "backend": target.backend, "session_messages": total, "piece": PIECE})
+
+
+async def test_ten_thousand_files_in_one_folder(target: Target) -> None:
+    """``FOLDER_FILES`` files in one folder (10,000 with ``AGENT_STORES_HEAVY=1``): write, list, glob, search, delete.
+
+    Every 100th file holds a needle. The listing returns every file once, sorted; a glob over
+    the folder finds them all and a narrower one exactly its share; a search narrowed by a glob
+    finds exactly the needles in its scope; a search of the whole folder finds every needle or
+    stops at the framework's documented 10 s bound with a ``ValueError`` (never a partial
+    answer); after deleting every file the folder lists empty.
+    """
+    names = [f"f{i:05d}.md" for i in range(FOLDER_FILES)]
+    limit = asyncio.Semaphore(PARALLEL)
+
+    async def bounded(call: Awaitable[Any]) -> Any:
+        async with limit:
+            return await call
+
+    async with open_stores(target.url) as stores:
+        files = stores.file_store()
+        await asyncio.gather(
+            *(
+                bounded(files.write(f"big/{name}", f"file {i}\n" + ("needle\n" if i % 100 == 0 else "hay\n")))
+                for i, name in enumerate(names)
+            )
+        )
+        listed = await files.list_children("big")
+        assert [e.name for e in listed] == names
+        assert all(e.type == FileStoreEntry.FILE for e in listed)
+        assert await files.find_matching_files("big", "", "*.md") == names
+        assert await files.find_matching_files("big", "", "f00*.md") == names[:1000]
+        found = await files.search("big", "needle", "f000*.md")  # a glob narrowing the search to 100 files
+        assert sorted(r.file_name for r in found) == names[:100:100]
+        assert all([line.line_number for line in r.matching_lines] == [2] for r in found)
+        # A search of the whole folder reads every file: exact, or the framework's documented bound
+        # (a ValueError after ``search``'s 10 s), never a partial answer.
+        try:
+            everywhere = await files.search("big", "needle")
+        except ValueError as err:
+            if "did not complete within" not in str(err):
+                raise
+            search_all = "bounded (10 s)"
+        else:
+            assert sorted(r.file_name for r in everywhere) == names[::100]
+            search_all = "complete"
+        assert await files.read(f"big/{names[-1]}") == f"file {FOLDER_FILES - 1}\nhay\n"
+
+        deleted = await asyncio.gather(*(bounded(files.delete(f"big/{name}")) for name in names))
+        assert all(deleted)
+        assert await files.list_children("big") == []
+        assert await files.find_matching_files("big", "", "*.md") == []
+    record({"suite": "limits", "backend": target.backend, "folder_files": FOLDER_FILES, "search_all": search_all})

@@ -1,6 +1,7 @@
 """Server restarts: the server is stopped while an application saves, then started again.
 
-One test per server backend (Redis, MongoDB, S3 on SeaweedFS), each on a server of its own
+One test per server backend (Redis, MongoDB, S3 on SeaweedFS, fsspec over SFTP to OpenSSH's
+sshd), each on a server of its own
 that keeps its data across the restart (Redis with an fsync'd append-only file, the MongoDB
 stand-in's and SeaweedFS's data directories) and comes back on the same port. A writer saves
 pairs of messages through one store object without pause; after a few acknowledged saves the
@@ -17,7 +18,11 @@ Then:
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import getpass
 import os
+import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -25,6 +30,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from agent_framework import Message
@@ -40,6 +46,11 @@ from agent_stores.testing.servers.s3 import (
     _wait_until_serving,  # pyright: ignore[reportPrivateUsage]
     _weed_arguments,  # pyright: ignore[reportPrivateUsage]
     _weed_binary,  # pyright: ignore[reportPrivateUsage]
+)
+from agent_stores.testing.servers.sftp import (
+    _descendants,  # pyright: ignore[reportPrivateUsage]
+    _find_sshd,  # pyright: ignore[reportPrivateUsage]
+    _keygen,  # pyright: ignore[reportPrivateUsage]
 )
 from reliability_figures import record
 
@@ -131,10 +142,89 @@ class SeaweedFSServer(Restartable):
         stop_process(process, grace=15)
 
 
+class SshdServer(Restartable):
+    """OpenSSH ``sshd`` (internal-sftp) on a fixed loopback port, with its keys and data in one directory.
+
+    Stopping it ends the listener and every connection process it forked (SIGTERM to each, as
+    a service manager stopping sshd does), so the store's open SSH connection breaks; the store
+    must reopen it by itself once sshd is back.
+    """
+
+    name = "fsspec"
+
+    def __init__(self, directory: Path) -> None:
+        self.binary = _find_sshd()
+        if shutil.which("ssh-keygen") is None:
+            raise ServerUnavailable("no ssh-keygen binary (install openssh-client)")
+        self.directory = directory
+        self.port = free_port()
+        host_key, client_key = directory / "host_key", directory / "client_key"
+        _keygen(host_key)
+        _keygen(client_key)
+        authorized = directory / "authorized_keys"
+        authorized.write_text(client_key.with_suffix(".pub").read_text())
+        authorized.chmod(0o600)
+        (directory / "data").mkdir()
+        self.config = directory / "sshd_config"
+        self.config.write_text(
+            "\n".join(
+                [
+                    f"Port {self.port}",
+                    "ListenAddress 127.0.0.1",
+                    f"HostKey {host_key}",
+                    f"PidFile {directory / 'sshd.pid'}",
+                    f"AuthorizedKeysFile {authorized}",
+                    f"AllowUsers {getpass.getuser()}",
+                    "PermitRootLogin prohibit-password",
+                    "PubkeyAuthentication yes",
+                    "PasswordAuthentication no",
+                    "KbdInteractiveAuthentication no",
+                    "UsePAM no",
+                    "StrictModes no",
+                    "Subsystem sftp internal-sftp",
+                    "LogLevel ERROR",
+                    "",
+                ]
+            )
+        )
+        if os.geteuid() == 0:
+            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+        # ``timeout``: paramiko's connect timeout, which the store also applies to every SFTP request.
+        self.url = (
+            f"fsspec+sftp://{quote(getpass.getuser())}@127.0.0.1:{self.port}{directory / 'data' / 'store'}"
+            f"?key_filename={quote(str(client_key))}&timeout=2"
+        )
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with (self.directory / "sshd.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                [self.binary, "-D", "-e", "-f", str(self.config)], stdout=log, stderr=subprocess.STDOUT
+            )
+        process = self.process
+        wait_for_port("127.0.0.1", self.port, timeout=20, alive=lambda: process.poll() is None)
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is None:
+            return
+        for pid in [process.pid, *_descendants(process.pid)]:  # the listener and its connection processes
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        stop_process(process, grace=10)
+
+
 SERVERS: dict[str, Callable[[Path], Restartable]] = {
     "redis": RedisServer,
     "mongodb": MongoDBServer,
     "s3": SeaweedFSServer,
+    "fsspec": SshdServer,
+}
+SERVER_NAMES = {
+    "redis": "redis-server (AOF)",
+    "mongodb": "nx-27017 stand-in",
+    "s3": "SeaweedFS weed mini",
+    "fsspec": "OpenSSH sshd (SFTP)",
 }
 
 
@@ -146,7 +236,7 @@ def server(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> I
             found = SERVERS[request.param](Path(directory))
             found.start()
         except ServerUnavailable as err:
-            if is_required(request.param):
+            if is_required("sftp" if request.param == "fsspec" else request.param):
                 pytest.fail(f"cannot start a {request.param} server of this test's own: {err}", pytrace=False)
             pytest.skip(f"cannot start a {request.param} server of this test's own: {err}")
         for key, value in found.env.items():
@@ -173,6 +263,7 @@ async def test_a_server_restart_loses_nothing_and_the_store_recovers(server: Res
         stopped: asyncio.Future[Any] | None = None
         restarted: asyncio.Future[Any] | None = None
         acked_after = 0
+        slowest_failure = 0.0
         index = 0
         deadline = time.monotonic() + 180
         while acked_after < AFTER:
@@ -182,9 +273,11 @@ async def test_a_server_restart_loses_nothing_and_the_store_recovers(server: Res
             if stopped is not None and stopped.done() and restarted is None:
                 stopped.result()
                 restarted = loop.run_in_executor(None, lambda: (time.sleep(DOWN_S), server.start()))
+            started = time.monotonic()
             try:
                 await history.save_messages("s", _pair(index))
             except StoreUnavailableError:
+                slowest_failure = max(slowest_failure, time.monotonic() - started)
                 errors["StoreUnavailableError"] += 1
                 await asyncio.sleep(0.05)
                 continue  # the application retries the same save
@@ -213,14 +306,78 @@ async def test_a_server_restart_loses_nothing_and_the_store_recovers(server: Res
         {
             "suite": "restarts",
             "backend": server.name,
-            "server": {"redis": "redis-server (AOF)", "mongodb": "nx-27017 stand-in", "s3": "SeaweedFS weed mini"}[
-                server.name
-            ],
+            "server": SERVER_NAMES[server.name],
             "acknowledged": len(acked),
             "unavailable": errors["StoreUnavailableError"],
             "other_errors": sum(n for k, n in errors.items() if k != "StoreUnavailableError"),
             "lost": lost,
             "duplicated": duplicated,
             "works_after": acked_after > 0,
+            "slowest_failure_s": f"{slowest_failure:.2f}",
         }
     )
+
+
+@pytest.fixture
+def sshd(monkeypatch: pytest.MonkeyPatch) -> Iterator[SshdServer]:
+    with tempfile.TemporaryDirectory(prefix="as-sshd-") as directory:
+        try:
+            found = SshdServer(Path(directory))
+            found.start()
+        except ServerUnavailable as err:
+            if is_required("sftp"):
+                pytest.fail(f"cannot start an sshd of this test's own: {err}", pytrace=False)
+            pytest.skip(f"cannot start an sshd of this test's own: {err}")
+        try:
+            yield found
+        finally:
+            found.stop()
+
+
+def _signal_all(server: SshdServer, signum: int) -> None:
+    assert server.process is not None
+    for pid in [server.process.pid, *_descendants(server.process.pid)]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
+
+
+#: Upper bound on one failing call while sshd is silent: many times the URL's ``timeout`` (2 s),
+#: so only a call that waits for TCP or paramiko's own 15 s banner wait exceeds it.
+SILENT_CALL_LIMIT_S = 30
+
+
+async def test_a_silent_sshd_fails_each_call_within_the_timeout_and_the_store_recovers(sshd: SshdServer) -> None:
+    """sshd stops answering (SIGSTOP: connections stay open, nothing replies), then resumes (SIGCONT).
+
+    A save while it is silent fails with ``StoreUnavailableError`` (the URL's ``timeout`` bounds
+    each SFTP request and each wait of a reconnect) instead of hanging; once sshd answers again
+    the same store object saves, and every acknowledged save is stored once, in order.
+    """
+    acked: list[int] = []
+    failures = 0
+    async with open_stores(sshd.url) as stores:
+        history = stores.history_provider(source_id="silent")
+        for index in range(3):
+            await history.save_messages("s", _pair(index))
+            acked.append(index)
+        _signal_all(sshd, signal.SIGSTOP)
+        try:
+            for index in range(3, 5):  # the first fails on the open connection, the next on a reconnect
+                with pytest.raises(StoreUnavailableError):
+                    await asyncio.wait_for(history.save_messages("s", _pair(index)), SILENT_CALL_LIMIT_S)
+                failures += 1
+        finally:
+            _signal_all(sshd, signal.SIGCONT)
+        index = 3
+        while len(acked) < 6:
+            try:
+                await asyncio.wait_for(history.save_messages("s", _pair(index)), SILENT_CALL_LIMIT_S)
+            except StoreUnavailableError:
+                failures += 1
+                assert failures < 20, "the store does not recover once sshd answers again"
+                await asyncio.sleep(0.1)
+                continue
+            acked.append(index)
+            index += 1
+        stored = [m.message_id for m in await history.get_messages("s")]
+    assert stored == [mid for i in acked for mid in (f"{i}:a", f"{i}:b")]

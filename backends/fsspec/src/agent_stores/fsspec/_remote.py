@@ -12,8 +12,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import logging
 import posixpath
 import threading
+from collections.abc import Generator
 from typing import Any
 
 from agent_stores.core import StoreConflictError
@@ -24,6 +26,8 @@ from ._keys import Entry, is_temp_name, temp_name
 __all__ = ["GenericOps", "MemoryOps", "SftpOps", "content_version"]
 
 _DIRECTORY_VERSION = "dir"
+
+_log = logging.getLogger("agent_stores.fsspec")
 
 #: One lock for every ``MemoryFileSystem`` in the process: they all share one class-level store.
 _MEMORY_LOCK = threading.RLock()
@@ -269,9 +273,75 @@ class SftpOps(GenericOps):
 
     One paramiko SFTP channel is not safe for concurrent requests from several threads, so
     calls on one filesystem object are serialised by a lock.
+
+    **The connection is reopened.** paramiko's client never reconnects, so every operation first
+    checks that the SSH transport is still up, and opens a new connection (fsspec's own
+    ``_connect``, with the URL's options) when it is not. An operation that fails because the
+    connection broke (the server went away, or a request timed out and left the SFTP stream out
+    of step) closes it, so the next operation starts on a fresh one: the same store works again
+    once the server is back, without reopening. While the server is down every operation fails
+    (the driver raises ``StoreUnavailableError``) as soon as the connect is refused, or after
+    the connect ``timeout``.
+
+    **Every wait for the server is bounded** by the filesystem's ``timeout`` option (paramiko's
+    connect timeout, ``?timeout=5`` in a store URL), applied to each SFTP request too: a server
+    that stops answering makes the request fail after that many seconds instead of waiting
+    for TCP to give up. Without ``timeout`` requests wait as long as paramiko does (no limit).
     """
 
     _real_root: str | None = None
+
+    def _timeout(self) -> float | None:
+        ssh_kwargs: dict[str, Any] = getattr(self.fs, "ssh_kwargs", None) or {}
+        timeout = ssh_kwargs.get("timeout")
+        return float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None
+
+    def _alive(self) -> bool:
+        client: Any = getattr(self.fs, "client", None)
+        transport: Any = client.get_transport() if client is not None else None
+        return transport is not None and bool(transport.is_active())
+
+    def _ensure_connected(self) -> None:
+        """Reopen the SSH connection when it is down (under the lock); raise what connecting raises."""
+        if not self._alive():
+            self._close_connection()
+            _log.info("sftp %s: the connection is down; reconnecting", getattr(self.fs, "host", "?"))
+            reconnect: Any = getattr(self.fs, "_connect")  # noqa: B009 - fsspec's SFTPFileSystem connects here
+            reconnect()
+        timeout = self._timeout()
+        if timeout is not None:
+            ftp: Any = getattr(self.fs, "ftp")  # noqa: B009
+            channel: Any = ftp.get_channel()
+            if channel.gettimeout() != timeout:
+                channel.settimeout(timeout)
+
+    def _close_connection(self) -> None:
+        client: Any = getattr(self.fs, "client", None)
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.close()
+
+    def _broken(self, err: BaseException) -> bool:
+        """Whether ``err`` left the connection unusable (so it must be reopened)."""
+        if isinstance(err, TimeoutError | EOFError | ConnectionError):
+            return True
+        try:
+            import paramiko  # pyright: ignore[reportMissingTypeStubs]
+        except ImportError:  # pragma: no cover - SFTPFileSystem needs paramiko
+            return not self._alive()
+        return isinstance(err, paramiko.SSHException) or not self._alive()
+
+    @contextlib.contextmanager
+    def _connected(self) -> Generator[None]:
+        """Hold the channel lock on a live connection; a failure that broke the connection closes it."""
+        with self._lock:
+            self._ensure_connected()
+            try:
+                yield
+            except BaseException as err:
+                if self._broken(err):
+                    self._close_connection()
+                raise
 
     def path(self, rel: str) -> str:
         """Return the server path of ``rel``, refusing one a symbolic link on the server leads outside the root.
@@ -286,20 +356,24 @@ class SftpOps(GenericOps):
         full = super().path(rel)
         if not rel:
             return full
-        ftp: Any = getattr(self.fs, "ftp")  # noqa: B009 - paramiko's SFTPClient
-        with self._lock:
+        with self._connected():
+            ftp: Any = getattr(self.fs, "ftp")  # noqa: B009 - paramiko's SFTPClient
             real_root = self._real_root
             if real_root is None:
                 try:
                     real_root = self._real_root = str(ftp.normalize(self.root))
-                except OSError:
+                except OSError as err:
+                    if self._broken(err):
+                        raise
                     return full  # no root yet: nothing below it can be a link
             probe = full
             while True:
                 try:
                     real = str(ftp.normalize(probe))
                     break
-                except OSError:
+                except OSError as err:
+                    if self._broken(err):
+                        raise
                     probe = posixpath.dirname(probe)
                     if len(probe) <= len(self.root):
                         return full
@@ -308,13 +382,28 @@ class SftpOps(GenericOps):
         return full
 
     def get(self, rel: str, directory: bool) -> tuple[bytes, str] | None:
-        """As :meth:`GenericOps.get`, under the channel lock."""
-        with self._lock:
+        """As :meth:`GenericOps.get`, under the channel lock, on a live connection."""
+        with self._connected():
             return super().get(rel, directory)
 
+    def put(self, rel: str, data: bytes, *, if_absent: bool, if_version: str | None) -> str:
+        """As :meth:`GenericOps.put`, on a live connection."""
+        with self._connected():
+            return super().put(rel, data, if_absent=if_absent, if_version=if_version)
+
+    def make_directory(self, rel: str, *, if_absent: bool) -> str:
+        """As :meth:`GenericOps.make_directory`, on a live connection."""
+        with self._connected():
+            return super().make_directory(rel, if_absent=if_absent)
+
+    def delete(self, rel: str, directory: bool, *, if_version: str | None) -> bool:
+        """As :meth:`GenericOps.delete`, on a live connection."""
+        with self._connected():
+            return super().delete(rel, directory, if_version=if_version)
+
     def entries(self, directory: str, start: str, *, recursive: bool) -> list[Entry]:
-        """As :meth:`GenericOps.entries`, under the channel lock."""
-        with self._lock:
+        """As :meth:`GenericOps.entries`, under the channel lock, on a live connection."""
+        with self._connected():
             return super().entries(directory, start, recursive=recursive)
 
     def _check_condition(self, rel: str, path: str, *, if_absent: bool, if_version: str | None) -> None:

@@ -74,7 +74,28 @@ def parse_url(url: str, **storage_options: Any) -> FilesystemSpec:
     get_url_options: Any = getattr(fs_class, "_get_kwargs_from_urls")  # noqa: B009 - fsspec's URL parser, per class
     url_options: dict[str, Any] = dict(get_url_options(protocol_url))
     kwargs = url_options | options | {"skip_instance_cache": True}
+    if protocol in _SSH_PROTOCOLS:
+        _bound_every_ssh_wait(kwargs)
     return FilesystemSpec(fs_class, kwargs, root, protocol)
+
+
+_SSH_PROTOCOLS = frozenset({"sftp", "ssh"})
+#: paramiko's waits besides the TCP connect; each takes ``timeout`` unless given (paramiko's own
+#: defaults are 15 s for the banner, 30 s for authentication and an hour for opening the channel).
+_SSH_WAITS = ("banner_timeout", "auth_timeout", "channel_timeout")
+
+
+def _bound_every_ssh_wait(kwargs: dict[str, Any]) -> None:
+    """With ``timeout`` set, let it bound every wait of an SSH connect too (unless that wait is given).
+
+    A server that accepts the TCP connection and then says nothing (a stopped or overloaded
+    sshd) would otherwise hold each reconnect for paramiko's 15 s banner wait whatever
+    ``timeout`` says.
+    """
+    timeout = kwargs.get("timeout")
+    if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+        for wait in _SSH_WAITS:
+            kwargs.setdefault(wait, timeout)
 
 
 class FilesystemSpec(NamedTuple):
