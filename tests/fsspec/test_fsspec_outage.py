@@ -3,9 +3,9 @@
 Each store owns its SSH connection, opened at the proxy's address with a 1 s timeout. Local
 filesystems have no server to lose: the outage clauses do not apply to them (nor to SQLite).
 
-SFTP fails most clauses, declared below with the reasons (strict xfail: the day the backend
-reopens its connection, the run says so). Each failing clause waits out ``unavailable_within``
-(3 s), so the class runs behind ``AGENT_STORES_HEAVY=1`` (about 35 s).
+The store reopens a dropped SSH connection on its next call and bounds every request by the
+URL's ``timeout``; one clause is declared below with its reason (strict xfail). The class runs
+behind ``AGENT_STORES_HEAVY=1``.
 """
 
 from __future__ import annotations
@@ -28,30 +28,11 @@ def sftp_url() -> Iterator[str]:
         yield server.url
 
 
-_NO_RECONNECT = (
-    "an owned SSH connection that drops is never reopened: paramiko's SFTP client does not reconnect, "
-    "so the same store stays unavailable after the server is back (a new store works)"
-)
-_NO_TIMEOUT = (
-    "no timeout once connected: paramiko's timeout covers connecting only, so an SFTP request to a "
-    "silent server waits until TCP gives up"
-)
-
-
 @pytest.mark.skipif(os.environ.get("AGENT_STORES_HEAVY") != "1", reason="the SFTP run: set AGENT_STORES_HEAVY=1")
 class TestSftpOutages(OutageConformance):
     capabilities = OutageCapabilities(history=True, files=True, sessions=True)
     unavailable_within = 3.0
     divergences = {
-        "test_history_refused_is_unavailable_and_the_same_provider_recovers": _NO_RECONNECT,
-        "test_history_lost_answer_leaves_the_save_whole_or_absent": _NO_RECONNECT,
-        "test_files_refused_is_unavailable_and_the_same_store_recovers": _NO_RECONNECT,
-        "test_files_lost_answer_leaves_the_write_whole_or_absent": _NO_RECONNECT,
-        "test_sessions_refused_is_unavailable_and_the_same_store_recovers": _NO_RECONNECT,
-        "test_sessions_lost_answer_leaves_the_snapshot_whole_or_absent": _NO_RECONNECT,
-        "test_history_stalled_is_unavailable_within_the_timeout": _NO_TIMEOUT,
-        "test_files_stalled_is_unavailable_within_the_timeout": _NO_TIMEOUT,
-        "test_sessions_stalled_is_unavailable_within_the_timeout": _NO_TIMEOUT,
         "test_files_refusals_are_not_unavailability": (
             "a path past the server's limits is answered with a bare SFTP failure status ('Bad message', "
             "no errno), which paramiko raises as the same OSError as a dropped connection: the funnel "
