@@ -242,12 +242,15 @@ class MongoDBLogDriver:
         return self.database.collection("history")
 
     async def _head(self, key: str, now: int) -> Document | None:
-        """The live head of ``key`` (``None`` when absent or expired)."""
-        return await self.database.run(
-            "read log head", lambda: self._history().find_one({"_id": key, **_live(now)}, {"x": 1})
-        )
+        """The live head of ``key`` (``None`` when absent or expired).
 
-    async def _scan(self, key: str, epoch: str, count: int | None, fields: Document) -> list[Document]:
+        Looked up by ``_id`` alone (a head is a few small fields) and checked here: the
+        expiry is compared exactly as :func:`_live` would on the server.
+        """
+        head = await self.database.run("read log head", self._history().find_one, {"_id": key})
+        return head if head is not None and _is_live(head, now) else None
+
+    async def _scan(self, key: str, epoch: str, count: int | None, fields: Document | None) -> list[Document]:
         """The head of incarnation ``epoch`` (if it still names it) and its newest ``count`` batches (all without).
 
         One backward scan of the unique (k, x, s) index with a limit: the head sorts above every
@@ -262,7 +265,9 @@ class MongoDBLogDriver:
 
         return await self.database.run("read log", fetch)
 
-    async def _snapshot(self, key: str, count: int | None, fields: Document) -> tuple[str, list[Document]] | None:
+    async def _snapshot(
+        self, key: str, count: int | None, fields: Document | None
+    ) -> tuple[str, list[Document]] | None:
         """The live log's epoch and its newest ``count`` batches (newest first), or ``None`` when absent.
 
         When this driver knows the log's epoch, one query reads the head and the batches; else
@@ -275,7 +280,8 @@ class MongoDBLogDriver:
         """
         _check_log_key(key)
         now = self._now()
-        fields = {**fields, "t": 1}
+        if fields is not None:
+            fields = {**fields, "t": 1}  # what the head needs
         epoch = self._epochs.get(key)
         docs: list[Document] = []
         for looked_up in (False, True):
@@ -468,7 +474,9 @@ class MongoDBLogDriver:
         """Return the live log's payloads in append order; with ``last``, only the newest ``last`` (newest batches)."""
         if last is not None and last <= 0:
             return []
-        snapshot = await self._snapshot(key, last, {"s": 1, "n": 1, "p": 1})
+        # Whole documents: a projection would leave out only the digests, small beside the
+        # payloads, and costs some servers more than it saves (the nx-27017 stand-in).
+        snapshot = await self._snapshot(key, last, None)
         if snapshot is None:
             return []
         payloads: list[bytes] = []
