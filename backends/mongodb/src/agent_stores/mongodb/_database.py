@@ -256,6 +256,9 @@ class MongoDBDatabase:
 
     def _init_state(self, collections: CollectionNames | None) -> None:
         self.collections = collections or CollectionNames()
+        # Collection objects by attribute name, made once per database object (building one
+        # costs pymongo more than a small write's own client work).
+        self._collections: dict[str, AsyncCollection[Document]] = {}
         self._ready_event = False
         self._setup_lock = asyncio.Lock()
         self._closed = False
@@ -306,9 +309,14 @@ class MongoDBDatabase:
 
     def collection(self, which: str) -> AsyncCollection[Document]:
         """Return one of our collections by attribute name of :class:`CollectionNames` (no I/O)."""
+        found = self._collections.get(which)
+        if found is not None and self._database is not None:
+            return found
         # Conditional writes decide on what the primary holds: reads go to the primary too,
         # whatever read preference a borrowed client was configured with.
-        return self._open().get_collection(getattr(self.collections, which), read_preference=ReadPreference.PRIMARY)
+        made = self._open().get_collection(getattr(self.collections, which), read_preference=ReadPreference.PRIMARY)
+        self._collections[which] = made
+        return made
 
     def _open(self) -> AsyncDatabase[Document]:
         """The database; an owned client is created here on first use (pymongo connects lazily)."""
@@ -371,6 +379,7 @@ class MongoDBDatabase:
         self._ready_event = False
         if self._owned and self._client is not None:
             client, self._client, self._database = self._client, None, None
+            self._collections.clear()
             await client.close()
 
     def __repr__(self) -> str:
