@@ -188,11 +188,39 @@ async def test_windowed_read_asks_only_for_the_newest_batches(database: MongoDBD
         version = await driver.append("log", records(f"m{i}a", f"m{i}b"), expected_version=version, session_id="s")
     commands.events.clear()
     assert await driver.read("log", last=5) == [b"m27b", b"m28a", b"m28b", b"m29a", b"m29b"]
-    # One query, and no head lookup: the head and at most 5 batches, by a backward index scan.
+    # One query, and no head lookup: the head and the 3 batches holding the newest 5 records
+    # (this driver wrote them, so it knows where they start), by a backward index scan.
     assert [e.command_name for e in commands.events] == ["find"]
     find = commands.events[0].command
     assert find["sort"] == {"s": -1}
-    assert find["limit"] <= 6
+    assert find["limit"] == 4
+
+
+async def test_windowed_read_after_other_writers_reads_the_whole_window(
+    database: MongoDBDatabase, commands: Commands
+) -> None:
+    reader, writer = MongoDBLogDriver(database), MongoDBLogDriver(database)
+    version = None
+    for i in range(4):
+        version = await reader.append("log", records(f"r{i}a", f"r{i}b"), expected_version=version, session_id="s")
+    assert await reader.read("log", last=3) == [b"r2b", b"r3a", b"r3b"]
+    # Another process appends batches of one record: the reader's idea of the log's end is stale.
+    tail = await writer.tail("log", 1)
+    version = tail.version
+    for i in range(4):
+        version = await writer.append("log", records(f"w{i}"), expected_version=version, session_id="s")
+    commands.events.clear()
+    assert await reader.read("log", last=6) == [b"r3a", b"r3b", b"w0", b"w1", b"w2", b"w3"]
+    assert [e.command_name for e in commands.events] == ["find", "find"], "the short first scan is read again"
+    commands.events.clear()
+    assert await reader.read("log", last=6) == [b"r3a", b"r3b", b"w0", b"w1", b"w2", b"w3"]
+    assert [e.command_name for e in commands.events] == ["find"], "what the reader saw is remembered"
+    assert commands.events[0].command["limit"] == 6  # the head and 5 batches
+    fresh = MongoDBLogDriver(database)  # knows nothing: the head first, then up to 9 batches
+    assert await fresh.read("log", last=9) == [b"r1b", b"r2a", b"r2b", b"r3a", b"r3b", b"w0", b"w1", b"w2", b"w3"]
+    assert await fresh.read("log") == [b"r0a", b"r0b", b"r1a", b"r1b", b"r2a", b"r2b", b"r3a", b"r3b"] + [
+        f"w{i}".encode() for i in range(4)
+    ]
 
 
 async def test_tail_reads_digests_of_the_newest_batches(database: MongoDBDatabase) -> None:

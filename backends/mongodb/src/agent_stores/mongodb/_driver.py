@@ -90,8 +90,10 @@ _SAFE_ESTIMATE: Final = MAX_DOCUMENT_BYTES - 64 * 1024
 
 # Keys fetched per query while folding a delimited listing.
 _LIST_CHUNK: Final = 256
-# Logs whose epoch a driver remembers (for reads that fetch head and batches concurrently).
+# Logs whose epoch a driver remembers (so a read finds head and batches in one query).
 _EPOCHS_KEPT: Final = 4096
+# Batch starts a driver remembers per log (so a windowed read asks for just the batches it needs).
+_STARTS_KEPT: Final = 64
 # Orphan batches (of logs the TTL monitor removed) examined per purge_expired call, at most.
 _PURGE_SCAN: Final = 10_000
 
@@ -214,9 +216,11 @@ class MongoDBLogDriver:
     Costs (round trips): ``append`` on a known version 1 (one ordered ``update`` command: the
     batch, then the head's conditional refresh; the second statement is what catches a delete
     that came in between); creating a log 1 (one ordered ``insert`` of the first batch and the
-    head); ``tail``, ``read`` (also ``read(last=N)``: the head and the newest N batches at most,
-    by one backward index scan with a limit) and ``length`` 1 when this driver knows the log's
-    epoch (it remembers the epoch of the last logs it wrote or read), else 2 (the head first);
+    head); ``tail``, ``read`` (also ``read(last=N)``: the head and the newest batches, by one
+    backward index scan with a limit: the batches holding the newest N records when this
+    driver saw where they start, else N) and ``length`` 1 when this driver knows the log's
+    epoch (it remembers the epoch and the newest batch starts of the last logs it wrote or
+    read), else 2 (the head first); a windowed read after other processes appended, 2;
     ``delete`` 3 (retire, batches, tombstone); ``list_logs`` 1.
     Expiry: the head carries the expiry, refreshed by every append; reads treat an expired log
     as absent to the millisecond; MongoDB's TTL monitor removes expired heads about once a
@@ -233,6 +237,9 @@ class MongoDBLogDriver:
         self._clock = clock
         # The epoch this driver last saw per log, so a read needs no separate head lookup.
         self._epochs: OrderedDict[str, str] = OrderedDict()
+        # Per log, what this driver last saw of its end: (epoch, the starts of its newest
+        # batches in order, one unbroken run, and the log's length), for windowed reads.
+        self._ends: dict[str, tuple[str, list[int], int]] = {}
 
     def _now(self) -> int:
         """Now, in milliseconds since the epoch."""
@@ -250,15 +257,14 @@ class MongoDBLogDriver:
         head = await self.database.run("read log head", self._history().find_one, {"_id": key})
         return head if head is not None and _is_live(head, now) else None
 
-    async def _scan(self, key: str, epoch: str, count: int | None, fields: Document | None) -> list[Document]:
-        """The head of incarnation ``epoch`` (if it still names it) and its newest ``count`` batches (all without).
+    async def _scan(self, key: str, epoch: str, batches: int | None, fields: Document | None) -> list[Document]:
+        """The head of incarnation ``epoch`` (if it still names it) and its newest ``batches`` batches (all without).
 
         One backward scan of the unique (k, x, s) index with a limit: the head sorts above every
-        batch, and every batch holds at least one record, so ``count`` batches after the head
-        always cover the newest ``count`` records.
+        batch of its incarnation, so it comes first.
         """
         history = self._history()
-        limit = 0 if count is None else max(1, count) + 1
+        limit = 0 if batches is None else batches + 1
 
         async def fetch() -> list[Document]:
             return await history.find({"k": key, "x": epoch}, fields).sort("s", DESCENDING).limit(limit).to_list()
@@ -288,20 +294,30 @@ class MongoDBLogDriver:
             if epoch is None or looked_up:
                 head = await self._head(key, now)
                 if head is None:
-                    self._epochs.pop(key, None)
+                    self._forget(key)
                     return None
                 epoch = head["x"]
                 looked_up = True
-            docs = await self._scan(key, epoch, count, fields)
+            # Every batch holds at least one record, so ``count`` batches always cover the newest
+            # ``count`` records; the batch starts this driver remembers usually tell fewer.
+            if count is None:
+                docs = await self._scan(key, epoch, None, fields)
+            else:
+                enough = max(1, count)
+                planned = self._batches_covering(key, epoch, enough)
+                docs = await self._scan(key, epoch, planned, fields)
+                if planned < enough and _short(key, docs, planned, enough):
+                    # The log grew since this driver last saw it: as many batches as records wanted.
+                    docs = await self._scan(key, epoch, enough, fields)
             if docs and docs[0].get("s") == _HEAD:
                 break
             # No head names this epoch any more. Just after a look-up: deleted in between (absent).
-            self._epochs.pop(key, None)
+            self._forget(key)
             if looked_up:
                 return None
         assert epoch is not None
         if not _is_live(docs[0], now):
-            self._epochs.pop(key, None)
+            self._forget(key)
             return None
         self._remember(key, epoch)
         batches = docs[1:]
@@ -309,16 +325,48 @@ class MongoDBLogDriver:
         if gap is not None:
             again = await self._head(key, self._now())
             if again is None or again["x"] != epoch:
-                self._epochs.pop(key, None)
+                self._forget(key)
                 return None
             raise CorruptRecordError(f"log {key!r} is corrupt: {gap}")
+        self._saw(key, epoch, [doc["s"] for doc in reversed(batches)], _end(key, batches[0]) if batches else 0)
         return epoch, batches
 
     def _remember(self, key: str, epoch: str) -> None:
         self._epochs[key] = epoch
         self._epochs.move_to_end(key)
         while len(self._epochs) > _EPOCHS_KEPT:
-            self._epochs.popitem(last=False)
+            dropped, _ = self._epochs.popitem(last=False)
+            self._ends.pop(dropped, None)
+
+    def _forget(self, key: str) -> None:
+        self._epochs.pop(key, None)
+        self._ends.pop(key, None)
+
+    def _saw(self, key: str, epoch: str, starts: list[int], end: int) -> None:
+        """Remember the end of the log as a read found it: ``starts`` of an unbroken run of its newest batches."""
+        known = self._ends.get(key)
+        if known is not None and known[0] == epoch and known[2] == end and len(known[1]) >= len(starts):
+            return  # already known, as far back or further
+        self._ends[key] = (epoch, starts[-_STARTS_KEPT:], end)
+
+    def _appended(self, key: str, epoch: str, start: int, count: int) -> None:
+        """Remember the batch this driver just stored (continuing what it knew of the log's end, if it ended there)."""
+        known = self._ends.get(key)
+        continues = known is not None and known[0] == epoch and known[2] == start
+        starts = [*known[1][-_STARTS_KEPT + 1 :], start] if known is not None and continues else [start]
+        self._ends[key] = (epoch, starts, start + count)
+        self._remember(key, epoch)
+
+    def _batches_covering(self, key: str, epoch: str, count: int) -> int:
+        """How many newest batches hold the newest ``count`` records, as far as this driver saw (else ``count``)."""
+        known = self._ends.get(key)
+        if known is None or known[0] != epoch:
+            return count
+        _, starts, end = known
+        for i in range(len(starts) - 1, -1, -1):
+            if end - starts[i] >= count:
+                return min(count, len(starts) - i)
+        return max(1, len(starts)) if not starts or starts[0] == 0 else count
 
     async def tail(self, key: str, count: int) -> LogTail:
         """Return the live log's length, version and the digests of its last ``count`` records."""
@@ -378,10 +426,9 @@ class MongoDBLogDriver:
         except StoreConflictError as err:
             raise StoreConflictError(f"log {key!r} is not at version {expected_version!r}") from err
         version = f"{epoch}:{start + len(records)}"
-        if result.matched_count:
-            self._remember(key, epoch)
-            return version
-        await self._settle(key, epoch, batch["_id"], (condition, head), now, expected_version)
+        if not result.matched_count:
+            await self._settle(key, epoch, batch["_id"], (condition, head), now, expected_version)
+        self._appended(key, epoch, start, len(records))
         return version
 
     async def _settle(
@@ -399,7 +446,6 @@ class MongoDBLogDriver:
             if attempt:
                 result = await self.database.run("refresh log head", history.replace_one, *refresh)
                 if result.matched_count:
-                    self._remember(key, epoch)
                     return
             # Expired by this writer's clock: end the incarnation for every reader and writer
             # first (one conditional update), then remove it whole, this batch included. Another
@@ -413,7 +459,7 @@ class MongoDBLogDriver:
                 # Deleted or recreated: the incarnation is over for good (epochs never come back),
                 # so no reader sees this batch and nothing can build on it: take it back.
                 await self.database.run("withdraw batch", lambda: history.delete_one({"_id": batch_id}))
-                self._epochs.pop(key, None)
+                self._forget(key)
                 raise StoreConflictError(f"log {key!r} is no longer at version {expected!r}")
             # Refreshed by another writer since: the log is live after all, refresh again.
         raise StoreConflictError(f"log {key!r}: its head kept changing; nothing was acknowledged")
@@ -467,7 +513,7 @@ class MongoDBLogDriver:
             if not created:
                 await self.database.run("withdraw batch", lambda: history.delete_one({"_id": batch["_id"]}))
                 raise StoreConflictError(f"log {key!r} exists; expected it to be absent") from err
-        self._remember(key, epoch)
+        self._appended(key, epoch, 0, len(records))
         return f"{epoch}:{len(records)}"
 
     async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
@@ -498,7 +544,7 @@ class MongoDBLogDriver:
         delete, purge or save of the same log finishes. Returns whether a live log was removed.
         """
         now = self._now()
-        self._epochs.pop(key, None)
+        self._forget(key)
         head = await self.database.run(
             "retire log head",
             lambda: self._history().find_one_and_update(
@@ -596,6 +642,17 @@ def _batch(key: str, epoch: str, start: int, records: Sequence[LogRecord], expir
             "messages at a time. Nothing was written."
         )
     return doc
+
+
+def _short(key: str, docs: Sequence[Document], planned: int, count: int) -> bool:
+    """Whether a scan for ``planned`` batches (after the head) may hold fewer than the newest ``count`` records."""
+    batches = docs[1:]
+    if len(batches) < planned:
+        return False  # every batch there is was read
+    try:
+        return batches[-1]["s"] != 0 and _end(key, batches[0]) - batches[-1]["s"] < count
+    except (CorruptRecordError, KeyError, TypeError):
+        return True  # read again; the chain check then names what is wrong
 
 
 def _gap(key: str, docs: Sequence[Document], count: int | None) -> str | None:
