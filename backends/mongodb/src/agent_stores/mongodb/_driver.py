@@ -560,12 +560,13 @@ class MongoDBLogDriver:
     async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
         """Return up to ``limit`` live logs under ``prefix`` in key order, after ``after`` (a range query).
 
-        Batch ids are ObjectIds, never inside a range of strings: the range finds heads only.
+        Batch ids are ObjectIds, never inside a range of strings: the range finds heads only
+        (and the condition on ``s`` says so as well).
         """
         if limit <= 0:
             return []
         history = self._history()
-        condition = {"_id": _key_range(prefix, after=after), **_live(self._now())}
+        condition = {"_id": _key_range(prefix, after=after), "s": _HEAD, **_live(self._now())}
 
         async def fetch() -> list[Document]:
             return await history.find(condition, {"sid": 1}).sort("_id", ASCENDING).limit(limit).to_list()
