@@ -87,6 +87,14 @@ def records(*names: str) -> list[LogRecord]:
     return [LogRecord(f"d-{n}", n.encode()) for n in names]
 
 
+# Batches of a log in the history collection (its head has s = 2**62, above every batch).
+_BATCHES = {"$lt": 2**62}
+
+
+async def batch_count(database: MongoDBDatabase, key: str) -> int:
+    return await database.collection("history").count_documents({"k": key, "s": _BATCHES})
+
+
 # -- log versions ----------------------------------------------------------------------------------
 
 
@@ -112,7 +120,7 @@ async def test_two_creators_of_one_log_store_exactly_one_first_batch(database: M
     assert sum(not isinstance(r, BaseException) for r in results) == 1
     assert len(await driver.read("log")) == 1
     # The losers took their batches back: only the winner's batch is stored.
-    assert await database.collection("batches").count_documents({"k": "log"}) == 1
+    assert await batch_count(database, "log") == 1
 
 
 async def test_writer_holding_a_version_from_before_a_delete_conflicts(database: MongoDBDatabase) -> None:
@@ -124,7 +132,7 @@ async def test_writer_holding_a_version_from_before_a_delete_conflicts(database:
     with pytest.raises(StoreConflictError):
         await driver.append("log", records("stale"), expected_version=old, session_id="s")
     assert await driver.read("log") == [b"c"]
-    assert await database.collection("batches").count_documents({"k": "log"}) == 1, "the stale batch was left behind"
+    assert await batch_count(database, "log") == 1, "the stale batch was left behind"
 
 
 async def test_writer_holding_a_version_of_a_deleted_log_conflicts(database: MongoDBDatabase) -> None:
@@ -134,7 +142,7 @@ async def test_writer_holding_a_version_of_a_deleted_log_conflicts(database: Mon
     with pytest.raises(StoreConflictError):
         await driver.append("log", records("stale"), expected_version=old, session_id="s")
     assert (await driver.tail("log", 5)).version is None
-    assert await database.collection("batches").count_documents({"k": "log"}) == 0
+    assert await batch_count(database, "log") == 0
 
 
 async def test_writer_holding_an_older_version_conflicts(database: MongoDBDatabase) -> None:
@@ -159,7 +167,7 @@ async def test_writer_holding_a_version_of_an_expired_log_conflicts(database: Mo
     fresh = await driver.append("log", records("new"), expected_version=None, session_id="s", ttl=10)
     assert fresh != old
     assert await driver.read("log") == [b"new"]
-    assert await database.collection("batches").count_documents({"k": "log"}) == 1, "expired batches were kept"
+    assert await batch_count(database, "log") == 1, "expired batches were kept"
 
 
 async def test_versions_are_never_repeated_across_incarnations(database: MongoDBDatabase) -> None:
@@ -180,10 +188,39 @@ async def test_windowed_read_asks_only_for_the_newest_batches(database: MongoDBD
         version = await driver.append("log", records(f"m{i}a", f"m{i}b"), expected_version=version, session_id="s")
     commands.events.clear()
     assert await driver.read("log", last=5) == [b"m27b", b"m28a", b"m28b", b"m29a", b"m29b"]
-    finds = [e.command for e in commands.events if e.command_name == "find" and e.command["find"].endswith("batches")]
-    assert len(finds) == 1
-    assert finds[0]["sort"] == {"s": -1}
-    assert finds[0]["limit"] <= 5
+    # One query, and no head lookup: the head and the 3 batches holding the newest 5 records
+    # (this driver wrote them, so it knows where they start), by a backward index scan.
+    assert [e.command_name for e in commands.events] == ["find"]
+    find = commands.events[0].command
+    assert find["sort"] == {"s": -1}
+    assert find["limit"] == 4
+
+
+async def test_windowed_read_after_other_writers_reads_the_whole_window(
+    database: MongoDBDatabase, commands: Commands
+) -> None:
+    reader, writer = MongoDBLogDriver(database), MongoDBLogDriver(database)
+    version = None
+    for i in range(4):
+        version = await reader.append("log", records(f"r{i}a", f"r{i}b"), expected_version=version, session_id="s")
+    assert await reader.read("log", last=3) == [b"r2b", b"r3a", b"r3b"]
+    # Another process appends batches of one record: the reader's idea of the log's end is stale.
+    tail = await writer.tail("log", 1)
+    version = tail.version
+    for i in range(4):
+        version = await writer.append("log", records(f"w{i}"), expected_version=version, session_id="s")
+    commands.events.clear()
+    assert await reader.read("log", last=6) == [b"r3a", b"r3b", b"w0", b"w1", b"w2", b"w3"]
+    assert [e.command_name for e in commands.events] == ["find", "find"], "the short first scan is read again"
+    commands.events.clear()
+    assert await reader.read("log", last=6) == [b"r3a", b"r3b", b"w0", b"w1", b"w2", b"w3"]
+    assert [e.command_name for e in commands.events] == ["find"], "what the reader saw is remembered"
+    assert commands.events[0].command["limit"] == 6  # the head and 5 batches
+    fresh = MongoDBLogDriver(database)  # knows nothing: the head first, then up to 9 batches
+    assert await fresh.read("log", last=9) == [b"r1b", b"r2a", b"r2b", b"r3a", b"r3b", b"w0", b"w1", b"w2", b"w3"]
+    assert await fresh.read("log") == [b"r0a", b"r0b", b"r1a", b"r1b", b"r2a", b"r2b", b"r3a", b"r3b"] + [
+        f"w{i}".encode() for i in range(4)
+    ]
 
 
 async def test_tail_reads_digests_of_the_newest_batches(database: MongoDBDatabase) -> None:
@@ -206,17 +243,18 @@ async def test_purge_removes_expired_logs_and_batches_the_ttl_monitor_left(datab
     await driver.append("kept", records("c"), expected_version=None, session_id="k", ttl=50)
     await driver.append("forever", records("d"), expected_version=None, session_id="f")
     # What MongoDB's TTL monitor does: remove the expired head, leave its batches.
-    await database.collection("logs").delete_one({"_id": "swept"})
+    await database.collection("history").delete_one({"_id": "swept"})
     shift[0] += 6
     assert await driver.purge_expired() == 2
-    assert sorted({doc["k"] async for doc in database.collection("batches").find({})}) == ["forever", "kept"]
+    batches = database.collection("history").find({"s": _BATCHES})
+    assert sorted({doc["k"] async for doc in batches}) == ["forever", "kept"]
     assert [log.key for log in await driver.list_logs("")] == ["forever", "kept"]
 
 
 async def test_head_expiry_is_a_ttl_date_and_exact_milliseconds(database: MongoDBDatabase) -> None:
     driver = MongoDBLogDriver(database)
     await driver.append("log", records("a"), expected_version=None, session_id="s", ttl=60)
-    head = await database.collection("logs").find_one({"_id": "log"})
+    head = await database.collection("history").find_one({"_id": "log"})
     assert head is not None
     expected = time.time() + 60
     assert abs(calendar.timegm(head["e"].utctimetuple()) - expected) < 5  # a BSON date, for the TTL monitor
@@ -235,11 +273,10 @@ async def test_migrations_create_the_indexes_once_race_safely(
     db = client.get_default_database()
     recorded = await db[names.migrations].find({}).to_list()
     assert [doc["_id"] for doc in recorded] == list(range(1, SCHEMA_VERSION + 1))
-    batches = await db[names.batches].index_information()
-    unique = [spec for spec in batches.values() if spec.get("unique")]
+    history = await db[names.history].index_information()
+    unique = [spec for spec in history.values() if spec.get("unique")]
     assert [[field for field, _ in spec["key"]] for spec in unique] == [["k", "x", "s"]]
-    logs = await db[names.logs].index_information()
-    ttl = [spec for spec in logs.values() if "expireAfterSeconds" in spec]
+    ttl = [spec for spec in history.values() if "expireAfterSeconds" in spec]
     assert [([field for field, _ in spec["key"]], spec["expireAfterSeconds"]) for spec in ttl] == [(["e"], 0)]
 
 
@@ -357,9 +394,9 @@ async def test_batch_beyond_the_document_limit_is_refused_whole(database: MongoD
 async def test_undecodable_batch_is_a_corrupt_record_naming_it(database: MongoDBDatabase) -> None:
     driver = MongoDBLogDriver(database)
     await driver.append("log", records("a"), expected_version=None, session_id="s")
-    batches = database.collection("batches")
-    await batches.update_one({"k": "log"}, {"$set": {"p": "not a list"}})
-    bad = await batches.find_one({"k": "log"})
+    batches = database.collection("history")
+    await batches.update_one({"k": "log", "s": 0}, {"$set": {"p": "not a list"}})
+    bad = await batches.find_one({"k": "log", "s": 0})
     assert bad is not None
     with pytest.raises(CorruptRecordError, match=str(bad["_id"])):
         await driver.read("log")
@@ -495,7 +532,7 @@ async def test_a_gap_in_a_live_log_is_corrupt_and_a_deleted_log_is_absent(databa
     version = None
     for name in ("a", "b", "c"):
         version = await driver.append("log", records(name), expected_version=version, session_id="s")
-    batches = database.collection("batches")
+    batches = database.collection("history")
     middle = await batches.find_one({"k": "log", "s": 1})
     assert middle is not None
     await batches.delete_one({"_id": middle["_id"]})
@@ -504,7 +541,7 @@ async def test_a_gap_in_a_live_log_is_corrupt_and_a_deleted_log_is_absent(databa
             await reader.read("log")
         assert await reader.read("log", last=1) == [b"c"]  # the newest batch alone is whole
     # Half-way through a delete (head gone, batches not yet): the log is absent, not torn.
-    await database.collection("logs").delete_one({"_id": "log"})
+    await database.collection("history").delete_one({"_id": "log"})
     assert await driver.read("log") == []
     assert (await driver.tail("log", 3)).version is None
 
@@ -559,28 +596,21 @@ async def test_errors_are_translated_by_class_and_code_never_by_text() -> None:
     assert kind(OperationFailure("not authorized", 13)) is StoreError
 
 
-class _Killed(BaseException):
-    """The writer process dies here (not an Exception: nothing may catch it)."""
+async def test_a_save_cut_after_its_batch_statement_leaves_whole_batches(database: MongoDBDatabase) -> None:
+    """The server ran a save's first statement (the batch) and never its second (the head): no hole, no half log.
 
+    An append and a log creation are each one ordered command of two statements; a server that
+    stops between them has stored the batch document alone, which is what this test stores.
+    """
+    from agent_stores.mongodb._driver import _batch
 
-async def test_a_writer_dying_between_its_two_writes_leaves_whole_batches(
-    database: MongoDBDatabase, monkeypatch: pytest.MonkeyPatch
-) -> None:
     writer, other = MongoDBLogDriver(database), MongoDBLogDriver(database)
     version = await writer.append("log", records("a"), expected_version=None, session_id="s")
-    run = database.run
-
-    async def dies_before(step: str, *args: Any, **kwargs: Any) -> Any:
-        if step in {"confirm log head", "refresh log head", "create log head"}:
-            raise _Killed(step)
-        return await run(step, *args, **kwargs)
-
-    monkeypatch.setattr(database, "run", dies_before)
-    with pytest.raises(_Killed):
-        await writer.append("log", records("b", "c"), expected_version=version, session_id="s")
-    with pytest.raises(_Killed):
-        await writer.append("new-log", records("x"), expected_version=None, session_id="n")
-    monkeypatch.setattr(database, "run", run)
+    assert isinstance(version, str)
+    epoch = version.rpartition(":")[0]
+    history = database.collection("history")
+    await history.insert_one(_batch("log", epoch, 1, records("b", "c"), None))  # the cut append
+    await history.insert_one(_batch("new-log", "0123456789abcdef", 0, records("x"), None))  # the cut creation
     # The batch insert was the commit: whole and visible; the log creation never happened.
     assert await other.read("log") == [b"a", b"b", b"c"]
     assert await other.read("new-log") == []

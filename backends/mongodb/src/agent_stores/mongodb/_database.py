@@ -87,16 +87,16 @@ class CollectionNames:
     """The collections the stores use; every name is configurable.
 
     Attributes:
-        logs: One head document per history log: its current incarnation, session id and expiry
-            (the TTL index lives here).
-        batches: One document per appended batch of messages, claimed by a unique index on
-            (log key, incarnation, first sequence number).
+        history: Every history log: one head document per log (its current incarnation,
+            session id and expiry; the TTL index lives here) and one batch document per
+            appended batch of messages, all claimed by one unique index on (log key,
+            incarnation, sequence number). Heads and batches share the collection so that a
+            save is one write command and a load one query.
         objects: One document per file or session snapshot, keyed by ``_id``.
         migrations: One document per applied index migration.
     """
 
-    logs: str = f"{DEFAULT_PREFIX}logs"
-    batches: str = f"{DEFAULT_PREFIX}batches"
+    history: str = f"{DEFAULT_PREFIX}history"
     objects: str = f"{DEFAULT_PREFIX}objects"
     migrations: str = f"{DEFAULT_PREFIX}migrations"
 
@@ -109,34 +109,41 @@ class CollectionNames:
         """
         if not isinstance(prefix, str) or "$" in prefix or "\x00" in prefix or prefix.startswith("system."):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError(f"invalid collection prefix {prefix!r}")
-        return cls(f"{prefix}logs", f"{prefix}batches", f"{prefix}objects", f"{prefix}migrations")
+        return cls(f"{prefix}history", f"{prefix}objects", f"{prefix}migrations")
 
 
 # -- indexes -------------------------------------------------------------------------------------
 #
 # Numbered, idempotent migrations: (number, description, [(collection attribute, keys, options)]).
-# History heads are keyed by the log key (``_id``), so listing sessions is a range query on the
-# ``_id`` index. A head's expiry is kept twice: ``e``, a date, for the server's TTL monitor (which
-# removes expired heads about once a minute), and ``t``, integer milliseconds (2**62 without a ttl),
-# which every read filters on exactly. Batches are claimed by the unique (k, x, s) index: log key, incarnation
-# epoch, first sequence number; ``t`` on batches lets ``purge_expired`` find the batches of logs
-# the TTL monitor removed. Objects are keyed by ``_id`` (the unique path index).
+# History lives in one collection. A head (``_id`` = the log key, ``s`` = 2**62) and the batches
+# of its incarnation (``s`` = first sequence number) share the unique (k, x, s) index: log key,
+# incarnation epoch, sequence number; so a backward scan of one (k, x) returns the head first,
+# then the newest batches. Heads are keyed by the log key (``_id``), so listing sessions is a
+# range query on the ``_id`` index (batch ids are ObjectIds, outside every string range). A
+# head's expiry is kept twice: ``e``, a date, for the server's TTL monitor (which removes
+# expired heads about once a minute), and ``t``, integer milliseconds (2**62 without a ttl),
+# which every read compares exactly; ``t`` on batches lets ``purge_expired`` find the batches of
+# logs the TTL monitor removed. Objects are keyed by ``_id`` (the unique path index).
+#
+# Migration 1 created the first layout (heads and batches in two collections, ``…logs`` and
+# ``…batches``); it is superseded by migration 2 and creates nothing any more. Histories stored
+# in that layout are not read by this release (see the backend documentation).
 
 _Index = tuple[str, list[tuple[str, int]], dict[str, Any]]
 
 _MIGRATIONS: Final[tuple[tuple[int, str, tuple[_Index, ...]], ...]] = (
+    (1, "history heads and batches in two collections (superseded by migration 2)", ()),
     (
-        1,
-        "history heads with TTL expiry, batches claimed by (log, epoch, seq), batch expiry for purge",
+        2,
+        "history in one collection: heads and batches claimed by (log, epoch, seq), TTL expiry on heads, expiry index",
         (
-            ("logs", [("e", ASCENDING)], {"name": "agent_stores_ttl", "expireAfterSeconds": 0}),
-            ("logs", [("t", ASCENDING)], {"name": "agent_stores_expiry"}),
             (
-                "batches",
+                "history",
                 [("k", ASCENDING), ("x", ASCENDING), ("s", ASCENDING)],
                 {"name": "agent_stores_log_seq", "unique": True},
             ),
-            ("batches", [("t", ASCENDING)], {"name": "agent_stores_batch_expiry", "sparse": True}),
+            ("history", [("e", ASCENDING)], {"name": "agent_stores_ttl", "expireAfterSeconds": 0}),
+            ("history", [("t", ASCENDING)], {"name": "agent_stores_expiry"}),
         ),
     ),
 )
@@ -249,6 +256,9 @@ class MongoDBDatabase:
 
     def _init_state(self, collections: CollectionNames | None) -> None:
         self.collections = collections or CollectionNames()
+        # Collection objects by attribute name, made once per database object (building one
+        # costs pymongo more than a small write's own client work).
+        self._collections: dict[str, AsyncCollection[Document]] = {}
         self._ready_event = False
         self._setup_lock = asyncio.Lock()
         self._closed = False
@@ -299,9 +309,14 @@ class MongoDBDatabase:
 
     def collection(self, which: str) -> AsyncCollection[Document]:
         """Return one of our collections by attribute name of :class:`CollectionNames` (no I/O)."""
+        found = self._collections.get(which)
+        if found is not None and self._database is not None:
+            return found
         # Conditional writes decide on what the primary holds: reads go to the primary too,
         # whatever read preference a borrowed client was configured with.
-        return self._open().get_collection(getattr(self.collections, which), read_preference=ReadPreference.PRIMARY)
+        made = self._open().get_collection(getattr(self.collections, which), read_preference=ReadPreference.PRIMARY)
+        self._collections[which] = made
+        return made
 
     def _open(self) -> AsyncDatabase[Document]:
         """The database; an owned client is created here on first use (pymongo connects lazily)."""
@@ -364,6 +379,7 @@ class MongoDBDatabase:
         self._ready_event = False
         if self._owned and self._client is not None:
             client, self._client, self._database = self._client, None, None
+            self._collections.clear()
             await client.close()
 
     def __repr__(self) -> str:

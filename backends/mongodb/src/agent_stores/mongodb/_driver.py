@@ -2,28 +2,37 @@
 
 No multi-document transaction is used anywhere (a standalone server has none).
 
-History. A log is a *head* document in the logs collection, ``{_id: key, x: epoch, sid, e}``
-(``x`` names the log's current incarnation, a random epoch drawn when the log is created;
-``e`` its expiry), and one *batch* document per append in the batches collection,
-``{k: key, x: epoch, s: first sequence number, n: count, d: [digests], p: [payloads], e}``.
-A batch is claimed by the unique index on ``(k, x, s)``: an append made on version
-``"<epoch>:<length>"`` inserts its batch at ``s = length``, so two writers holding the same
-version collide (duplicate key, error code 11000 → ``StoreConflictError``) and exactly one
-batch is stored. The insert is the commit: the batch is whole or absent, and it carries its
-version (epoch and end) itself. The head is then refreshed, conditioned on still naming the
-same epoch and being live by the writer's clock. When it is not, the writer withdraws its own
-batch only once the incarnation is over for good: if the head still names the epoch (expired
-by this writer's clock, perhaps live by another's) the writer first *retires* it (one
-conditional update into a tombstone, ``t: 0, z: 1``, absent by every clock); if that matches
-nothing, another writer refreshed the head meanwhile (it may have built on this batch), so the
-log is live and the refresh is tried again. A batch is therefore never taken out of a live
-incarnation, whatever the writers' clocks say, and a log never shows a hole. Only a head that
-names another epoch, or none, lets a writer withdraw its batch alone (no reader can see it:
-readers only read the epoch the live head names). So a writer holding an old version always
-conflicts, and a version is never repeated: a log deleted and written again has a new random
-epoch. A log is created by inserting its first batch under a fresh epoch, then the head (an
-insert: a live head makes it a conflict; an expired head or a tombstone is retired and its
-incarnation removed first). A writer dying between the two leaves an unreachable batch, never
+History lives in ONE collection (``…history``), so that a save is one write command and a load
+one query. A log is a *head* document, ``{_id: key, k: key, x: epoch, s: 2**62, sid, t, e}``
+(``x`` names the log's current incarnation, a random epoch drawn when the log is created; ``t``
+its expiry in milliseconds, ``e`` the same as a date for MongoDB's TTL monitor), and one *batch*
+document per append, ``{_id: ObjectId, k: key, x: epoch, s: first sequence number, n: count,
+d: [digests], p: [payloads], t}``. Head and batches share the unique index on ``(k, x, s)``: the
+head sits above every batch of its incarnation, so one backward scan of ``(k, x)`` with a limit
+returns the head first and then the newest batches (a load is one query when the driver knows
+the epoch: it remembers the epoch of the logs it last wrote or read).
+
+A batch is claimed by that unique index: an append made on version ``"<epoch>:<length>"``
+stores its batch at ``s = length``, so two writers holding the same version collide (duplicate
+key, error code 11000 → ``StoreConflictError``) and exactly one batch is stored. The batch
+write is the commit: the batch is whole or absent, and it carries its version (epoch and end)
+itself. An append is ONE ordered ``update`` command of two statements, run by the server in
+order: the batch (an upsert of a fresh ObjectId, i.e. an insert the unique index decides; a
+duplicate key stops the command before the second statement), then the head's refresh,
+conditioned on still naming the same epoch and being live by the writer's clock. When the
+refresh matches nothing, the writer withdraws its own batch only once the incarnation is over
+for good: if the head still names the epoch (expired by this writer's clock, perhaps live by
+another's) the writer first *retires* it (one conditional update into a tombstone, ``t: 0,
+z: 1``, absent by every clock); if that matches nothing, another writer refreshed the head
+meanwhile (it may have built on this batch), so the log is live and the refresh is tried again.
+A batch is therefore never taken out of a live incarnation, whatever the writers' clocks say,
+and a log never shows a hole. Only a head that names another epoch, or none, lets a writer
+withdraw its batch alone (no reader can see it: readers only read the epoch the live head
+names). So a writer holding an old version always conflicts, and a version is never repeated: a
+log deleted and written again has a new random epoch. A log is created by one ordered
+``insert`` of its first batch under a fresh epoch and then its head (a live head makes the
+second a conflict; an expired head or a tombstone is retired and its incarnation removed
+first). A server or writer dying between the two statements leaves an unreachable batch, never
 a half-written one.
 
 Removal (delete, expiry by ``purge_expired``, a save over an expired log) is resumable: retire
@@ -31,6 +40,11 @@ the head, delete the incarnation's batches, delete the tombstone. Whoever finds 
 (the next delete, purge or save of that log) finishes the removal, so an interrupted delete
 never leaves its messages stored. Tombstones carry no TTL date, so MongoDB's TTL monitor
 never removes one before its batches are gone.
+
+Layout change: before this layout, heads and batches lived in two collections (``…logs`` and
+``…batches``, index migration 1). Histories stored there are not read by this release; the
+old collections are left untouched (drop them, or re-import the messages with
+``import_messages``).
 
 Objects: one document per key, ``{_id: key, v: version, t: text | b: bytes, a: plain}``. The
 version is a fresh ObjectId per put; compare-and-set filters on it; exclusive create is an
@@ -42,7 +56,6 @@ never as field names or operators, and are checked to be ``str`` first.
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 import time
 from collections import OrderedDict
@@ -51,7 +64,7 @@ from typing import Any, Final
 
 import bson
 from bson import ObjectId
-from pymongo import ASCENDING, DESCENDING, ReturnDocument
+from pymongo import ASCENDING, DESCENDING, ReplaceOne, ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.cursor import AsyncCursor
 
@@ -77,8 +90,10 @@ _SAFE_ESTIMATE: Final = MAX_DOCUMENT_BYTES - 64 * 1024
 
 # Keys fetched per query while folding a delimited listing.
 _LIST_CHUNK: Final = 256
-# Logs whose epoch a driver remembers (for reads that fetch head and batches concurrently).
+# Logs whose epoch a driver remembers (so a read finds head and batches in one query).
 _EPOCHS_KEPT: Final = 4096
+# Batch starts a driver remembers per log (so a windowed read asks for just the batches it needs).
+_STARTS_KEPT: Final = 64
 # Orphan batches (of logs the TTL monitor removed) examined per purge_expired call, at most.
 _PURGE_SCAN: Final = 10_000
 
@@ -155,11 +170,15 @@ def _new_epoch() -> str:
 
 # The expiry of a log that never expires: far beyond any clock, inside int64.
 _NEVER: Final = 2**62
+# The head's sequence number: above every batch's, so a backward scan of a log returns it first.
+_HEAD: Final = 2**62
 # A retired head (a tombstone): expired by every clock, out of the TTL monitor's reach (no date),
 # so it stays until whoever finds it has removed the incarnation's batches.
 _RETIRE: Final[Document] = {"$set": {"t": 0, "z": 1}, "$unset": {"e": ""}}
 # Head refreshes an append tries while other writers keep refreshing the same head.
 _REFRESH_ATTEMPTS: Final = 4
+# The batches of a log (never its head).
+_BATCHES: Final[Document] = {"$lt": _HEAD}
 
 
 def _live(now: int) -> Document:
@@ -171,23 +190,38 @@ def _live(now: int) -> Document:
     return {"t": {"$gt": now}}
 
 
+def _is_live(head: Document, now: int) -> bool:
+    """What :func:`_live` selects, for a head already read."""
+    expires = head.get("t")  # an int64 comes back as bson's Int64, a subclass of int
+    return isinstance(expires, int) and not isinstance(expires, bool) and expires > now
+
+
 def _head_doc(key: str, epoch: str, session_id: str, expires: int | None) -> Document:
-    head: Document = {"_id": key, "x": epoch, "sid": session_id, "t": _NEVER if expires is None else expires}
+    head: Document = {
+        "_id": key,
+        "k": key,
+        "x": epoch,
+        "s": _HEAD,
+        "sid": session_id,
+        "t": _NEVER if expires is None else expires,
+    }
     if expires is not None:
         head["e"] = utc_from_timestamp(expires / 1000)
     return head
 
 
 class MongoDBLogDriver:
-    """A :class:`~agent_stores.core.LogDriver` in a heads collection and a batches collection.
+    """A :class:`~agent_stores.core.LogDriver` in one collection: a head per log and a batch per append.
 
-    Costs (round trips): ``append`` on a known version 2 (insert the batch, then confirm the
-    head: a read when the log has no TTL, else the refresh that extends its expiry; they cannot
-    overlap: the second step is what catches a delete that came in between);
-    creating a log 2; ``tail``, ``read`` (also ``read(last=N)``: the newest batches only, by a
-    descending index scan with a limit) and ``length`` read the head and the batches, at once
-    when this driver already knows the log's epoch (one round trip of latency), else one after
-    the other; ``delete`` 3 (retire, batches, tombstone); ``list_logs`` 1.
+    Costs (round trips): ``append`` on a known version 1 (one ordered ``update`` command: the
+    batch, then the head's conditional refresh; the second statement is what catches a delete
+    that came in between); creating a log 1 (one ordered ``insert`` of the first batch and the
+    head); ``tail``, ``read`` (also ``read(last=N)``: the head and the newest batches, by one
+    backward index scan with a limit: the batches holding the newest N records when this
+    driver saw where they start, else N) and ``length`` 1 when this driver knows the log's
+    epoch (it remembers the epoch and the newest batch starts of the last logs it wrote or
+    read), else 2 (the head first); a windowed read after other processes appended, 2;
+    ``delete`` 3 (retire, batches, tombstone); ``list_logs`` 1.
     Expiry: the head carries the expiry, refreshed by every append; reads treat an expired log
     as absent to the millisecond; MongoDB's TTL monitor removes expired heads about once a
     minute, and :meth:`purge_expired` removes their batches and finishes interrupted removals
@@ -201,73 +235,138 @@ class MongoDBLogDriver:
     def __init__(self, database: MongoDBDatabase, *, clock: Callable[[], float] = time.time) -> None:
         self.database = database
         self._clock = clock
-        # The epoch this driver last saw per log, so a read can fetch head and batches at once.
+        # The epoch this driver last saw per log, so a read needs no separate head lookup.
         self._epochs: OrderedDict[str, str] = OrderedDict()
+        # Per log, what this driver last saw of its end: (epoch, the starts of its newest
+        # batches in order, one unbroken run, and the log's length), for windowed reads.
+        self._ends: dict[str, tuple[str, list[int], int]] = {}
 
     def _now(self) -> int:
         """Now, in milliseconds since the epoch."""
         return round(self._clock() * 1000)
 
+    def _history(self) -> AsyncCollection[Document]:
+        return self.database.collection("history")
+
     async def _head(self, key: str, now: int) -> Document | None:
-        """The live head of ``key`` (``None`` when absent or expired)."""
-        return await self.database.run(
-            "read log head",
-            lambda: self.database.collection("logs").find_one({"_id": _check_log_key(key), **_live(now)}),
-        )
+        """The live head of ``key`` (``None`` when absent or expired).
 
-    async def _newest(self, key: str, epoch: str, count: int | None, fields: Document) -> list[Document]:
-        """The newest ``count`` batches of the incarnation (all without ``count``), newest first.
-
-        One backward scan of the unique (k, x, s) index with a limit: every batch holds at least
-        one record, so ``count`` batches always cover the newest ``count`` records.
+        Looked up by ``_id`` alone (a head is a few small fields) and checked here: the
+        expiry is compared exactly as :func:`_live` would on the server.
         """
-        batches = self.database.collection("batches")
-        limit = 0 if count is None else max(1, count)
+        head = await self.database.run("read log head", self._history().find_one, {"_id": key})
+        return head if head is not None and _is_live(head, now) else None
+
+    async def _scan(self, key: str, epoch: str, batches: int | None, fields: Document | None) -> list[Document]:
+        """The head of incarnation ``epoch`` (if it still names it) and its newest ``batches`` batches (all without).
+
+        One backward scan of the unique (k, x, s) index with a limit: the head sorts above every
+        batch of its incarnation, so it comes first.
+        """
+        history = self._history()
+        limit = 0 if batches is None else batches + 1
 
         async def fetch() -> list[Document]:
-            return await batches.find({"k": key, "x": epoch}, fields).sort("s", DESCENDING).limit(limit).to_list()
+            return await history.find({"k": key, "x": epoch}, fields).sort("s", DESCENDING).limit(limit).to_list()
 
-        return await self.database.run("read newest batches", fetch)
+        return await self.database.run("read log", fetch)
 
-    async def _snapshot(self, key: str, count: int | None, fields: Document) -> tuple[str, list[Document]] | None:
+    async def _snapshot(
+        self, key: str, count: int | None, fields: Document | None
+    ) -> tuple[str, list[Document]] | None:
         """The live log's epoch and its newest ``count`` batches (newest first), or ``None`` when absent.
 
-        When this driver already knows the log's epoch, the head and the batches are read
-        concurrently (one round trip of latency); the head decides, and a changed epoch is
-        read again. The batches read must form one unbroken chain (each ending where the next
-        starts, the oldest at 0 unless ``count`` records are covered); a gap means the log was
-        deleted or expired while being read (then it is absent), or, if the head still names
-        the same epoch, a corrupt log.
+        When this driver knows the log's epoch, one query reads the head and the batches; else
+        the head is looked up first. The head decides: a scan that finds no head naming the
+        epoch means the log was deleted or created anew since (the epoch is looked up again).
+        The batches read must form one unbroken chain (each ending where the next starts, the
+        oldest at 0 unless ``count`` records are covered); a gap means the log was deleted or
+        expired while being read (then it is absent), or, if the head still names the same
+        epoch, a corrupt log.
         """
-        now = self._now()
         _check_log_key(key)
-        known = self._epochs.get(key)
-        docs: list[Document] | None = None
-        if known is None:
-            head = await self._head(key, now)
-        else:
-            head, docs = await asyncio.gather(self._head(key, now), self._newest(key, known, count, fields))
-        if head is None:
-            self._epochs.pop(key, None)
+        now = self._now()
+        if fields is not None:
+            fields = {**fields, "t": 1}  # what the head needs
+        epoch = self._epochs.get(key)
+        docs: list[Document] = []
+        for looked_up in (False, True):
+            if epoch is None or looked_up:
+                head = await self._head(key, now)
+                if head is None:
+                    self._forget(key)
+                    return None
+                epoch = head["x"]
+                looked_up = True
+            # Every batch holds at least one record, so ``count`` batches always cover the newest
+            # ``count`` records; the batch starts this driver remembers usually tell fewer.
+            if count is None:
+                docs = await self._scan(key, epoch, None, fields)
+            else:
+                enough = max(1, count)
+                planned = self._batches_covering(key, epoch, enough)
+                docs = await self._scan(key, epoch, planned, fields)
+                if planned < enough and _short(key, docs, planned, enough):
+                    # The log grew since this driver last saw it: as many batches as records wanted.
+                    docs = await self._scan(key, epoch, enough, fields)
+            if docs and docs[0].get("s") == _HEAD:
+                break
+            # No head names this epoch any more. Just after a look-up: deleted in between (absent).
+            self._forget(key)
+            if looked_up:
+                return None
+        assert epoch is not None
+        if not _is_live(docs[0], now):
+            self._forget(key)
             return None
-        epoch = head["x"]
-        if epoch != known or docs is None:
-            docs = await self._newest(key, epoch, count, fields)
         self._remember(key, epoch)
-        gap = _gap(key, docs, count)
+        batches = docs[1:]
+        gap = _gap(key, batches, count)
         if gap is not None:
             again = await self._head(key, self._now())
             if again is None or again["x"] != epoch:
-                self._epochs.pop(key, None)
+                self._forget(key)
                 return None
             raise CorruptRecordError(f"log {key!r} is corrupt: {gap}")
-        return epoch, docs
+        self._saw(key, epoch, [doc["s"] for doc in reversed(batches)], _end(key, batches[0]) if batches else 0)
+        return epoch, batches
 
     def _remember(self, key: str, epoch: str) -> None:
         self._epochs[key] = epoch
         self._epochs.move_to_end(key)
         while len(self._epochs) > _EPOCHS_KEPT:
-            self._epochs.popitem(last=False)
+            dropped, _ = self._epochs.popitem(last=False)
+            self._ends.pop(dropped, None)
+
+    def _forget(self, key: str) -> None:
+        self._epochs.pop(key, None)
+        self._ends.pop(key, None)
+
+    def _saw(self, key: str, epoch: str, starts: list[int], end: int) -> None:
+        """Remember the end of the log as a read found it: ``starts`` of an unbroken run of its newest batches."""
+        known = self._ends.get(key)
+        if known is not None and known[0] == epoch and known[2] == end and len(known[1]) >= len(starts):
+            return  # already known, as far back or further
+        self._ends[key] = (epoch, starts[-_STARTS_KEPT:], end)
+
+    def _appended(self, key: str, epoch: str, start: int, count: int) -> None:
+        """Remember the batch this driver just stored (continuing what it knew of the log's end, if it ended there)."""
+        known = self._ends.get(key)
+        continues = known is not None and known[0] == epoch and known[2] == start
+        starts = [*known[1][-_STARTS_KEPT + 1 :], start] if known is not None and continues else [start]
+        self._ends[key] = (epoch, starts, start + count)
+        self._remember(key, epoch)
+
+    def _batches_covering(self, key: str, epoch: str, count: int) -> int:
+        """How many newest batches hold the newest ``count`` records, as far as this driver saw (else ``count``)."""
+        known = self._ends.get(key)
+        if known is None or known[0] != epoch:
+            return count
+        _, starts, end = known
+        for i in range(len(starts) - 1, -1, -1):
+            if end - starts[i] >= count:
+                return min(count, len(starts) - i)
+        return max(1, len(starts)) if not starts or starts[0] == 0 else count
 
     async def tail(self, key: str, count: int) -> LogTail:
         """Return the live log's length, version and the digests of its last ``count`` records."""
@@ -314,48 +413,54 @@ class MongoDBLogDriver:
             raise StoreConflictError(f"log {key!r} is not at version {expected_version!r}")
         epoch, start = parsed
         batch = _batch(key, epoch, start, records, expires)
-        batches = self.database.collection("batches")
-        try:
-            await self.database.run("append batch", lambda: batches.insert_one(batch))
-        except StoreConflictError as err:
-            raise StoreConflictError(f"log {key!r} is not at version {expected_version!r}") from err
-        heads = self.database.collection("logs")
-        if expires is None:
-            # Two steps are needed (a batch and its head live in different documents, and no
-            # single-document write can both claim the batch and see the head), but without a
-            # TTL the second one writes nothing new: reading the head live under this epoch
-            # after the insert is enough. Any removal of the incarnation retires the head after
-            # this read, then deletes the batches, this one included, so the batch is never left
-            # behind in a log that looks live. A head with an expiry left by earlier saves
-            # takes the refresh below, which drops that expiry.
-            found = await self.database.run(
-                "confirm log head", heads.find_one, {"_id": key, "x": epoch, **_live(now)}, {"t": 1}
-            )
-            if found is not None and found.get("t") == _NEVER:
-                self._remember(key, epoch)
-                return f"{epoch}:{start + len(records)}"
         # A whole-document replace (not $set): the head is rewritten with the same epoch and session id.
         head = _head_doc(key, epoch, session_id, expires)
-        for _ in range(_REFRESH_ATTEMPTS):
-            result = await self.database.run(
-                "refresh log head", heads.replace_one, {"_id": key, "x": epoch, **_live(now)}, head
-            )
-            if result.matched_count:
-                self._remember(key, epoch)
-                return f"{epoch}:{start + len(records)}"
+        condition: Document = {"_id": key, "x": epoch, **_live(now)}
+        writes = [ReplaceOne({"_id": batch["_id"]}, batch, upsert=True), ReplaceOne(condition, head)]
+        # One command, two statements the server runs in order: the batch (an upsert of a fresh
+        # ObjectId is an insert the unique (k, x, s) index decides; a duplicate key stops the
+        # command), then the head's refresh, which tells whether the log was still live at this
+        # epoch after the batch was stored.
+        try:
+            result = await self.database.run("append batch", self._history().bulk_write, writes)
+        except StoreConflictError as err:
+            raise StoreConflictError(f"log {key!r} is not at version {expected_version!r}") from err
+        version = f"{epoch}:{start + len(records)}"
+        if not result.matched_count:
+            await self._settle(key, epoch, batch["_id"], (condition, head), now, expected_version)
+        self._appended(key, epoch, start, len(records))
+        return version
+
+    async def _settle(
+        self,
+        key: str,
+        epoch: str,
+        batch_id: ObjectId,
+        refresh: tuple[Document, Document],
+        now: int,
+        expected: LogVersion,
+    ) -> None:
+        """After a refresh that matched nothing: end the incarnation and raise, or refresh again and return."""
+        history = self._history()
+        for attempt in range(_REFRESH_ATTEMPTS):
+            if attempt:
+                result = await self.database.run("refresh log head", history.replace_one, *refresh)
+                if result.matched_count:
+                    return
             # Expired by this writer's clock: end the incarnation for every reader and writer
             # first (one conditional update), then remove it whole, this batch included. Another
             # writer whose clock disagrees may have built on this batch meanwhile; then the head
             # was refreshed after it and this update matches nothing.
             if await self._retire(key, epoch, {"t": {"$lte": now}}):
                 await self._finish(key, epoch)
-                raise StoreConflictError(f"log {key!r} expired; it is no longer at version {expected_version!r}")
-            current = await self.database.run("read log head", heads.find_one, {"_id": key}, {"x": 1, "t": 1})
+                raise StoreConflictError(f"log {key!r} expired; it is no longer at version {expected!r}")
+            current = await self.database.run("read log head", history.find_one, {"_id": key}, {"x": 1, "t": 1})
             if current is None or current.get("x") != epoch:
                 # Deleted or recreated: the incarnation is over for good (epochs never come back),
                 # so no reader sees this batch and nothing can build on it: take it back.
-                await self.database.run("withdraw batch", lambda: batches.delete_one({"_id": batch["_id"]}))
-                raise StoreConflictError(f"log {key!r} is no longer at version {expected_version!r}")
+                await self.database.run("withdraw batch", lambda: history.delete_one({"_id": batch_id}))
+                self._forget(key)
+                raise StoreConflictError(f"log {key!r} is no longer at version {expected!r}")
             # Refreshed by another writer since: the log is live after all, refresh again.
         raise StoreConflictError(f"log {key!r}: its head kept changing; nothing was acknowledged")
 
@@ -368,39 +473,32 @@ class MongoDBLogDriver:
         again) finishes the removal, so an interrupted delete or expiry is always completed.
         """
         result = await self.database.run(
-            "retire log head",
-            self.database.collection("logs").update_one,
-            {"_id": key, "x": epoch, **condition},
-            _RETIRE,
+            "retire log head", self._history().update_one, {"_id": key, "x": epoch, **condition}, _RETIRE
         )
         return result.matched_count > 0
 
     async def _finish(self, key: str, epoch: Any) -> None:
         """Remove a retired incarnation: its batches, then its tombstone (each step idempotent)."""
-        await self.database.run(
-            "delete batches", self.database.collection("batches").delete_many, {"k": key, "x": epoch}
-        )
-        await self.database.run(
-            "delete tombstone", self.database.collection("logs").delete_one, {"_id": key, "x": epoch, "z": 1}
-        )
+        history = self._history()
+        await self.database.run("delete batches", history.delete_many, {"k": key, "x": epoch, "s": _BATCHES})
+        await self.database.run("delete tombstone", history.delete_one, {"_id": key, "x": epoch, "z": 1})
 
     async def _create(
         self, key: str, records: Sequence[LogRecord], *, session_id: str, now: int, expires: int | None
     ) -> str:
         epoch = _new_epoch()
         batch = _batch(key, epoch, 0, records, expires)
-        batches = self.database.collection("batches")
-        heads = self.database.collection("logs")
-        await self.database.run("append first batch", lambda: batches.insert_one(batch))
         head = _head_doc(key, epoch, session_id, expires)
+        history = self._history()
         try:
-            await self.database.run("create log head", lambda: heads.insert_one(head))
+            # One ordered command: the first batch, then the head (a duplicate _id: the log exists).
+            await self.database.run("create log", lambda: history.insert_many([batch, head]))
         except StoreConflictError as err:
             # A head exists: take its place only if it expired or is a tombstone (retire it, remove
             # the old incarnation, then create the head), else conflict.
             retired = await self.database.run(
                 "retire expired log head",
-                lambda: heads.find_one_and_update(
+                lambda: history.find_one_and_update(
                     {"_id": key, "t": {"$lte": now}}, _RETIRE, return_document=ReturnDocument.BEFORE
                 ),
             )
@@ -408,21 +506,23 @@ class MongoDBLogDriver:
             if retired is not None:
                 await self._finish(key, retired.get("x"))
                 try:
-                    await self.database.run("create log head", lambda: heads.insert_one(head))
+                    await self.database.run("create log head", lambda: history.insert_one(head))
                     created = True
                 except StoreConflictError:
                     pass  # another writer created the log first
             if not created:
-                await self.database.run("withdraw batch", lambda: batches.delete_one({"_id": batch["_id"]}))
+                await self.database.run("withdraw batch", lambda: history.delete_one({"_id": batch["_id"]}))
                 raise StoreConflictError(f"log {key!r} exists; expected it to be absent") from err
-        self._remember(key, epoch)
+        self._appended(key, epoch, 0, len(records))
         return f"{epoch}:{len(records)}"
 
     async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
         """Return the live log's payloads in append order; with ``last``, only the newest ``last`` (newest batches)."""
         if last is not None and last <= 0:
             return []
-        snapshot = await self._snapshot(key, last, {"s": 1, "n": 1, "p": 1})
+        # Whole documents: a projection would leave out only the digests, small beside the
+        # payloads, and costs some servers more than it saves (the nx-27017 stand-in).
+        snapshot = await self._snapshot(key, last, None)
         if snapshot is None:
             return []
         payloads: list[bytes] = []
@@ -444,10 +544,10 @@ class MongoDBLogDriver:
         delete, purge or save of the same log finishes. Returns whether a live log was removed.
         """
         now = self._now()
-        self._epochs.pop(key, None)
+        self._forget(key)
         head = await self.database.run(
             "retire log head",
-            lambda: self.database.collection("logs").find_one_and_update(
+            lambda: self._history().find_one_and_update(
                 {"_id": _check_log_key(key)}, _RETIRE, return_document=ReturnDocument.BEFORE
             ),
         )
@@ -458,14 +558,18 @@ class MongoDBLogDriver:
         return head.get("z") is None and (not isinstance(expires, int) or expires > now)
 
     async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
-        """Return up to ``limit`` live logs under ``prefix`` in key order, after ``after`` (a range query)."""
+        """Return up to ``limit`` live logs under ``prefix`` in key order, after ``after`` (a range query).
+
+        Batch ids are ObjectIds, never inside a range of strings: the range finds heads only
+        (and the condition on ``s`` says so as well).
+        """
         if limit <= 0:
             return []
-        heads = self.database.collection("logs")
-        condition = {"_id": _key_range(prefix, after=after), **_live(self._now())}
+        history = self._history()
+        condition = {"_id": _key_range(prefix, after=after), "s": _HEAD, **_live(self._now())}
 
         async def fetch() -> list[Document]:
-            return await heads.find(condition, {"sid": 1}).sort("_id", ASCENDING).limit(limit).to_list()
+            return await history.find(condition, {"sid": 1}).sort("_id", ASCENDING).limit(limit).to_list()
 
         docs = await self.database.run("list logs", fetch)
         return [LogInfo(doc["_id"], str(doc.get("sid", ""))) for doc in docs]
@@ -473,10 +577,11 @@ class MongoDBLogDriver:
     async def purge_expired(self) -> int:
         """Remove every expired log now, and the batches of logs MongoDB's TTL monitor removed; return how many logs."""
         now = self._now()
-        heads = self.database.collection("logs")
-        batches = self.database.collection("batches")
+        history = self._history()
         removed = 0
-        expired = await self.database.run("find expired heads", _to_list, heads.find({"t": {"$lte": now}}, {"x": 1}))
+        expired = await self.database.run(
+            "find expired heads", _to_list, history.find({"t": {"$lte": now}, "s": _HEAD}, {"x": 1})
+        )
         for head in expired:
             key, epoch = head["_id"], head.get("x")
             # Expired heads and tombstones of interrupted deletes alike: retire, then remove whole.
@@ -486,20 +591,22 @@ class MongoDBLogDriver:
         # Batches whose recorded expiry passed: their log is gone (TTL monitor), expired, or alive
         # with a later expiry on its head (then the batches' expiry is brought up to date).
         stale = await self.database.run(
-            "find expired batches", _to_list, batches.find({"t": {"$lte": now}}, {"k": 1, "x": 1}).limit(_PURGE_SCAN)
+            "find expired batches",
+            _to_list,
+            history.find({"t": {"$lte": now}, "s": _BATCHES}, {"k": 1, "x": 1}).limit(_PURGE_SCAN),
         )
         for key, epoch in dict.fromkeys((doc.get("k"), doc.get("x")) for doc in stale):
-            head = await self.database.run("read log head", heads.find_one, {"_id": key})
+            head = await self.database.run("read log head", history.find_one, {"_id": key}, {"x": 1, "t": 1})
             if head is not None and head.get("x") == epoch:
                 live_until = head.get("t")
                 if not isinstance(live_until, int) or live_until > now:
                     # A live log's older batches: stop finding them. Its newest batch keeps the
                     # head's expiry, so the log is still found once it expires.
                     forget: Document = {"$unset": {"t": ""}}
-                    condition: Document = {"k": key, "x": epoch, "t": {"$lte": now}}
-                    await self.database.run("forget batch expiry", batches.update_many, condition, forget)
+                    condition: Document = {"k": key, "x": epoch, "s": _BATCHES, "t": {"$lte": now}}
+                    await self.database.run("forget batch expiry", history.update_many, condition, forget)
                     continue
-            await self.database.run("delete orphan batches", batches.delete_many, {"k": key, "x": epoch})
+            await self.database.run("delete orphan batches", history.delete_many, {"k": key, "x": epoch, "s": _BATCHES})
             removed += 1
         return removed
 
@@ -536,6 +643,17 @@ def _batch(key: str, epoch: str, start: int, records: Sequence[LogRecord], expir
             "messages at a time. Nothing was written."
         )
     return doc
+
+
+def _short(key: str, docs: Sequence[Document], planned: int, count: int) -> bool:
+    """Whether a scan for ``planned`` batches (after the head) may hold fewer than the newest ``count`` records."""
+    batches = docs[1:]
+    if len(batches) < planned:
+        return False  # every batch there is was read
+    try:
+        return batches[-1]["s"] != 0 and _end(key, batches[0]) - batches[-1]["s"] < count
+    except (CorruptRecordError, KeyError, TypeError):
+        return True  # read again; the chain check then names what is wrong
 
 
 def _gap(key: str, docs: Sequence[Document], count: int | None) -> str | None:

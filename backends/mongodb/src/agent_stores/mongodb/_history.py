@@ -22,8 +22,10 @@ class MongoDBHistoryProvider(MongoDBStore, LogHistoryProvider):
     sequence number), so concurrent writers in any number of processes never lose, double or
     split a save, and no multi-document transaction is needed (a standalone server works). A
     save stores exactly what ``InMemoryHistoryProvider`` would (the framework's
-    ``filter_new_messages`` decides). A load is two indexed queries; with ``max_messages`` only
-    the newest batches are read. See :class:`MongoDBLogDriver` for the design.
+    ``filter_new_messages`` decides). A save is one write command (the batch, then the
+    session's head check, run in order by the server) and a load one indexed query (two the
+    first time a process reads a session); with ``max_messages`` only the newest batches are
+    read. See :class:`MongoDBLogDriver` for the design.
 
     ``MongoDBHistoryProvider(client)`` borrows an ``AsyncMongoClient`` (its default database,
     else ``"agent_stores"``), an ``AsyncDatabase``, or a :class:`MongoDBDatabase` shared with
