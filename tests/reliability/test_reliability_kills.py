@@ -268,11 +268,12 @@ async def _mongodb_leftovers(history: Any, secret: bytes) -> tuple[int, int]:
     """MongoDB: (batches holding ``secret``, orphan batches and tombstones) in the target's database."""
     import bson
 
-    database = history.driver.database
-    heads = await database.collection("logs").find({}).to_list()
+    # Heads and batches share one collection: a head sits at s = 2**62, above every batch.
+    documents = await history.driver.database.collection("history").find({}).to_list()
+    heads = [d for d in documents if d.get("s") == 2**62]
     live = {(h["_id"], h.get("x")) for h in heads if h.get("z") is None}
     tombstones = sum(1 for h in heads if h.get("z") is not None)
-    batches = await database.collection("batches").find({}).to_list()
+    batches = [d for d in documents if d.get("s") != 2**62]
     holding = sum(1 for b in batches if secret in bson.encode(b))
     orphans = sum(1 for b in batches if (b.get("k"), b.get("x")) not in live)
     return holding, orphans + tombstones
