@@ -268,10 +268,36 @@ async def test_a_window_costs_the_same_requests_whatever_the_segment_count(segme
         gets = [c for c in objects.calls if c.startswith("get")]
         # Rewriting the tail (after more than tail_after segments) adds its own few requests.
         rewrote = "put t" in objects.calls
-        assert lists == ["list s", "list t"] or rewrote, objects.calls
+        # The tail this driver wrote is fetched by name: only the newest segment is listed.
+        assert lists == ["list s"] or rewrote, objects.calls
         assert len(gets) <= 2 + 2 * 8 + (3 if rewrote else 0), objects.calls
     tail = await log.tail("k", 3)
     assert tail.length == len(written) and tail.digests == [f"d-n{t}" for t in (9, 10, 11)]
+    fresh = ObjectLogDriver(objects)
+    objects.calls.clear()
+    assert await fresh.read("k", last=100) == written[-100:]
+    lists = [c for c in objects.calls if c.startswith("list")]
+    assert lists == ["list s", "list t"], "a driver new to the log lists tails"
+
+
+async def test_a_guessed_tail_replaced_by_another_reader_is_found_by_listing() -> None:
+    """A reader whose remembered tail was removed (another reader wrote a newer one) lists the tails again."""
+    objects = Counting()
+    reader, writer = ObjectLogDriver(objects), ObjectLogDriver(objects)
+    written = await _fill(writer, "k", 30)
+    assert await reader.read("k", last=40) == written[-40:]  # writes a tail and remembers it
+    first = (await objects.list("history/k/t", delimiter=None)).keys
+    tail = await writer.tail("k", 0)
+    written += await _fill_more(writer, "k", 20, version=tail.version)
+    assert await writer.read("k", last=40) == written[-40:]  # a newer tail; the older one removed
+    second = (await objects.list("history/k/t", delimiter=None)).keys
+    assert len(first) == len(second) == 1 and first != second
+    objects.calls.clear()
+    assert await reader.read("k", last=40) == written[-40:]
+    assert objects.calls.count("list t") == 1 and "put t" not in objects.calls, objects.calls
+    objects.calls.clear()
+    assert await reader.read("k", last=40) == written[-40:]
+    assert [c for c in objects.calls if c.startswith("list")] == ["list s"], objects.calls
 
 
 async def test_a_log_written_without_tails_reads_the_same() -> None:

@@ -72,7 +72,7 @@ import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple, TypeVar, cast
 
 import msgspec
 
@@ -312,28 +312,41 @@ class ObjectLogDriver:
     async def _head_and_tail(self, key: str) -> tuple[_Head | None, _Prefetch | None]:
         """The head (as :meth:`_head`) and the newest tail with the segments after it, in one parallel round.
 
-        Both listings go out together with the ``get`` of the objects the previous read or
-        append of this driver saw newest (immutable, so a guess is only ever wasted, never
-        wrong): one round trip when the guess holds, two when the log moved on. Anything
-        unusual (a blank or torn newest segment) is left to :meth:`_head`.
+        The listing of the newest segment goes out together with the ``get`` of the objects
+        the previous read or append of this driver saw newest (immutable, so a guess is only
+        ever wasted, never wrong): one round trip when the guess holds, two when the log
+        moved on. A guessed tail that still exists is used without listing the tails (a
+        newer tail removes the older ones once written, and any tail is checked against the
+        segments after it before use); with no tail guessed, or the guessed one gone, the
+        tails are listed. Anything unusual (a blank or torn newest segment) is left to
+        :meth:`_head`.
         """
         guess = self._seen.get(key)
         guessed = [] if guess is None else self._window_names(key, *guess)
-        ready: dict[str, StoredObject | None] = {}
-        if 2 + len(guessed) <= self.concurrency:
+        list_tails = guess is None or guess[1] is None
+        calls: list[Callable[[], Awaitable[object]]] = [_lister(self, key, _SEGMENT)]
+        if list_tails:
+            calls.append(_lister(self, key, _TAIL))
+        calls.extend(_getter(self.objects, n) for n in guessed)
+        if len(calls) <= self.concurrency:
             # Within the concurrency limit: one flat gather, no semaphore needed.
-            lists = asyncio.gather(self._newest(key), self._newest(key, _TAIL))
-            (newest, tail_name), early = await asyncio.gather(
-                lists, asyncio.gather(*(self.objects.get(n) for n in guessed))
-            )
+            results: list[object] = list(await asyncio.gather(*(call() for call in calls)))
         else:
-            lists = self._gather([_lister(self, key, _SEGMENT), _lister(self, key, _TAIL)])
-            (newest, tail_name), early = await asyncio.gather(
-                lists, self._gather([_getter(self.objects, n) for n in guessed])
-            )
-        ready.update((n, found) for n, found in zip(guessed, early, strict=True) if found is not None)
+            results = await self._gather(calls)
+        newest = cast("str | None", results[0])
         if newest is None:
             return None, None
+        early = cast("list[StoredObject | None]", results[2 if list_tails else 1 :])
+        ready: dict[str, StoredObject | None] = {
+            n: stored for n, stored in zip(guessed, early, strict=True) if stored is not None
+        }
+        if list_tails:
+            tail_name = cast("str | None", results[1])
+        else:
+            assert guess is not None and guess[1] is not None
+            tail_name = self._name(key, _TAIL, guess[1])
+            if tail_name not in ready:
+                tail_name = await self._newest(key, _TAIL)  # removed since: a newer one may exist
         top_seq = self._seq_of(newest)
         tail_seq = None if tail_name is None else self._seq_of(tail_name)
         names = self._window_names(key, top_seq, tail_seq)
