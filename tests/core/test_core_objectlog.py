@@ -419,3 +419,42 @@ class TestObjectLogDriverOnSQLiteObjects(LogDriverConformance):
     def log_driver_factory(self, tmp_path: Path) -> Callable[[], ObjectLogDriver]:
         path = tmp_path / "objects.db"
         return lambda: ObjectLogDriver(SQLiteObjectDriver(SQLiteDatabase.from_path(path)), owns_objects=True)
+
+
+async def test_a_tail_after_a_save_or_a_lost_claim_is_one_parallel_round() -> None:
+    """A tail read of a log this driver wrote or lost a claim on lists once and fetches only newer segments."""
+    objects = Counting()
+    mine, other = ObjectLogDriver(objects), ObjectLogDriver(objects)
+    written = await _fill(mine, "k", 12)
+    version = (await mine.tail("k", 0)).version
+    objects.calls.clear()
+    tail = await mine.tail("k", 16)
+    assert tail.length == len(written) and tail.digests == [f"d-{p.decode()}" for p in written[-16:]]
+    assert objects.calls == ["list s", "get s"], objects.calls  # the remembered segment, still there
+    # Another writer takes the next slot: the losing append learns its segment.
+    theirs = await other.append("k", _records("x", "y"), expected_version=version, session_id="s")
+    with pytest.raises(StoreConflictError):
+        await mine.append("k", _records("z"), expected_version=version, session_id="s")
+    await other.append("k", _records("w"), expected_version=theirs, session_id="s")
+    written += [b"x", b"y", b"w"]
+    objects.calls.clear()
+    tail = await mine.tail("k", 16)
+    assert tail.length == len(written) and tail.digests == [f"d-{p.decode()}" for p in written[-16:]]
+    # One round: the listing with the winner's segment and the one after it (written by then).
+    assert sorted(objects.calls) == ["get s", "get s", "list s"], objects.calls
+    assert await mine.append("k", _records("z"), expected_version=tail.version, session_id="s")
+    assert await mine.read("k") == [*written, b"z"]
+
+
+async def test_a_remembered_end_whose_objects_were_replaced_is_not_trusted() -> None:
+    """When the log's objects are removed behind the driver and rewritten, the tail reads them afresh."""
+    objects = MemoryObjectDriver()
+    log = ObjectLogDriver(objects)
+    await _fill(log, "k", 3)
+    assert (await log.tail("k", 5)).length == 6
+    for name in (await objects.list("history/k/", delimiter=None)).keys:
+        await objects.delete(name)
+    other = ObjectLogDriver(objects)
+    rewritten = await _fill(other, "k", 3, per_segment=1)
+    tail = await log.tail("k", 5)
+    assert tail.length == 3 and tail.digests == [f"d-{p.decode()}" for p in rewritten]
