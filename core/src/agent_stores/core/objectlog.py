@@ -18,7 +18,13 @@ newest segment first: the end of a log costs one ``list(limit=1)`` and one ``get
 **Windows cost O(1) round trips.** A read of the newest N records lists the newest segment
 and the newest *tail* together, then fetches the segment, the tail and the few segments
 written after the tail in one parallel round: two round trips whatever the log's length or
-segment count. A read that had to fetch more than ``tail_after`` older segments writes a new
+segment count; one when this driver read the log before (the tail it saw is fetched by name
+with the listing of the newest segment, and the tails are listed only when it is gone). A tail
+read (what a save does before appending after a conflict) of a log this driver read, wrote or
+lost a claim on answers from the end it remembers (newest segment and digests): one listing
+with a ``get`` proving that segment unchanged, plus the few segments written since; after a
+lost claim, the winner's segment is already known and the next ones are fetched with the
+listing. A read that had to fetch more than ``tail_after`` older segments writes a new
 tail (immutable, claimed once, older tails removed) holding the records it read (at most
 ``tail_records``), so the next window is served from it. A tail is only a cache of records the
 segments hold: it is used only when it belongs to the same life of the log and joins the
@@ -221,10 +227,12 @@ class ObjectLogDriver:
     """A :class:`~agent_stores.core.drivers.LogDriver` of immutable segment objects (see the module docs).
 
     Costs: ``append`` on a known version is one conditional ``put`` (no listing, no read);
-    ``length`` is one ``list(limit=1)`` and one ``get``; ``tail`` and ``read(last=N)`` are two
-    ``list(limit=1)`` in parallel, then one parallel round of ``get`` (the newest segment, the
+    ``length`` is one ``list(limit=1)`` and one ``get``; ``tail`` and ``read(last=N)`` are at most
+    two ``list(limit=1)`` in parallel, then one parallel round of ``get`` (the newest segment, the
     newest tail object and at most ``2 * tail_after`` segments written after it), whatever the
-    number of segments; a full ``read`` is bounded by compaction.
+    number of segments, and one round (one listing with the ``get`` of remembered objects) when
+    this driver read, wrote or lost a claim on the log before and little happened since; a full
+    ``read`` is bounded by compaction.
 
     Args:
         objects: The object driver; it must make ``put(..., if_absent=True)`` atomic across
