@@ -268,10 +268,36 @@ async def test_a_window_costs_the_same_requests_whatever_the_segment_count(segme
         gets = [c for c in objects.calls if c.startswith("get")]
         # Rewriting the tail (after more than tail_after segments) adds its own few requests.
         rewrote = "put t" in objects.calls
-        assert lists == ["list s", "list t"] or rewrote, objects.calls
+        # The tail this driver wrote is fetched by name: only the newest segment is listed.
+        assert lists == ["list s"] or rewrote, objects.calls
         assert len(gets) <= 2 + 2 * 8 + (3 if rewrote else 0), objects.calls
     tail = await log.tail("k", 3)
     assert tail.length == len(written) and tail.digests == [f"d-n{t}" for t in (9, 10, 11)]
+    fresh = ObjectLogDriver(objects)
+    objects.calls.clear()
+    assert await fresh.read("k", last=100) == written[-100:]
+    lists = [c for c in objects.calls if c.startswith("list")]
+    assert lists == ["list s", "list t"], "a driver new to the log lists tails"
+
+
+async def test_a_guessed_tail_replaced_by_another_reader_is_found_by_listing() -> None:
+    """A reader whose remembered tail was removed (another reader wrote a newer one) lists the tails again."""
+    objects = Counting()
+    reader, writer = ObjectLogDriver(objects), ObjectLogDriver(objects)
+    written = await _fill(writer, "k", 30)
+    assert await reader.read("k", last=40) == written[-40:]  # writes a tail and remembers it
+    first = (await objects.list("history/k/t", delimiter=None)).keys
+    tail = await writer.tail("k", 0)
+    written += await _fill_more(writer, "k", 20, version=tail.version)
+    assert await writer.read("k", last=40) == written[-40:]  # a newer tail; the older one removed
+    second = (await objects.list("history/k/t", delimiter=None)).keys
+    assert len(first) == len(second) == 1 and first != second
+    objects.calls.clear()
+    assert await reader.read("k", last=40) == written[-40:]
+    assert objects.calls.count("list t") == 1 and "put t" not in objects.calls, objects.calls
+    objects.calls.clear()
+    assert await reader.read("k", last=40) == written[-40:]
+    assert [c for c in objects.calls if c.startswith("list")] == ["list s"], objects.calls
 
 
 async def test_a_log_written_without_tails_reads_the_same() -> None:
@@ -393,3 +419,42 @@ class TestObjectLogDriverOnSQLiteObjects(LogDriverConformance):
     def log_driver_factory(self, tmp_path: Path) -> Callable[[], ObjectLogDriver]:
         path = tmp_path / "objects.db"
         return lambda: ObjectLogDriver(SQLiteObjectDriver(SQLiteDatabase.from_path(path)), owns_objects=True)
+
+
+async def test_a_tail_after_a_save_or_a_lost_claim_is_one_parallel_round() -> None:
+    """A tail read of a log this driver wrote or lost a claim on lists once and fetches only newer segments."""
+    objects = Counting()
+    mine, other = ObjectLogDriver(objects), ObjectLogDriver(objects)
+    written = await _fill(mine, "k", 12)
+    version = (await mine.tail("k", 0)).version
+    objects.calls.clear()
+    tail = await mine.tail("k", 16)
+    assert tail.length == len(written) and tail.digests == [f"d-{p.decode()}" for p in written[-16:]]
+    assert objects.calls == ["list s", "get s"], objects.calls  # the remembered segment, still there
+    # Another writer takes the next slot: the losing append learns its segment.
+    theirs = await other.append("k", _records("x", "y"), expected_version=version, session_id="s")
+    with pytest.raises(StoreConflictError):
+        await mine.append("k", _records("z"), expected_version=version, session_id="s")
+    await other.append("k", _records("w"), expected_version=theirs, session_id="s")
+    written += [b"x", b"y", b"w"]
+    objects.calls.clear()
+    tail = await mine.tail("k", 16)
+    assert tail.length == len(written) and tail.digests == [f"d-{p.decode()}" for p in written[-16:]]
+    # One round: the listing with the winner's segment and the one after it (written by then).
+    assert sorted(objects.calls) == ["get s", "get s", "list s"], objects.calls
+    assert await mine.append("k", _records("z"), expected_version=tail.version, session_id="s")
+    assert await mine.read("k") == [*written, b"z"]
+
+
+async def test_a_remembered_end_whose_objects_were_replaced_is_not_trusted() -> None:
+    """When the log's objects are removed behind the driver and rewritten, the tail reads them afresh."""
+    objects = MemoryObjectDriver()
+    log = ObjectLogDriver(objects)
+    await _fill(log, "k", 3)
+    assert (await log.tail("k", 5)).length == 6
+    for name in (await objects.list("history/k/", delimiter=None)).keys:
+        await objects.delete(name)
+    other = ObjectLogDriver(objects)
+    rewritten = await _fill(other, "k", 3, per_segment=1)
+    tail = await log.tail("k", 5)
+    assert tail.length == 3 and tail.digests == [f"d-{p.decode()}" for p in rewritten]

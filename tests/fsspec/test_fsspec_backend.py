@@ -538,3 +538,34 @@ async def test_sftp_writers_racing_to_create_one_new_directory_all_succeed() -> 
         for driver in drivers:
             await driver.aclose()
         server_context.__exit__(None, None, None)
+
+
+async def test_listings_of_one_batch_scan_their_folder_once_and_see_it_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listings of one folder started together (a history load: newest segment, newest tail) share one scan."""
+    from agent_stores.fsspec._keys import temp_name
+
+    driver = FsspecObjectDriver(LocalFileSystem(), str(tmp_path), markers=False)  # as history keeps it
+    for name in ("log/s1", "log/s2", "log/t1", "other/s1"):
+        await driver.put(name, b"x")
+    (tmp_path / "log" / temp_name()).write_bytes(b"a write in flight")
+    scans: list[str] = []
+    real_scandir = os.scandir
+
+    def scandir(path: Any) -> Any:
+        scans.append(str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(local_ops.os, "scandir", scandir)
+    segments, tails, others = await asyncio.gather(
+        driver.list("log/s", delimiter=None, limit=1),
+        driver.list("log/t", delimiter=None),
+        driver.list("other/", delimiter=None),
+    )
+    assert segments.keys == ["log/s1"] and tails.keys == ["log/t1"] and others.keys == ["other/s1"]
+    assert sorted(scans) == sorted([str(tmp_path / "log"), str(tmp_path / "other")]), scans
+    scans.clear()
+    await driver.put("log/s0", b"x")
+    assert (await driver.list("log/s", delimiter=None, limit=1)).keys == ["log/s0"]  # a new batch scans anew
+    assert len(scans) == 1

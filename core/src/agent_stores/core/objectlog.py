@@ -18,7 +18,13 @@ newest segment first: the end of a log costs one ``list(limit=1)`` and one ``get
 **Windows cost O(1) round trips.** A read of the newest N records lists the newest segment
 and the newest *tail* together, then fetches the segment, the tail and the few segments
 written after the tail in one parallel round: two round trips whatever the log's length or
-segment count. A read that had to fetch more than ``tail_after`` older segments writes a new
+segment count; one when this driver read the log before (the tail it saw is fetched by name
+with the listing of the newest segment, and the tails are listed only when it is gone). A tail
+read (what a save does before appending after a conflict) of a log this driver read, wrote or
+lost a claim on answers from the end it remembers (newest segment and digests): one listing
+with a ``get`` proving that segment unchanged, plus the few segments written since; after a
+lost claim, the winner's segment is already known and the next ones are fetched with the
+listing. A read that had to fetch more than ``tail_after`` older segments writes a new
 tail (immutable, claimed once, older tails removed) holding the records it read (at most
 ``tail_records``), so the next window is served from it. A tail is only a cache of records the
 segments hold: it is used only when it belongs to the same life of the log and joins the
@@ -72,7 +78,7 @@ import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple, TypeVar, cast
 
 import msgspec
 
@@ -104,6 +110,11 @@ _RESET_MAX_GAP = 1024
 _TOKEN_BYTES = 8
 # Logs whose newest segment and tail a driver remembers (for one-round windowed reads).
 _SEEN_KEYS = 4096
+# Newest digests a driver remembers per log (for a tail read after a save or a lost claim).
+_END_DIGESTS = 32
+_END_KEYS = 1024
+# Most segments written by others that a remembered end is brought up to date with.
+_END_CATCH_UP = 16
 
 
 class _Segment(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
@@ -172,6 +183,18 @@ class _Prefetch(NamedTuple):
     segments: dict[int, _Segment]
 
 
+class _End(NamedTuple):
+    """What a driver last learned of a log's end: its newest segment then and the digests up to it."""
+
+    segment: _Segment
+    length: int
+    digests: list[str]  # the last ``len(digests)`` digests of the log up to ``segment``
+    # After a lost claim: how many segments others wrote past the remembered end the last time
+    # it was brought up to date (at least 1), so the next catch-up fetches them with the listing;
+    # 0 when not contended.
+    pace: int
+
+
 def _key_tag(key: str) -> str:
     """A short digest of ``key`` carried in its versions, so another log's version always conflicts."""
     return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
@@ -204,10 +227,12 @@ class ObjectLogDriver:
     """A :class:`~agent_stores.core.drivers.LogDriver` of immutable segment objects (see the module docs).
 
     Costs: ``append`` on a known version is one conditional ``put`` (no listing, no read);
-    ``length`` is one ``list(limit=1)`` and one ``get``; ``tail`` and ``read(last=N)`` are two
-    ``list(limit=1)`` in parallel, then one parallel round of ``get`` (the newest segment, the
+    ``length`` is one ``list(limit=1)`` and one ``get``; ``tail`` and ``read(last=N)`` are at most
+    two ``list(limit=1)`` in parallel, then one parallel round of ``get`` (the newest segment, the
     newest tail object and at most ``2 * tail_after`` segments written after it), whatever the
-    number of segments; a full ``read`` is bounded by compaction.
+    number of segments, and one round (one listing with the ``get`` of remembered objects) when
+    this driver read, wrote or lost a claim on the log before and little happened since; a full
+    ``read`` is bounded by compaction.
 
     Args:
         objects: The object driver; it must make ``put(..., if_absent=True)`` atomic across
@@ -245,6 +270,7 @@ class ObjectLogDriver:
         self.tail_after = tail_after
         self.tail_records = tail_records
         self._seen: dict[str, tuple[int, int | None]] = {}
+        self._ends: dict[str, _End] = {}
         self.objects = objects
         self.prefix = prefix
         self.owns_objects = owns_objects
@@ -309,31 +335,117 @@ class ObjectLogDriver:
         if len(seen) > _SEEN_KEYS:
             del seen[next(iter(seen))]
 
+    def _learn_end(self, key: str, segment: _Segment, digests: Sequence[str], *, pace: int = 0) -> None:
+        """Note ``segment`` as the newest known of ``key``, ``digests`` the newest ones up to it.
+
+        Digests remembered for the segment just below (same life) are kept in front, so a
+        save or a lost claim extends what an earlier read learned.
+        """
+        ends = self._ends
+        known = ends.pop(key, None)
+        start = segment.start + len(segment.digests) - len(digests)
+        joined = list(digests)
+        if (
+            known is not None
+            and known.segment.base == segment.base
+            and known.segment.seq < segment.seq
+            and known.length == start
+        ):
+            joined = [*known.digests, *joined]
+        ends[key] = _End(segment, segment.start + len(segment.digests), joined[-_END_DIGESTS:], pace)
+        if len(ends) > _END_KEYS:
+            del ends[next(iter(ends))]
+
+    async def _tail_from_end(self, key: str, count: int) -> LogTail | None:
+        """The tail from the remembered end of ``key``, in one parallel round when nobody else wrote.
+
+        The newest segment is listed together with a ``get`` of the remembered one (its token
+        proves it is still the very object remembered) and, after a lost claim, of as many
+        segments after it as others wrote during the previous catch-up (they most likely exist:
+        one round instead of two). Segments written since (a few,
+        by other writers) must continue the remembered one exactly (same life, contiguous
+        records). ``None`` when the remembered end cannot answer (too far behind, another
+        life, anything unusual): the caller reads the log as usual.
+        """
+        end = self._ends.get(key)
+        if end is None:
+            return None
+        have = end.segment.seq
+        probes = list(range(have, have + 1 + min(end.pace, _END_CATCH_UP)))
+        results: list[object] = list(
+            await asyncio.gather(
+                self._newest(key), *(self.objects.get(self._name(key, _SEGMENT, seq)) for seq in probes)
+            )
+        )
+        newest = cast("str | None", results[0])
+        probed = cast("list[StoredObject | None]", results[1:])
+        if newest is None:
+            return None
+        top_seq = self._seq_of(newest)
+        if top_seq < have or top_seq - have > _END_CATCH_UP:
+            return None
+        ready: dict[int, StoredObject | None] = dict(zip(probes, probed, strict=True))
+        missing = [seq for seq in range(have + 1, top_seq + 1) if ready.get(seq) is None]
+        if missing:
+            fetched = await self._gather([_getter(self.objects, self._name(key, _SEGMENT, n)) for n in missing])
+            ready.update(zip(missing, fetched, strict=True))
+        stored = ready[have]
+        same = None if stored is None else _try_decode(stored.data)
+        if same is None or same.token != end.segment.token:
+            return None  # not the object remembered (the log's objects were replaced)
+        top, length, digests = end.segment, end.length, end.digests
+        for seq in range(have + 1, top_seq + 1):
+            stored = ready.get(seq)
+            segment = None if stored is None else _try_decode(stored.data)
+            if segment is None or segment.base != top.base or segment.start != length or segment.seq != seq:
+                return None  # blank, torn, reset or not contiguous: left to the full read
+            top, length, digests = segment, length + len(segment.digests), [*digests, *segment.digests]
+        head = self._head_of(key, top)
+        wanted = min(head.length, max(count, 0))
+        if not head.live or len(digests) < wanted:
+            return None
+        if top.seq != have:
+            self._learn_end(key, top, digests, pace=top.seq - have if end.pace else 0)
+        return LogTail(head.length, digests[len(digests) - wanted :], head.version)
+
     async def _head_and_tail(self, key: str) -> tuple[_Head | None, _Prefetch | None]:
         """The head (as :meth:`_head`) and the newest tail with the segments after it, in one parallel round.
 
-        Both listings go out together with the ``get`` of the objects the previous read or
-        append of this driver saw newest (immutable, so a guess is only ever wasted, never
-        wrong): one round trip when the guess holds, two when the log moved on. Anything
-        unusual (a blank or torn newest segment) is left to :meth:`_head`.
+        The listing of the newest segment goes out together with the ``get`` of the objects
+        the previous read or append of this driver saw newest (immutable, so a guess is only
+        ever wasted, never wrong): one round trip when the guess holds, two when the log
+        moved on. A guessed tail that still exists is used without listing the tails (a
+        newer tail removes the older ones once written, and any tail is checked against the
+        segments after it before use); with no tail guessed, or the guessed one gone, the
+        tails are listed. Anything unusual (a blank or torn newest segment) is left to
+        :meth:`_head`.
         """
         guess = self._seen.get(key)
         guessed = [] if guess is None else self._window_names(key, *guess)
-        ready: dict[str, StoredObject | None] = {}
-        if 2 + len(guessed) <= self.concurrency:
+        list_tails = guess is None or guess[1] is None
+        calls: list[Callable[[], Awaitable[object]]] = [_lister(self, key, _SEGMENT)]
+        if list_tails:
+            calls.append(_lister(self, key, _TAIL))
+        calls.extend(_getter(self.objects, n) for n in guessed)
+        if len(calls) <= self.concurrency:
             # Within the concurrency limit: one flat gather, no semaphore needed.
-            lists = asyncio.gather(self._newest(key), self._newest(key, _TAIL))
-            (newest, tail_name), early = await asyncio.gather(
-                lists, asyncio.gather(*(self.objects.get(n) for n in guessed))
-            )
+            results: list[object] = list(await asyncio.gather(*(call() for call in calls)))
         else:
-            lists = self._gather([_lister(self, key, _SEGMENT), _lister(self, key, _TAIL)])
-            (newest, tail_name), early = await asyncio.gather(
-                lists, self._gather([_getter(self.objects, n) for n in guessed])
-            )
-        ready.update((n, found) for n, found in zip(guessed, early, strict=True) if found is not None)
+            results = await self._gather(calls)
+        newest = cast("str | None", results[0])
         if newest is None:
             return None, None
+        early = cast("list[StoredObject | None]", results[2 if list_tails else 1 :])
+        ready: dict[str, StoredObject | None] = {
+            n: stored for n, stored in zip(guessed, early, strict=True) if stored is not None
+        }
+        if list_tails:
+            tail_name = cast("str | None", results[1])
+        else:
+            assert guess is not None and guess[1] is not None
+            tail_name = self._name(key, _TAIL, guess[1])
+            if tail_name not in ready:
+                tail_name = await self._newest(key, _TAIL)  # removed since: a newer one may exist
         top_seq = self._seq_of(newest)
         tail_seq = None if tail_name is None else self._seq_of(tail_name)
         names = self._window_names(key, top_seq, tail_seq)
@@ -624,16 +736,23 @@ class ObjectLogDriver:
 
     async def tail(self, key: str, count: int) -> LogTail:
         """Return the log's length, version and the digests of its last ``min(length, count)`` records."""
+        found = await self._tail_from_end(key, count)
+        if found is not None:
+            return found
         head, digests, _ = await self._window(key, max(count, 0))
         if head is None or not head.live:
+            self._ends.pop(key, None)
             return LogTail(0, [], None)
+        self._learn_end(key, head.segment, digests)
         return LogTail(head.length, digests, head.version)
 
     async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
         """Return the payloads in append order; with ``last``, only the newest ``last`` of them."""
         if last is not None and last <= 0:
             return []
-        _, _, payloads = await self._window(key, last)
+        head, digests, payloads = await self._window(key, last)
+        if head is not None and head.live:
+            self._learn_end(key, head.segment, digests)
         return payloads
 
     async def length(self, key: str) -> int:
@@ -694,6 +813,7 @@ class ObjectLogDriver:
                 await self._finish_erasing(key, base, known)  # a restart interrupted before it erased
             segment = _Segment(seq + 1, base, length, session_id, expires_at, digests, payloads, base, _token())
             await self._claim(key, segment)
+        self._learn_end(key, segment, digests)
         if self.tail_after is not None:
             seen = self._seen.get(key)
             same_life = seen is not None and segment.base != segment.seq
@@ -711,6 +831,12 @@ class ObjectLogDriver:
         except StoreConflictError:
             stored = await self.objects.get(name)
             if stored is None or stored.data != data:
+                winner = None if stored is None else _try_decode(stored.data)
+                if winner is not None and winner.base == segment.base and winner.start == segment.start:
+                    # Another writer took the slot: what it wrote is the log's next state, so
+                    # the retry's tail read need only look for what came after it.
+                    known = self._ends.get(key)
+                    self._learn_end(key, winner, winner.digests, pace=max(1, known.pace if known else 1))
                 raise
             _log.info(
                 "history log %r: segment %d was already written by this append (a retried request)", key, segment.seq
@@ -790,6 +916,7 @@ class ObjectLogDriver:
                 delay = min(_RESET_BACKOFF_CAP_S, _RESET_BACKOFF_BASE_S * 2**attempt)
                 await asyncio.sleep(random.uniform(0, delay))
                 continue
+            self._ends.pop(key, None)
             await self._erase(key, known, seq)
             return head.live
 

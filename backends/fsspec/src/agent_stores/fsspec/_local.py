@@ -65,6 +65,7 @@ class LocalOps:
         self.prune = prune
         self._real_root: str | None = None
         self._checked: set[str] | None = None
+        self._scans: dict[str, list[tuple[str, os.DirEntry[str]]] | None] | None = None
 
     # -- paths ----------------------------------------------------------------------------
 
@@ -87,13 +88,15 @@ class LocalOps:
         if checked is not None:
             # Within one batch of reads, a directory already walked without meeting a link
             # is not walked again: only the components below it are checked.
+            if rel in checked:
+                return full
             for depth in range(len(parts) - 1, 0, -1):
                 known = "/".join(parts[:depth])
                 if known in checked:
                     current = f"{real_root}/{known}"
                     parts = parts[depth:]
                     break
-        for index, part in enumerate(parts):
+        for part in parts:
             current = f"{current}/{part}"
             try:
                 mode = os.lstat(current).st_mode
@@ -104,18 +107,27 @@ class LocalOps:
                 if real != real_root and not real.startswith(real_root.rstrip("/") + "/"):
                     raise ValueError(f"path {rel!r} resolves outside the store's root (a symbolic link points out)")
                 return full
-            if checked is not None and index < len(parts) - 1 and stat.S_ISDIR(mode):
+            if checked is not None and stat.S_ISDIR(mode):
                 checked.add(current[len(real_root) + 1 :])
         return full
 
     @contextlib.contextmanager
     def reads(self) -> Generator[None]:
-        """Scope of one batch of reads: directories walked in it are not walked again (see :meth:`path`)."""
+        """Scope of one batch of reads, run together in one worker-thread hop.
+
+        Directories walked in it are not walked again (see :meth:`path`), and each directory is
+        scanned once however many listings of the batch look into it (a history load lists
+        its newest segment and its newest tail, two names of one folder): every listing of
+        the batch sees the folder as it was at that one scan, a moment within all of their
+        calls, so each still sees a state the folder really had while it ran.
+        """
         self._checked = set()
+        self._scans = {}
         try:
             yield
         finally:
             self._checked = None
+            self._scans = None
 
     def _resolve_root(self) -> str:
         self._real_root = os.path.realpath(self.root)
@@ -314,31 +326,45 @@ class LocalOps:
         """
         full = self.path(directory)
         found: list[Entry] = []
-        try:
-            top = os.scandir(full)
-        except (FileNotFoundError, NotADirectoryError):
+        top = self._scan(full)
+        if top is None:
             return found
         if directory and not start:
             found.append(Entry(directory, True))
         base = directory + "/" if directory else ""
-        pending: list[tuple[str, os.DirEntry[str]]] = []
-        with top:
-            for item in top:
-                if item.name.startswith(start) and not is_temp_name(item.name):
-                    pending.append((base + item.name, item))
+        pending: list[tuple[str, os.DirEntry[str]]] = [
+            (base + name, item) for name, item in top if not start or name.startswith(start)
+        ]
         while pending:
             rel, item = pending.pop()
             is_directory = item.is_dir(follow_symlinks=False)
             found.append(Entry(rel, is_directory))
             if recursive and is_directory:
-                try:
-                    with os.scandir(item.path) as children:
-                        pending.extend(
-                            (f"{rel}/{child.name}", child) for child in children if not is_temp_name(child.name)
-                        )
-                except (FileNotFoundError, NotADirectoryError):
-                    continue
+                children = self._scan(item.path)
+                if children is not None:
+                    pending.extend((f"{rel}/{name}", child) for name, child in children)
         return found
+
+    def _scan(self, full: str) -> list[tuple[str, os.DirEntry[str]]] | None:
+        """The entries of directory ``full`` (not our temporary files), or ``None`` when it is absent.
+
+        Within :meth:`reads`, each directory is scanned once for the whole batch.
+        """
+        scans = self._scans
+        if scans is not None:
+            found = scans.get(full)
+            if found is not None or full in scans:
+                return found
+        try:
+            with os.scandir(full) as items:
+                entries: list[tuple[str, os.DirEntry[str]]] | None = [
+                    (item.name, item) for item in items if not (item.name.startswith(".~") and is_temp_name(item.name))
+                ]
+        except (FileNotFoundError, NotADirectoryError):
+            entries = None
+        if scans is not None:
+            scans[full] = entries
+        return entries
 
 
 def _private_makedirs(directory: str, *, exist_ok: bool) -> None:
