@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import random
+import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
@@ -22,8 +23,11 @@ __all__ = ["LogHistoryProvider", "hide_unanswered_calls", "trim_orphans"]
 
 DEFAULT_SOURCE_ID = "history"
 
-# Optimistic-concurrency retries of one save against concurrent writers, with jittered backoff.
+# Optimistic-concurrency retries of one save against concurrent writers, with jittered backoff:
+# at least this many attempts, and more while the save has spent less than the budget (a writer
+# that keeps losing to others on a busy session keeps its place in the race that long).
 _CONFLICT_ATTEMPTS = 32
+_CONFLICT_BUDGET_S = 10.0
 _BACKOFF_BASE_S = 0.001
 _BACKOFF_CAP_S = 0.05
 
@@ -266,6 +270,9 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
     ) -> None:
         """Append the messages not already stored, atomically.
 
+        A save that loses to concurrent writers of the same session retries with jittered
+        backoff: at least 32 attempts, and more until it has spent 10 seconds.
+
         Raises:
             StoreConflictError: Concurrent writers kept winning for every retry.
         """
@@ -285,7 +292,9 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         records = [LogRecord(digest, payload) for digest, payload in encoded]
         digests = [r.digest for r in records]
         wanted = len(digests)
-        for attempt in range(_CONFLICT_ATTEMPTS):
+        deadline = time.monotonic() + _CONFLICT_BUDGET_S
+        attempt = -1
+        while (attempt := attempt + 1) < _CONFLICT_ATTEMPTS or time.monotonic() < deadline:
             remembered = self._remembered(key, wanted) if attempt == 0 else None
             tail = remembered or await self.driver.tail(key, max(wanted, _TAIL_READ))
             known = count_already_stored(tail.digests[-wanted:], digests) if deduplicate else 0
@@ -301,12 +310,12 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
             except StoreConflictError:
                 self._tails.pop(key, None)
                 if attempt:
-                    await asyncio.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt)))
+                    await asyncio.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** min(attempt, 16))))
                 continue
             added = digests[known:]
             self._remember(key, LogTail(tail.length + len(added), [*tail.digests, *added], version))
             return
-        raise StoreConflictError(f"gave up appending to {key!r} after {_CONFLICT_ATTEMPTS} conflicting writes")
+        raise StoreConflictError(f"gave up appending to {key!r} after {attempt} conflicting writes")
 
     def _remembered(self, key: str, wanted: int) -> LogTail | None:
         tail = self._tails.get(key)
