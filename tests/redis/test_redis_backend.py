@@ -230,22 +230,6 @@ async def test_deadlines_cancel_only_the_late_operation_and_leave_other_cancella
         await connection.aclose()
 
 
-async def test_owned_client_recovers_connections_the_server_closed(
-    client: Redis, redis_single: Server, key_prefix: str
-) -> None:
-    # the owned client's parser does not poll the socket before each command; a pooled
-    # connection the server closed fails on use and the client's retry reconnects
-    async with RedisHistoryProvider.from_url(redis_single.url, key_prefix=key_prefix) as history:
-        pool = history.connection.client.connection_pool
-        assert pool.connection_kwargs["parser_class"].__name__ == "PromptHiredisParser"
-        await history.save_messages("s", [_msg("one")])
-        assert await client.client_kill_filter(_type="normal", skipme=True) >= 1
-        await asyncio.sleep(0.05)
-        await history.save_messages("s", [_msg("two")])
-        await client.client_kill_filter(_type="normal", skipme=True)  # no pause: the close not yet seen
-        assert [m.text for m in await history.get_messages("s")] == ["one", "two"]
-
-
 # -- one round trip per operation -----------------------------------------------------------------
 
 

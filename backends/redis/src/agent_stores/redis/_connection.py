@@ -206,47 +206,11 @@ def default_retry() -> Retry:
     )
 
 
-def _prompt_parser() -> type | None:
-    """redis-py's hiredis parser without its extra turn of the event loop before every command.
-
-    Before lending a connection, redis-py's pool asks the parser whether stale data is
-    waiting (``can_read_destructive``); the hiredis parser answers by reading the socket under
-    ``asyncio.timeout(0)``, which costs every command a timer, a cancellation and one more
-    turn of the event loop. This subclass answers from what it already holds: a reply left in
-    its buffer, or the end of the stream. Data cannot be waiting otherwise: a command
-    cancelled mid-reply closes its connection, and a connection the server closed fails on use
-    and is retried by the client. ``None`` when hiredis (or this redis-py's parser) is absent.
-    """
-    try:
-        from redis._parsers import _AsyncHiredisParser  # pyright: ignore[reportPrivateUsage]
-        from redis._parsers.hiredis import NOT_ENOUGH_DATA  # pyright: ignore[reportPrivateUsage]
-        from redis.utils import HIREDIS_AVAILABLE
-    except ImportError:  # pragma: no cover - an older redis-py
-        return None
-    if not HIREDIS_AVAILABLE:
-        return None
-
-    class PromptHiredisParser(_AsyncHiredisParser):
-        async def can_read_destructive(self) -> bool:
-            if not self._connected:
-                raise redis_errors.ConnectionError("Connection closed by server.")
-            if self._reader.gets() is not NOT_ENOUGH_DATA:  # pyright: ignore[reportOptionalMemberAccess, reportUnknownMemberType]
-                return True
-            return self._stream.at_eof()  # pyright: ignore[reportOptionalMemberAccess]
-
-    return PromptHiredisParser
-
-
-#: The parser class an owned single-server client uses (see :func:`_prompt_parser`).
-PROMPT_PARSER: Final = _prompt_parser()
-
-
 def open_client(parsed: RedisURL, **options: Any) -> RedisClient:
     """Create (without connecting) the client ``parsed`` names; ``options`` override the URL's and the defaults.
 
     The client has no ``socket_timeout`` unless ``options`` or the URL give one: see
-    :func:`operation_timeout` for the deadline that replaces it. A single-server client
-    parses with :data:`PROMPT_PARSER` unless ``options`` give a ``connection_pool``.
+    :func:`operation_timeout` for the deadline that replaces it.
 
     Raises:
         ValueError: The client does not take one of ``options``.
@@ -268,14 +232,9 @@ def open_client(parsed: RedisURL, **options: Any) -> RedisClient:
             nodes = [ClusterNode(host, port) for host, port in parsed.nodes]
             return RedisCluster(startup_nodes=nodes, **settings)
         host, port = parsed.nodes[0]
-        client = Redis(host=host, port=port, db=parsed.db, **settings)
+        return Redis(host=host, port=port, db=parsed.db, **settings)
     except TypeError as err:  # an option the client does not take
         raise ValueError(f"invalid Redis client option: {err}") from err
-    if PROMPT_PARSER is not None and "connection_pool" not in settings:
-        # the pool builds every connection from these arguments; none exists yet
-        kwargs = cast(dict[str, Any], client.connection_pool.connection_kwargs)  # pyright: ignore[reportUnknownMemberType]
-        kwargs["parser_class"] = PROMPT_PARSER
-    return client
 
 
 def operation_timeout(parsed: RedisURL, options: dict[str, Any]) -> float | None:
