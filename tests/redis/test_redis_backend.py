@@ -186,45 +186,11 @@ async def test_operation_past_its_deadline_is_unavailable_and_the_next_gets_its_
             # the server answers (nil) after 1 s, long after the deadline
             await connection.run("wait", connection.client.blpop([f"{key_prefix}empty"], 1))
         assert time.monotonic() - started < 0.9
-        task = asyncio.current_task()
-        assert task is not None and task.cancelling() == 0  # the deadline's cancellation was taken back
-        await asyncio.sleep(0.01)  # and none is pending
         # the cancelled command's connection was closed, so its late reply reaches no one
         assert await connection.run("push", connection.client.rpush(key, b"mine")) == 1
         assert await connection.run("read", connection.client.lrange(key, 0, -1)) == [b"mine"]
         await asyncio.sleep(1.0)
         assert await connection.run("read", connection.client.lrange(key, 0, -1)) == [b"mine"]
-    finally:
-        await connection.client.delete(key)
-        await connection.aclose()
-
-
-async def test_deadlines_cancel_only_the_late_operation_and_leave_other_cancellations_alone(
-    redis_single: Server, key_prefix: str
-) -> None:
-    connection = RedisConnection(Redis.from_url(redis_single.url), key_prefix=key_prefix, owned=True, timeout=0.3)
-    key = f"{key_prefix}busy"
-    try:
-
-        async def quick(n: int) -> int:
-            total = 0
-            for _ in range(n):
-                total += int(await connection.run("push", connection.client.rpush(key, b"x")))
-                await asyncio.sleep(0.01)
-            return total
-
-        late = asyncio.ensure_future(connection.run("wait", connection.client.blpop([f"{key_prefix}empty"], 2)))
-        outcomes = await asyncio.gather(late, quick(40), return_exceptions=True)
-        assert isinstance(outcomes[0], StoreUnavailableError)
-        assert outcomes[1] == sum(range(1, 41))  # 0.4 s of quick operations, past the deadline of none
-
-        # a cancellation from elsewhere stays a cancellation, not a timeout
-        waiting = asyncio.ensure_future(connection.run("wait", connection.client.blpop([f"{key_prefix}empty"], 2)))
-        await asyncio.sleep(0.05)
-        waiting.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await waiting
-        assert await connection.run("read", connection.client.llen(key)) == 40
     finally:
         await connection.client.delete(key)
         await connection.aclose()

@@ -293,56 +293,6 @@ class Script:
             return await client.eval(self.source, len(keys), *keys, *args)
 
 
-class _Deadlines:
-    """Deadlines of the operations in flight, kept by one timer rather than one per operation.
-
-    An operation registers its task on entry and removes it on exit (a dict entry, no timer
-    of its own: ``asyncio.timeout`` costs a timer handle and a context object per operation,
-    a tenth of a save's client CPU). While operations are in flight a single timer wakes
-    every quarter of the deadline and cancels each task past its deadline, so an operation
-    ends between ``seconds`` and ``1.25 * seconds`` after it started. Cancellation is
-    counted as ``asyncio.timeout`` counts it (``Task.uncancel``): only a cancellation of
-    ours alone becomes a timeout, and one from elsewhere stays a cancellation.
-    """
-
-    __slots__ = ("_due", "_expired", "_loop", "_timer", "seconds")
-
-    def __init__(self, seconds: float) -> None:
-        if not seconds > 0:
-            raise ValueError(f"timeout must be a positive number of seconds, got {seconds!r}")
-        self.seconds = seconds
-        self._due: dict[asyncio.Task[Any], float] = {}
-        self._expired: set[asyncio.Task[Any]] = set()
-        self._timer: asyncio.TimerHandle | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def enter(self, task: asyncio.Task[Any]) -> int:
-        """Start ``task``'s deadline; return its cancellation count, for :meth:`leave`."""
-        loop = task.get_loop()
-        self._due[task] = loop.time() + self.seconds
-        if self._timer is None or self._loop is not loop:
-            self._loop = loop
-            self._timer = loop.call_later(self.seconds / 4, self._check, loop)
-        return task.cancelling()
-
-    def leave(self, task: asyncio.Task[Any], cancelling: int) -> bool:
-        """End ``task``'s deadline (again: no-op); True when only its deadline cancelled it."""
-        if self._due.pop(task, None) is None or task not in self._expired:
-            return False
-        self._expired.discard(task)
-        return task.uncancel() <= cancelling
-
-    def _check(self, loop: asyncio.AbstractEventLoop) -> None:
-        if loop is not self._loop:  # a timer of a loop this connection no longer runs on
-            return
-        now = loop.time()
-        for task, due in self._due.items():
-            if due <= now and task not in self._expired:
-                self._expired.add(task)
-                task.cancel()
-        self._timer = loop.call_later(self.seconds / 4, self._check, loop) if self._due else None
-
-
 class RedisConnection:
     """One ``redis.asyncio`` client (a server or a cluster) shared by the Redis stores, with their key layout.
 
@@ -395,7 +345,6 @@ class RedisConnection:
         self.owned = owned
         self.address = address or client_address(client)
         self.timeout = timeout
-        self._deadlines = None if timeout is None else _Deadlines(timeout)
         self.cluster = isinstance(client, RedisCluster)
         self._closed = False
         self._cluster_ready = False
@@ -476,23 +425,18 @@ class RedisConnection:
             StoreError: Any other error (authentication, permissions, a script error).
         """
         try:
-            deadlines = self._deadlines
-            task = None if deadlines is None else asyncio.current_task()
-            if deadlines is None or task is None:
-                if self.cluster and not self._cluster_ready:
-                    await self._prepare_cluster(call)
+            if self.cluster and not self._cluster_ready:
+                try:
+                    async with asyncio.timeout(self.timeout):
+                        await self._initialize_cluster()
+                except BaseException:
+                    if inspect.iscoroutine(call):
+                        call.close()  # never started: close it rather than leave it unawaited
+                    raise
+            if self.timeout is None:
                 return await call
-            cancelling = deadlines.enter(task)
-            try:
-                if self.cluster and not self._cluster_ready:
-                    await self._prepare_cluster(call)
+            async with asyncio.timeout(self.timeout):
                 return await call
-            except asyncio.CancelledError as cancelled:
-                if deadlines.leave(task, cancelling):
-                    raise TimeoutError(f"no answer within {deadlines.seconds} s") from cancelled
-                raise
-            finally:
-                deadlines.leave(task, cancelling)
         except (redis_errors.AuthenticationError, redis_errors.AuthorizationError) as err:
             raise StoreError(f"{what}: Redis at {self.address} refused the credentials") from err
         except (
@@ -524,14 +468,6 @@ class RedisConnection:
             raise StoreError(f"{what}: Redis at {self.address} answered with an error ({code})") from err
         except redis_errors.RedisError as err:
             raise StoreError(f"{what}: Redis client error ({type(err).__name__})") from err
-
-    async def _prepare_cluster(self, call: Any) -> None:
-        try:
-            await self._initialize_cluster()
-        except BaseException:
-            if inspect.iscoroutine(call):
-                call.close()  # never started: close it rather than leave it unawaited
-            raise
 
     async def _initialize_cluster(self) -> None:
         """Learn the cluster's slot map once, before the first command.
