@@ -9,7 +9,7 @@ the configuration its owner gave it.
 
 Timeouts: an owned client given no ``socket_timeout`` gets none at the socket, and the funnel
 gives every operation a deadline instead (:data:`DEFAULT_TIMEOUT`, the client's retries
-included), all kept by one timer per connection. redis-py's ``socket_timeout`` wraps each send in
+included; one ``asyncio.timeout`` per operation). redis-py's ``socket_timeout`` wraps each send in
 ``asyncio.wait_for`` (a task of its own and an extra turn of the event loop on Python 3.11)
 and each read in a timer, which cost a save or a load more CPU than the rest of the store's
 own work. A ``socket_timeout`` you give is redis-py's, per socket operation, as you asked.
