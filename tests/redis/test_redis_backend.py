@@ -18,6 +18,7 @@ from redis.exceptions import NoPermissionError
 from agent_stores.core import CorruptRecordError, LogRecord, StoreConflictError, StoreUnavailableError, open_stores
 from agent_stores.core.memory import MemoryObjectDriver
 from agent_stores.redis import (
+    DEFAULT_TIMEOUT,
     RedisAgentFileStore,
     RedisBackend,
     RedisConnection,
@@ -157,6 +158,44 @@ async def test_owned_client_is_closed_and_warns_when_forgotten(redis_single: Ser
     await forgotten.aclose()
 
 
+async def test_owned_client_keeps_a_deadline_per_operation_unless_given_a_socket_timeout(redis_single: Server) -> None:
+    # redis-py's socket_timeout costs a task per send on Python 3.11: an owned client has none at
+    # the socket, and the funnel keeps one deadline per operation instead
+    async with RedisHistoryProvider.from_url(redis_single.url) as history:
+        assert history.connection.timeout == DEFAULT_TIMEOUT
+        assert history.connection.client.connection_pool.connection_kwargs.get("socket_timeout") is None
+    async with RedisHistoryProvider.from_url(f"{redis_single.url}?socket_timeout=2") as history:
+        assert history.connection.timeout is None
+        assert history.connection.client.connection_pool.connection_kwargs["socket_timeout"] == 2
+    async with RedisHistoryProvider.from_url(redis_single.url, socket_timeout=3) as history:
+        assert history.connection.timeout is None
+    borrowed = Redis.from_url(redis_single.url)
+    assert RedisConnection(borrowed).timeout is None
+    await borrowed.aclose()
+
+
+async def test_operation_past_its_deadline_is_unavailable_and_the_next_gets_its_own_reply(
+    redis_single: Server, key_prefix: str
+) -> None:
+    connection = RedisConnection(Redis.from_url(redis_single.url), key_prefix=key_prefix, owned=True, timeout=0.2)
+    key = f"{key_prefix}late"
+    try:
+        await connection.run("ping", connection.client.ping())  # one pooled connection, reused below
+        started = time.monotonic()
+        with pytest.raises(StoreUnavailableError, match="unavailable"):
+            # the server answers (nil) after 1 s, long after the deadline
+            await connection.run("wait", connection.client.blpop([f"{key_prefix}empty"], 1))
+        assert time.monotonic() - started < 0.9
+        # the cancelled command's connection was closed, so its late reply reaches no one
+        assert await connection.run("push", connection.client.rpush(key, b"mine")) == 1
+        assert await connection.run("read", connection.client.lrange(key, 0, -1)) == [b"mine"]
+        await asyncio.sleep(1.0)
+        assert await connection.run("read", connection.client.lrange(key, 0, -1)) == [b"mine"]
+    finally:
+        await connection.client.delete(key)
+        await connection.aclose()
+
+
 # -- one round trip per operation -----------------------------------------------------------------
 
 
@@ -183,23 +222,27 @@ async def test_steady_save_is_one_evalsha_and_load_one_lrange(
     assert load == {"lrange": 1, "info": 1}
 
 
-async def test_steady_save_sends_one_key_and_four_arguments_besides_the_records(
+async def test_steady_save_sends_one_key_and_two_arguments_besides_the_records(
     connection: RedisConnection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     history = RedisHistoryProvider(connection)
-    await history.save_messages("s", [_msg("one")])
     sent: list[tuple[int, int]] = []
     script = connection.log_append
     call = type(script).__call__
 
     async def recording(self: Any, keys: Any, args: Any) -> Any:
-        sent.append((len(keys), len(args)))
+        if self is script:
+            sent.append((len(keys), len(args)))
         return await call(self, keys, args)
 
     monkeypatch.setattr(type(script), "__call__", recording)
+    await history.save_messages("s", [_msg("one")])
     await history.save_messages("s", [_msg("two"), _msg("three")])
-    assert sent == [(1, 4 + 2 * 2)]  # the digest and the payload of each record, nothing repeated
+    # the digest and the payload of each record, nothing repeated; the epoch and the session id
+    # travel only with the save that creates the log
+    assert sent == [(1, 4 + 2 * 1), (1, 2 + 2 * 2)]
     assert [m.text for m in await history.get_messages("s")] == ["one", "two", "three"]
+    assert await history.list_sessions() == ["s"]
 
 
 async def test_flushed_script_cache_is_reloaded(client: Redis, key_prefix: str) -> None:

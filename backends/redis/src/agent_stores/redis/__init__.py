@@ -12,7 +12,15 @@ store on one client: ``agent_stores.core.open_stores("redis+cluster://10.0.0.1:7
 """
 
 from ._backend import RedisBackend
-from ._connection import DEFAULT_KEY_PREFIX, DEFAULT_SHARDS, RedisClient, RedisConnection, RedisURL, parse_redis_url
+from ._connection import (
+    DEFAULT_KEY_PREFIX,
+    DEFAULT_SHARDS,
+    DEFAULT_TIMEOUT,
+    RedisClient,
+    RedisConnection,
+    RedisURL,
+    parse_redis_url,
+)
 from ._driver import RedisLogDriver, RedisObjectDriver
 from ._files import RedisAgentFileStore
 from ._history import RedisHistoryProvider
@@ -21,6 +29,7 @@ from ._sessions import RedisSessionStore
 __all__ = [
     "DEFAULT_KEY_PREFIX",
     "DEFAULT_SHARDS",
+    "DEFAULT_TIMEOUT",
     "RedisAgentFileStore",
     "RedisBackend",
     "RedisClient",

@@ -3,9 +3,16 @@
 Every command of the backend passes through :meth:`RedisConnection.run`, which translates
 redis-py's exceptions by class (and a server error by its error code, the reply's first
 word, never the rest of its text) into the ``agent_stores.core`` errors, chained with
-``from err``. Retries and timeouts are the client's: an owned client is built with
-``Retry(ExponentialWithJitterBackoff(...))`` and finite socket timeouts; a borrowed one keeps
+``from err``. Retries are the client's: an owned client is built with
+``Retry(ExponentialWithJitterBackoff(...))`` and a finite connect timeout; a borrowed one keeps
 the configuration its owner gave it.
+
+Timeouts: an owned client given no ``socket_timeout`` gets none at the socket, and the funnel
+gives every operation a deadline instead (:data:`DEFAULT_TIMEOUT`, the client's retries
+included; one ``asyncio.timeout`` per operation). redis-py's ``socket_timeout`` wraps each send in
+``asyncio.wait_for`` (a task of its own and an extra turn of the event loop on Python 3.11)
+and each read in a timer, which cost a save or a load more CPU than the rest of the store's
+own work. A ``socket_timeout`` you give is redis-py's, per socket operation, as you asked.
 """
 
 from __future__ import annotations
@@ -48,7 +55,8 @@ DEFAULT_KEY_PREFIX: Final = "agent-stores:"
 #: Index shards per kind (logs, objects); see :class:`RedisConnection`.
 DEFAULT_SHARDS: Final = 16
 
-#: Seconds an owned client waits to connect and for a reply, per attempt.
+#: Seconds an owned client waits to connect (per attempt), and the deadline of one operation
+#: of an owned client given no ``socket_timeout`` (its retries included).
 DEFAULT_TIMEOUT: Final = 5.0
 #: Retries of an owned client after a connection error or timeout (backoff with jitter).
 DEFAULT_RETRIES: Final = 3
@@ -201,11 +209,13 @@ def default_retry() -> Retry:
 def open_client(parsed: RedisURL, **options: Any) -> RedisClient:
     """Create (without connecting) the client ``parsed`` names; ``options`` override the URL's and the defaults.
 
+    The client has no ``socket_timeout`` unless ``options`` or the URL give one: see
+    :func:`operation_timeout` for the deadline that replaces it.
+
     Raises:
         ValueError: The client does not take one of ``options``.
     """
     settings: dict[str, Any] = {
-        "socket_timeout": DEFAULT_TIMEOUT,
         "socket_connect_timeout": DEFAULT_TIMEOUT,
         "retry": default_retry(),
         **dict(parsed.options),
@@ -225,6 +235,15 @@ def open_client(parsed: RedisURL, **options: Any) -> RedisClient:
         return Redis(host=host, port=port, db=parsed.db, **settings)
     except TypeError as err:  # an option the client does not take
         raise ValueError(f"invalid Redis client option: {err}") from err
+
+
+def operation_timeout(parsed: RedisURL, options: dict[str, Any]) -> float | None:
+    """The deadline the funnel keeps for each operation of a client :func:`open_client` builds.
+
+    :data:`DEFAULT_TIMEOUT` when neither ``options`` nor the URL give ``socket_timeout``;
+    ``None`` when one does (the client then times its socket operations itself).
+    """
+    return None if "socket_timeout" in options or "socket_timeout" in dict(parsed.options) else DEFAULT_TIMEOUT
 
 
 def client_address(client: RedisClient) -> str:
@@ -294,10 +313,14 @@ class RedisConnection:
         shards: Index shards per kind, 1 to 1024.
         owned: Close the client on :meth:`aclose`.
         address: How errors name the server (defaults to the client's host and port).
+        timeout: Deadline in seconds of each operation (the client's retries included),
+            after which it fails with ``StoreUnavailableError``; ``None`` (the default for a
+            borrowed client): none beyond the client's own timeouts.
 
     Raises:
         TypeError: ``client`` is not a ``redis.asyncio`` client.
-        ValueError: ``key_prefix`` holds a brace, or ``shards`` is out of range.
+        ValueError: ``key_prefix`` holds a brace, ``shards`` is out of range, or ``timeout``
+            is not positive.
     """
 
     def __init__(
@@ -308,6 +331,7 @@ class RedisConnection:
         shards: int = DEFAULT_SHARDS,
         owned: bool = False,
         address: str | None = None,
+        timeout: float | None = None,
     ) -> None:
         if not isinstance(client, Redis | RedisCluster):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f"expected a redis.asyncio Redis or RedisCluster client, got {type(client).__name__}")
@@ -320,6 +344,7 @@ class RedisConnection:
         self.shards = shards
         self.owned = owned
         self.address = address or client_address(client)
+        self.timeout = timeout
         self.cluster = isinstance(client, RedisCluster)
         self._closed = False
         self._cluster_ready = False
@@ -340,7 +365,8 @@ class RedisConnection:
 
         ``options`` go to the client (``socket_timeout``, ``retry``, ``decode_responses``,
         ``ssl_ca_certs``, ...) except ``key_prefix`` and ``shards``. Nothing connects until
-        first use.
+        first use. Without ``socket_timeout`` each operation has a deadline of
+        :data:`DEFAULT_TIMEOUT` seconds (see the module's documentation).
 
         Raises:
             ValueError: The URL or an option is malformed.
@@ -349,7 +375,8 @@ class RedisConnection:
         key_prefix = options.pop("key_prefix", parsed.key_prefix)
         shards = options.pop("shards", parsed.shards)
         client = open_client(parsed, **options)
-        return cls(client, key_prefix=key_prefix, shards=shards, owned=True, address=parsed.address)
+        timeout = operation_timeout(parsed, options)
+        return cls(client, key_prefix=key_prefix, shards=shards, owned=True, address=parsed.address, timeout=timeout)
 
     # -- keys ---------------------------------------------------------------------------------
 
@@ -390,7 +417,9 @@ class RedisConnection:
 
         Raises:
             StoreUnavailableError: The server could not be reached or answered that it cannot
-                serve now (loading, failing over, cluster down), after the client's retries.
+                serve now (loading, failing over, cluster down), after the client's retries,
+                or the operation's deadline passed (a cancelled command leaves its
+                connection closed, never half-read).
             CorruptRecordError: A key of ours holds another type (someone else wrote it);
                 nothing was written.
             StoreError: Any other error (authentication, permissions, a script error).
@@ -398,12 +427,16 @@ class RedisConnection:
         try:
             if self.cluster and not self._cluster_ready:
                 try:
-                    await self._initialize_cluster()
+                    async with asyncio.timeout(self.timeout):
+                        await self._initialize_cluster()
                 except BaseException:
                     if inspect.iscoroutine(call):
                         call.close()  # never started: close it rather than leave it unawaited
                     raise
-            return await call
+            if self.timeout is None:
+                return await call
+            async with asyncio.timeout(self.timeout):
+                return await call
         except (redis_errors.AuthenticationError, redis_errors.AuthorizationError) as err:
             raise StoreError(f"{what}: Redis at {self.address} refused the credentials") from err
         except (

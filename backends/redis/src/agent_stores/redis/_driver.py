@@ -71,7 +71,8 @@ class RedisLogDriver:
     """A :class:`~agent_stores.core.LogDriver` in Redis lists, one set of keys per log.
 
     Costs: ``append`` is one ``EVALSHA`` (version check, ``RPUSH`` of payloads and digests,
-    TTL refresh, index update) carrying one key and four short arguments besides the records;
+    TTL refresh, index update) carrying one key and two short arguments besides the records
+    (four when it creates the log) and answered with an integer;
     ``read`` is one ``LRANGE`` (``read(last=N)`` reads only the newest N); ``length`` one
     ``LLEN``; ``tail`` and ``delete`` one script each; ``list_logs`` and ``purge_expired``
     one script per index shard, run concurrently. Expiry is native: every key of a log gets
@@ -115,18 +116,21 @@ class RedisLogDriver:
         if not records:
             raise ValueError("append needs at least one record")
         ttl_ms = "" if ttl is None else str(max(1, round(ttl * 1000)))
-        args: list[str | bytes | int] = (
-            ["", ttl_ms, secrets.token_hex(8), session_id]
-            if expected_version is None
-            else [str(expected_version), ttl_ms, "", ""]
-        )
+        args: list[str | bytes]
+        if expected_version is None:
+            epoch = secrets.token_hex(8)
+            args = ["", ttl_ms, epoch, session_id]
+        else:
+            expected = str(expected_version)
+            epoch = expected.rpartition(":")[0]  # what the log holds if the script does not conflict
+            args = [expected, ttl_ms]
         args += [r.digest for r in records]
         args += [r.payload for r in records]
         reply = await c.run("append", c.log_append([c.log_payloads(key)], args))
         if isinstance(reply, list):
             current = as_str(cast(list[Any], reply)[0])
             raise StoreConflictError(f"log {key!r} is at version {current!r}, not {expected_version!r}")
-        return as_str(cast(bytes | str, reply))
+        return f"{epoch}:{reply}"
 
     async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
         """Return the log's payloads in append order; with ``last``, only the newest ``last``."""
@@ -135,7 +139,9 @@ class RedisLogDriver:
         c = self.connection
         start = 0 if last is None else -last
         payloads = cast(list[Any], await c.run("read", c.client.lrange(c.log_payloads(key), start, -1)))  # pyright: ignore[reportUnknownMemberType]
-        return [as_bytes(p) for p in payloads]
+        if payloads and not isinstance(payloads[0], bytes):  # a client with decode_responses
+            return [as_bytes(p) for p in payloads]
+        return payloads
 
     async def length(self, key: str) -> int:
         """Return the log's length (0 when absent or expired)."""

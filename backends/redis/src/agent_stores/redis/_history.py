@@ -23,7 +23,8 @@ class RedisHistoryProvider(RedisStore, LogHistoryProvider):
     atomic across clients and processes: it is one registered Lua script (version check,
     append, TTL refresh, session index), so a steady conversation costs one ``EVALSHA`` per
     save. A load is one ``LRANGE`` (the newest N with ``max_messages``). A script cache
-    flushed under us (``NOSCRIPT`` after a restart or failover) is reloaded by redis-py.
+    flushed under us (``NOSCRIPT`` after a restart or failover) costs one ``EVAL`` of the
+    script's text, which caches it again.
     Every key of one session shares a hash tag, so all of this works on a cluster.
 
     ``RedisHistoryProvider(client)`` borrows a ``redis.asyncio.Redis`` or ``RedisCluster``

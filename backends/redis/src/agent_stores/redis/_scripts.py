@@ -84,12 +84,13 @@ end
 
 #: KEYS: m (the log's payload list; every other key of the log and its shard is derived from
 #: it: the hash tag up to the first ``}``, then the log key after ``m:``). ARGV: expected version
-#: ('' = absent), ttl in ms ('' = none), new epoch and session id (both '' unless the expected
-#: version is ''), then n digests, then n payloads. Returns the new version (a string) or, on a
-#: conflict, {current version}. The call carries one key and four short arguments besides the
-#: records. A steady append to an existing log without a TTL runs five commands (GET, LLEN,
-#: PTTL, RPUSH, RPUSH); creating a log also indexes it. The derived keys share the hash tag of
-#: the declared one, so the script stays on one cluster slot.
+#: ('' = absent), ttl in ms ('' = none); when the expected version is '', the new epoch and the
+#: session id; then n digests, then n payloads. Returns the new length (an integer: the caller
+#: knows the epoch, the one it expected or the one it sent) or, on a conflict, {current
+#: version}. A steady append to an existing log without a TTL carries one key and two short
+#: arguments besides the records and runs five commands (GET, LLEN, PTTL, RPUSH, RPUSH);
+#: creating a log also indexes it. The derived keys share the hash tag of the declared one, so
+#: the script stays on one cluster slot.
 LOG_APPEND: Final = (
     _NOW
     + """
@@ -99,7 +100,9 @@ local tag = string.sub(m, 1, close)
 local member = string.sub(m, close + 3)
 local d, v = tag .. 'd:' .. member, tag .. 'v:' .. member
 local expected, ttl = ARGV[1], ARGV[2]
-local n = (#ARGV - 4) / 2
+local first = 3
+if expected == '' then first = 5 end
+local n = (#ARGV - first + 1) / 2
 local epoch = redis.call('GET', v)
 local length = redis.call('LLEN', m)
 local current = ''
@@ -119,17 +122,16 @@ if ttl ~= '' or had_ttl or created then redis.call('ZSCORE', expiry, member) end
 if created then
   redis.call('ZSCORE', index, member)
   redis.call('HGET', sessions, member)
-  epoch = ARGV[3]
   length = 0
   redis.call('DEL', m, d)
-  redis.call('SET', v, epoch)
+  redis.call('SET', v, ARGV[3])
 end
 -- The digests go first: on an existing log that RPUSH is the first write, so a digest list of
 -- the wrong type (WRONGTYPE) aborts the script with nothing changed.
-for i = 1, n, 1000 do
-  local last = math.min(i + 999, n)
-  redis.call('RPUSH', d, unpack(ARGV, 4 + i, 4 + last))
-  redis.call('RPUSH', m, unpack(ARGV, 4 + n + i, 4 + n + last))
+for i = 0, n - 1, 1000 do
+  local last = math.min(i + 999, n - 1)
+  redis.call('RPUSH', d, unpack(ARGV, first + i, first + last))
+  redis.call('RPUSH', m, unpack(ARGV, first + n + i, first + n + last))
 end
 if ttl ~= '' then
   local ms = tonumber(ttl)
@@ -149,7 +151,7 @@ if created then
   redis.call('ZADD', index, 0, member)
   redis.call('HSET', sessions, member, ARGV[4])
 end
-return epoch .. ':' .. (length + n)
+return length + n
 """
 )
 
