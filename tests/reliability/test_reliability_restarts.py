@@ -75,6 +75,10 @@ class Restartable:
     def stop(self) -> None:
         raise NotImplementedError
 
+    def discard(self) -> None:
+        """Stop for good at the end of the test (its data is thrown away: no grace needed)."""
+        self.stop()
+
 
 class RedisServer(Restartable):
     name = "redis"
@@ -140,6 +144,10 @@ class SeaweedFSServer(Restartable):
     def stop(self) -> None:
         process, self.process = self.process, None
         stop_process(process, grace=15)
+
+    def discard(self) -> None:
+        process, self.process = self.process, None
+        stop_process(process, grace=1)  # weed mini can take 15 s to shut down; its data is thrown away
 
 
 class SshdServer(Restartable):
@@ -244,7 +252,7 @@ def server(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> I
         try:
             yield found
         finally:
-            found.stop()
+            found.discard()
 
 
 def _pair(index: int) -> list[Message]:
@@ -331,7 +339,7 @@ def sshd(monkeypatch: pytest.MonkeyPatch) -> Iterator[SshdServer]:
         try:
             yield found
         finally:
-            found.stop()
+            found.discard()
 
 
 def _signal_all(server: SshdServer, signum: int) -> None:
