@@ -213,7 +213,33 @@ class AgentFrameworkRedis(Store):
         await self._provider.aclose()
 
 
-class OpenAIAgentsRedis(Store):
+class _OpenAIAgentsSessions(Store):
+    """openai-agents sessions, one per agent, made on first use by ``_new``; items in, items out."""
+
+    def _open_sessions(self, window: int) -> None:
+        self._window = window
+        self._sessions: dict[str, Any] = {}
+
+    def _new(self, session_id: str) -> Any:
+        raise NotImplementedError
+
+    def _session(self, session_id: str) -> Any:
+        session = self._sessions.get(session_id)
+        if session is None:
+            session = self._sessions[session_id] = self._new(session_id)
+        return session
+
+    async def prefill(self, session_id: str, turns: Sequence[Turn]) -> None:
+        await self._session(session_id).add_items([i for t in turns for i in t.items])
+
+    async def step(self, session_id: str, turn: Turn) -> int:
+        session = self._session(session_id)
+        loaded = await session.get_items(limit=self._window)
+        await session.add_items(list(turn.items))
+        return len(loaded)
+
+
+class OpenAIAgentsRedis(_OpenAIAgentsSessions):
     name = "openai-agents RedisSession"
     backend = "redis"
     requires = "agents.extensions.memory.redis_session"
@@ -223,64 +249,37 @@ class OpenAIAgentsRedis(Store):
 
         self._client = Redis.from_url(url)
         self._prefix = f"many-{uuid.uuid4().hex[:8]}"
-        self._window = window
-        self._sessions: dict[str, Any] = {}
+        self._open_sessions(window)
 
-    def _session(self, session_id: str) -> Any:
+    def _new(self, session_id: str) -> Any:
         from agents.extensions.memory.redis_session import RedisSession
 
-        session = self._sessions.get(session_id)
-        if session is None:
-            session = RedisSession(session_id, redis_client=self._client, key_prefix=self._prefix)
-            self._sessions[session_id] = session
-        return session
-
-    async def prefill(self, session_id: str, turns: Sequence[Turn]) -> None:
-        await self._session(session_id).add_items([i for t in turns for i in t.items])
-
-    async def step(self, session_id: str, turn: Turn) -> int:
-        session = self._session(session_id)
-        loaded = await session.get_items(limit=self._window)
-        await session.add_items(list(turn.items))
-        return len(loaded)
+        return RedisSession(session_id, redis_client=self._client, key_prefix=self._prefix)
 
     async def close(self) -> None:
         await self._client.aclose()
 
 
-class OpenAIAgentsSQLite(Store):
+class OpenAIAgentsSQLite(_OpenAIAgentsSessions):
     name = "openai-agents SQLiteSession"
     backend = "sqlite"
     requires = "agents"
 
     async def open(self, url: str, window: int) -> None:
         self._path = Path(url) / f"openai-agents-{uuid.uuid4().hex[:8]}.db"
-        self._window = window
-        self._sessions: dict[str, Any] = {}
+        self._open_sessions(window)
 
-    def _session(self, session_id: str) -> Any:
+    def _new(self, session_id: str) -> Any:
         from agents import SQLiteSession
 
-        session = self._sessions.get(session_id)
-        if session is None:
-            session = self._sessions[session_id] = SQLiteSession(session_id, self._path)
-        return session
-
-    async def prefill(self, session_id: str, turns: Sequence[Turn]) -> None:
-        await self._session(session_id).add_items([i for t in turns for i in t.items])
-
-    async def step(self, session_id: str, turn: Turn) -> int:
-        session = self._session(session_id)
-        loaded = await session.get_items(limit=self._window)
-        await session.add_items(list(turn.items))
-        return len(loaded)
+        return SQLiteSession(session_id, self._path)
 
     async def close(self) -> None:
         for session in self._sessions.values():
             session.close()
 
 
-class OpenAIAgentsMongoDB(Store):
+class OpenAIAgentsMongoDB(_OpenAIAgentsSessions):
     name = "openai-agents MongoDBSession"
     backend = "mongodb"
     requires = "agents.extensions.memory.mongodb_session"
@@ -292,26 +291,12 @@ class OpenAIAgentsMongoDB(Store):
 
         self._client: Any = AsyncMongoClient(mongodb_server())
         self._database = f"many_{uuid.uuid4().hex[:12]}"
-        self._window = window
-        self._sessions: dict[str, Any] = {}
+        self._open_sessions(window)
 
-    def _session(self, session_id: str) -> Any:
+    def _new(self, session_id: str) -> Any:
         from agents.extensions.memory.mongodb_session import MongoDBSession
 
-        session = self._sessions.get(session_id)
-        if session is None:
-            session = MongoDBSession(session_id, client=self._client, database=self._database)
-            self._sessions[session_id] = session
-        return session
-
-    async def prefill(self, session_id: str, turns: Sequence[Turn]) -> None:
-        await self._session(session_id).add_items([i for t in turns for i in t.items])
-
-    async def step(self, session_id: str, turn: Turn) -> int:
-        session = self._session(session_id)
-        loaded = await session.get_items(limit=self._window)
-        await session.add_items(list(turn.items))
-        return len(loaded)
+        return MongoDBSession(session_id, client=self._client, database=self._database)
 
     async def close(self) -> None:
         await self._client.drop_database(self._database)
