@@ -151,21 +151,7 @@ def _kill_round(target: Target, tmp_path: Path, round_: int) -> tuple[str, list[
             target, session, name, 100_000 if killed else SURVIVOR_SAVES, tmp_path / f"{round_}-{name}.out"
         )
         (victims if killed else survivors).append(writer)
-    try:
-        for victim in victims:
-            victim.wait_for_acks(rng.randint(1, 6))
-            time.sleep(rng.uniform(0, 0.03))
-            victim.kill()
-        for survivor in survivors:
-            code = survivor.wait(START_TIMEOUT * 2)
-            assert code == 0, f"writer {survivor.name} failed:\n{survivor.out.read_text()[-3000:]}"
-        for victim in victims:
-            assert victim.wait(10) == -signal.SIGKILL
-    finally:
-        for writer in [*victims, *survivors]:
-            if writer.alive():
-                writer.kill()
-                writer.wait(10)
+    _kill_victims_and_finish(victims, survivors, rng, delay=0.03)
     return session, victims, survivors
 
 
@@ -423,21 +409,7 @@ def _cas_round(target: Target, tmp_path: Path, session: str, round_: int) -> tup
             lambda name=name, increments=increments: cas_main(target.url, session, name, increments),
         )
         (victims if killed else survivors).append(writer)
-    try:
-        for victim in victims:
-            victim.wait_for_acks(rng.randint(1, 6))
-            time.sleep(rng.uniform(0, 0.02))
-            victim.kill()
-        for survivor in survivors:
-            code = survivor.wait(START_TIMEOUT * 2)
-            assert code == 0, f"writer {survivor.name} failed:\n{survivor.out.read_text()[-3000:]}"
-        for victim in victims:
-            assert victim.wait(10) == -signal.SIGKILL
-    finally:
-        for writer in [*victims, *survivors]:
-            if writer.alive():
-                writer.kill()
-                writer.wait(10)
+    _kill_victims_and_finish(victims, survivors, rng, delay=0.02)
     return victims, survivors
 
 
@@ -495,3 +467,24 @@ async def test_killed_compare_and_set_writers_lose_no_update(target: Target, tmp
                 "duplicated": duplicated,
             }
         )
+
+
+def _kill_victims_and_finish(
+    victims: list[Writer], survivors: list[Writer], rng: random.Random, *, delay: float
+) -> None:
+    """SIGKILL each victim after 1 to 6 acknowledgements and up to ``delay`` s more; survivors must finish cleanly."""
+    try:
+        for victim in victims:
+            victim.wait_for_acks(rng.randint(1, 6))
+            time.sleep(rng.uniform(0, delay))
+            victim.kill()
+        for survivor in survivors:
+            code = survivor.wait(START_TIMEOUT * 2)
+            assert code == 0, f"writer {survivor.name} failed:\n{survivor.out.read_text()[-3000:]}"
+        for victim in victims:
+            assert victim.wait(10) == -signal.SIGKILL
+    finally:
+        for writer in [*victims, *survivors]:
+            if writer.alive():
+                writer.kill()
+                writer.wait(10)
