@@ -569,3 +569,23 @@ async def test_listings_of_one_batch_scan_their_folder_once_and_see_it_alike(
     await driver.put("log/s0", b"x")
     assert (await driver.list("log/s", delimiter=None, limit=1)).keys == ["log/s0"]  # a new batch scans anew
     assert len(scans) == 1
+
+
+def test_a_batch_of_reads_is_invisible_to_other_threads(tmp_path: Path) -> None:
+    """A write in another worker thread, while a batch of reads is open, walks and scans the folder itself."""
+    ops = local_ops.LocalOps(str(tmp_path))
+    (tmp_path / "log").mkdir()
+    (tmp_path / "log" / "s1").write_bytes(b"x")
+    seen: list[list[str]] = []
+
+    def other_thread() -> None:
+        seen.append([entry.rel for entry in ops.entries("log", "s", recursive=False)])
+
+    with ops.reads():
+        assert [e.rel for e in ops.entries("log", "s", recursive=False)] == ["log/s1"]
+        (tmp_path / "log" / "s2").write_bytes(b"x")  # after this batch scanned the folder
+        thread = threading.Thread(target=other_thread)
+        thread.start()
+        thread.join()
+        assert [e.rel for e in ops.entries("log", "s", recursive=False)] == ["log/s1"]  # this batch's one scan
+    assert sorted(seen[0]) == ["log/s1", "log/s2"]  # the other thread scanned the folder as it is now

@@ -19,6 +19,7 @@ import contextlib
 import errno
 import os
 import stat
+import threading
 import time
 from collections.abc import Generator
 
@@ -64,8 +65,9 @@ class LocalOps:
         self.fsync = fsync
         self.prune = prune
         self._real_root: str | None = None
-        self._checked: set[str] | None = None
-        self._scans: dict[str, list[tuple[str, os.DirEntry[str]]] | None] | None = None
+        # The state of a batch of reads (see :meth:`reads`), per thread: a batch runs in one
+        # worker thread, and writes running meanwhile in other threads must not see it.
+        self._batch = _Batch()
 
     # -- paths ----------------------------------------------------------------------------
 
@@ -84,7 +86,7 @@ class LocalOps:
         full = f"{real_root}/{rel}"
         current = real_root
         parts = rel.split("/")
-        checked = self._checked
+        checked = self._batch.checked
         if checked is not None:
             # Within one batch of reads, a directory already walked without meeting a link
             # is not walked again: only the components below it are checked.
@@ -121,13 +123,14 @@ class LocalOps:
         the batch sees the folder as it was at that one scan, a moment within all of their
         calls, so each still sees a state the folder really had while it ran.
         """
-        self._checked = set()
-        self._scans = {}
+        batch = self._batch
+        batch.checked = set()
+        batch.scans = {}
         try:
             yield
         finally:
-            self._checked = None
-            self._scans = None
+            batch.checked = None
+            batch.scans = None
 
     def _resolve_root(self) -> str:
         self._real_root = os.path.realpath(self.root)
@@ -350,7 +353,7 @@ class LocalOps:
 
         Within :meth:`reads`, each directory is scanned once for the whole batch.
         """
-        scans = self._scans
+        scans = self._batch.scans
         if scans is not None:
             found = scans.get(full)
             if found is not None or full in scans:
@@ -365,6 +368,14 @@ class LocalOps:
         if scans is not None:
             scans[full] = entries
         return entries
+
+
+class _Batch(threading.local):
+    """What one thread's batch of reads has already walked and scanned (``None`` outside a batch)."""
+
+    def __init__(self) -> None:
+        self.checked: set[str] | None = None
+        self.scans: dict[str, list[tuple[str, os.DirEntry[str]]] | None] | None = None
 
 
 def _private_makedirs(directory: str, *, exist_ok: bool) -> None:
