@@ -571,7 +571,7 @@ async def test_listings_of_one_batch_scan_their_folder_once_and_see_it_alike(
     assert len(scans) == 1
 
 
-def test_a_batch_of_reads_is_invisible_to_other_threads(tmp_path: Path) -> None:
+async def test_a_batch_of_reads_is_invisible_to_other_threads(tmp_path: Path) -> None:
     """A write in another worker thread, while a batch of reads is open, walks and scans the folder itself."""
     ops = local_ops.LocalOps(str(tmp_path))
     (tmp_path / "log").mkdir()

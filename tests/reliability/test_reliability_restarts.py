@@ -51,6 +51,7 @@ from agent_stores.testing.servers.sftp import (
     _descendants,  # pyright: ignore[reportPrivateUsage]
     _find_sshd,  # pyright: ignore[reportPrivateUsage]
     _keygen,  # pyright: ignore[reportPrivateUsage]
+    sshd_config,
 )
 from reliability_figures import record
 
@@ -174,27 +175,7 @@ class SshdServer(Restartable):
         authorized.chmod(0o600)
         (directory / "data").mkdir()
         self.config = directory / "sshd_config"
-        self.config.write_text(
-            "\n".join(
-                [
-                    f"Port {self.port}",
-                    "ListenAddress 127.0.0.1",
-                    f"HostKey {host_key}",
-                    f"PidFile {directory / 'sshd.pid'}",
-                    f"AuthorizedKeysFile {authorized}",
-                    f"AllowUsers {getpass.getuser()}",
-                    "PermitRootLogin prohibit-password",
-                    "PubkeyAuthentication yes",
-                    "PasswordAuthentication no",
-                    "KbdInteractiveAuthentication no",
-                    "UsePAM no",
-                    "StrictModes no",
-                    "Subsystem sftp internal-sftp",
-                    "LogLevel ERROR",
-                    "",
-                ]
-            )
-        )
+        self.config.write_text(sshd_config(self.port, host_key, directory / "sshd.pid", authorized, getpass.getuser()))
         if os.geteuid() == 0:
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
         # ``timeout``: paramiko's connect timeout, which the store also applies to every SFTP request.

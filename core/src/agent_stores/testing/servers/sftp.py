@@ -28,7 +28,7 @@ from urllib.parse import quote
 
 from . import VIA_LOCAL, Server, ServerUnavailable, free_port, provide_server, wait_for_port
 
-__all__ = ["ENV_VAR", "STORE", "local_sshd", "sftp_server", "with_path"]
+__all__ = ["ENV_VAR", "STORE", "local_sshd", "sftp_server", "sshd_config", "with_path"]
 
 STORE = "sftp"
 ENV_VAR = "AGENT_STORES_SFTP_URL"
@@ -104,27 +104,7 @@ def local_sshd() -> Generator[Server]:
         authorized.chmod(0o600)
         port = free_port()
         config = home / "sshd_config"
-        config.write_text(
-            "\n".join(
-                [
-                    f"Port {port}",
-                    "ListenAddress 127.0.0.1",
-                    f"HostKey {host_key}",
-                    f"PidFile {home / 'sshd.pid'}",
-                    f"AuthorizedKeysFile {authorized}",
-                    f"AllowUsers {user}",
-                    "PermitRootLogin prohibit-password",
-                    "PubkeyAuthentication yes",
-                    "PasswordAuthentication no",
-                    "KbdInteractiveAuthentication no",
-                    "UsePAM no",
-                    "StrictModes no",
-                    "Subsystem sftp internal-sftp",
-                    "LogLevel ERROR",
-                    "",
-                ]
-            )
-        )
+        config.write_text(sshd_config(port, host_key, home / "sshd.pid", authorized, user))
         if os.geteuid() == 0:
             # Debian's sshd refuses to start without its privilege-separation directory.
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
@@ -162,3 +142,26 @@ def sftp_server() -> Generator[Server]:
     """
     with provide_server(STORE, env_var=ENV_VAR, local=local_sshd) as server:
         yield server
+
+
+def sshd_config(port: int, host_key: Path, pid_file: Path, authorized_keys: Path, user: str) -> str:
+    """An ``sshd_config`` for a test server: loopback ``port``, key login of ``user`` only, ``internal-sftp``."""
+    return "\n".join(
+        [
+            f"Port {port}",
+            "ListenAddress 127.0.0.1",
+            f"HostKey {host_key}",
+            f"PidFile {pid_file}",
+            f"AuthorizedKeysFile {authorized_keys}",
+            f"AllowUsers {user}",
+            "PermitRootLogin prohibit-password",
+            "PubkeyAuthentication yes",
+            "PasswordAuthentication no",
+            "KbdInteractiveAuthentication no",
+            "UsePAM no",
+            "StrictModes no",
+            "Subsystem sftp internal-sftp",
+            "LogLevel ERROR",
+            "",
+        ]
+    )
