@@ -18,10 +18,7 @@ Then:
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import getpass
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -47,12 +44,7 @@ from agent_stores.testing.servers.s3 import (
     _weed_arguments,  # pyright: ignore[reportPrivateUsage]
     _weed_binary,  # pyright: ignore[reportPrivateUsage]
 )
-from agent_stores.testing.servers.sftp import (
-    _descendants,  # pyright: ignore[reportPrivateUsage]
-    _find_sshd,  # pyright: ignore[reportPrivateUsage]
-    _keygen,  # pyright: ignore[reportPrivateUsage]
-    sshd_config,
-)
+from agent_stores.testing.servers.sftp import prepare_sshd, signal_sshd, stop_sshd
 from reliability_figures import record
 
 pytestmark = pytest.mark.asyncio
@@ -162,45 +154,26 @@ class SshdServer(Restartable):
     name = "fsspec"
 
     def __init__(self, directory: Path) -> None:
-        self.binary = _find_sshd()
-        if shutil.which("ssh-keygen") is None:
-            raise ServerUnavailable("no ssh-keygen binary (install openssh-client)")
         self.directory = directory
-        self.port = free_port()
-        host_key, client_key = directory / "host_key", directory / "client_key"
-        _keygen(host_key)
-        _keygen(client_key)
-        authorized = directory / "authorized_keys"
-        authorized.write_text(client_key.with_suffix(".pub").read_text())
-        authorized.chmod(0o600)
-        (directory / "data").mkdir()
-        self.config = directory / "sshd_config"
-        self.config.write_text(sshd_config(self.port, host_key, directory / "sshd.pid", authorized, getpass.getuser()))
-        if os.geteuid() == 0:
-            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+        self.sshd = prepare_sshd(directory)
+        self.port = self.sshd.port
         # ``timeout``: paramiko's connect timeout, which the store also applies to every SFTP request.
         self.url = (
-            f"fsspec+sftp://{quote(getpass.getuser())}@127.0.0.1:{self.port}{directory / 'data' / 'store'}"
-            f"?key_filename={quote(str(client_key))}&timeout=2"
+            f"fsspec+sftp://{quote(self.sshd.user)}@127.0.0.1:{self.port}{self.sshd.data / 'store'}"
+            f"?key_filename={quote(str(self.sshd.client_key))}&timeout=2"
         )
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         with (self.directory / "sshd.log").open("ab") as log:
-            self.process = subprocess.Popen(
-                [self.binary, "-D", "-e", "-f", str(self.config)], stdout=log, stderr=subprocess.STDOUT
-            )
+            self.process = subprocess.Popen(self.sshd.command(), stdout=log, stderr=subprocess.STDOUT)
         process = self.process
         wait_for_port("127.0.0.1", self.port, timeout=20, alive=lambda: process.poll() is None)
 
     def stop(self) -> None:
         process, self.process = self.process, None
-        if process is None:
-            return
-        for pid in [process.pid, *_descendants(process.pid)]:  # the listener and its connection processes
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
-        stop_process(process, grace=10)
+        if process is not None:
+            stop_sshd(process)  # the listener and its connection processes
 
 
 SERVERS: dict[str, Callable[[Path], Restartable]] = {
@@ -325,9 +298,7 @@ def sshd(monkeypatch: pytest.MonkeyPatch) -> Iterator[SshdServer]:
 
 def _signal_all(server: SshdServer, signum: int) -> None:
     assert server.process is not None
-    for pid in [server.process.pid, *_descendants(server.process.pid)]:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signum)
+    signal_sshd(server.process, signum)
 
 
 #: Upper bound on one failing call while sshd is silent: many times the URL's ``timeout`` (2 s),

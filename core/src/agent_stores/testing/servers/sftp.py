@@ -23,12 +23,24 @@ import signal
 import subprocess
 import tempfile
 from collections.abc import Generator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
-from . import VIA_LOCAL, Server, ServerUnavailable, free_port, provide_server, wait_for_port
+from . import VIA_LOCAL, Server, ServerUnavailable, free_port, provide_server, stop_process, wait_for_port
 
-__all__ = ["ENV_VAR", "STORE", "local_sshd", "sftp_server", "sshd_config", "with_path"]
+__all__ = [
+    "ENV_VAR",
+    "STORE",
+    "PreparedSshd",
+    "local_sshd",
+    "prepare_sshd",
+    "sftp_server",
+    "sshd_config",
+    "stop_sshd",
+    "with_path",
+]
 
 STORE = "sftp"
 ENV_VAR = "AGENT_STORES_SFTP_URL"
@@ -88,28 +100,12 @@ def local_sshd() -> Generator[Server]:
     Raises:
         ServerUnavailable: No ``sshd`` or ``ssh-keygen`` binary, or it did not start listening.
     """
-    sshd = _find_sshd()
-    if shutil.which("ssh-keygen") is None:
-        raise ServerUnavailable("no ssh-keygen binary (install openssh-client)")
-    user = getpass.getuser()
     with tempfile.TemporaryDirectory(prefix="agent-stores-sshd-") as raw:
         home = Path(raw)
-        data = home / "data"
-        data.mkdir()
-        host_key, client_key = home / "host_key", home / "client_key"
-        _keygen(host_key)
-        _keygen(client_key)
-        authorized = home / "authorized_keys"
-        authorized.write_text(client_key.with_suffix(".pub").read_text())
-        authorized.chmod(0o600)
-        port = free_port()
-        config = home / "sshd_config"
-        config.write_text(sshd_config(port, host_key, home / "sshd.pid", authorized, user))
-        if os.geteuid() == 0:
-            # Debian's sshd refuses to start without its privilege-separation directory.
-            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+        prepared = prepare_sshd(home)
+        sshd, port = prepared.sshd, prepared.port
         log = (home / "sshd.log").open("w")
-        process = subprocess.Popen([sshd, "-D", "-e", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(prepared.command(), stdout=log, stderr=subprocess.STDOUT)
         try:
             try:
                 wait_for_port("127.0.0.1", port, timeout=20, alive=lambda: process.poll() is None)
@@ -117,19 +113,13 @@ def local_sshd() -> Generator[Server]:
                 log.flush()
                 detail = (home / "sshd.log").read_text().strip()[-500:]
                 raise ServerUnavailable(f"{err}: {detail}") from err
-            url = f"fsspec+sftp://{quote(user)}@127.0.0.1:{port}{data}?key_filename={quote(str(client_key))}"
+            url = (
+                f"fsspec+sftp://{quote(prepared.user)}@127.0.0.1:{port}{prepared.data}"
+                f"?key_filename={quote(str(prepared.client_key))}"
+            )
             yield Server(STORE, url, VIA_LOCAL, f"{_version(sshd)} on 127.0.0.1:{port} ({sshd}, internal-sftp)")
         finally:
-            # Each connection runs in a process sshd forked, in a session of its own: end them
-            # too (by pid, all descendants of the server we started), so clients see it go away.
-            for pid in [process.pid, *_descendants(process.pid)]:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+            stop_sshd(process)
             log.close()
 
 
@@ -165,3 +155,63 @@ def sshd_config(port: int, host_key: Path, pid_file: Path, authorized_keys: Path
             "",
         ]
     )
+
+
+@dataclass(frozen=True)
+class PreparedSshd:
+    """An sshd ready to start: its binary, port, config, and the client side (user, key, data folder)."""
+
+    sshd: str
+    port: int
+    config: Path
+    data: Path
+    client_key: Path
+    user: str
+
+    def command(self) -> list[str]:
+        """The command that runs this sshd in the foreground, logging to stderr."""
+        return [self.sshd, "-D", "-e", "-f", str(self.config)]
+
+
+def prepare_sshd(home: Path) -> PreparedSshd:
+    """Write host and client keys, ``authorized_keys`` and an ``sshd_config`` (a free loopback port) into ``home``.
+
+    Raises:
+        ServerUnavailable: No ``sshd`` or ``ssh-keygen`` binary.
+    """
+    sshd = _find_sshd()
+    if shutil.which("ssh-keygen") is None:
+        raise ServerUnavailable("no ssh-keygen binary (install openssh-client)")
+    user = getpass.getuser()
+    data = home / "data"
+    data.mkdir()
+    host_key, client_key = home / "host_key", home / "client_key"
+    _keygen(host_key)
+    _keygen(client_key)
+    authorized = home / "authorized_keys"
+    authorized.write_text(client_key.with_suffix(".pub").read_text())
+    authorized.chmod(0o600)
+    port = free_port()
+    config = home / "sshd_config"
+    config.write_text(sshd_config(port, host_key, home / "sshd.pid", authorized, user))
+    if os.geteuid() == 0:
+        # Debian's sshd refuses to start without its privilege-separation directory.
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+    return PreparedSshd(sshd, port, config, data, client_key, user)
+
+
+def signal_sshd(process: subprocess.Popen[Any], signum: int) -> None:
+    """Send ``signum`` to an sshd we started and to every connection process it forked.
+
+    Each connection runs in a process of its own session, so they are reached by pid: every
+    live descendant of the server.
+    """
+    for pid in [process.pid, *_descendants(process.pid)]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
+
+
+def stop_sshd(process: subprocess.Popen[Any]) -> None:
+    """Stop an sshd we started and its connection processes (SIGTERM, as a service manager does)."""
+    signal_sshd(process, signal.SIGTERM)
+    stop_process(process, grace=10)
