@@ -275,3 +275,80 @@ def test_anything_else_takes_the_framework_path() -> None:
         assert fastcodec.fast_to_dict(message) is None
     for message in (with_props, merging):
         assert fastcodec.fast_decode(message.to_dict()) is None
+
+
+def _mutable_parts(value: Any, found: dict[int, Any] | None = None) -> dict[int, Any]:
+    """Every mutable object reachable from ``value`` (messages, contents, lists, dicts), by id."""
+    found = {} if found is None else found
+    if isinstance(value, Message | Content):
+        found[id(value)] = value
+        for attribute in value.__dict__.values():
+            _mutable_parts(attribute, found)
+    elif isinstance(value, list | dict):
+        found[id(value)] = value
+        items = value.values() if isinstance(value, dict) else value
+        for item in typing.cast(Any, items):
+            _mutable_parts(item, found)
+    elif isinstance(value, tuple):
+        for item in typing.cast(tuple[Any, ...], value):
+            _mutable_parts(item, found)
+    return found
+
+
+def _is_framework_message(ours: Message, theirs: Message) -> None:
+    assert list(ours.__dict__) == list(theirs.__dict__)
+    assert _same(ours.to_dict(), theirs.to_dict())
+    for mine, framework in zip(ours.contents, theirs.contents, strict=True):
+        assert type(mine) is type(framework)
+        assert list(mine.__dict__) == list(framework.__dict__)
+    assert codec.encode_message(ours) == codec.encode_message(theirs)
+
+
+@SETTINGS
+@given(any_message())
+def test_a_record_decoded_again_is_the_framework_message_and_shares_nothing_mutable(message: Message) -> None:
+    record = json_dumps(message.to_dict())
+    theirs = Message.from_dict(json_loads(record))
+    (first,) = codec.decode_messages([record])
+    (again,) = codec.decode_messages([bytes(bytearray(record))])  # equal bytes, another object
+    _is_framework_message(first, theirs)
+    _is_framework_message(again, theirs)
+    shared = _mutable_parts(first).keys() & _mutable_parts(again).keys()
+    assert not shared, f"two decodings share {[type(_mutable_parts(first)[i]).__name__ for i in shared]}"
+    # What a caller does to one decoded message never reaches the next decoding.
+    for content in first.contents:
+        content.additional_properties["changed"] = True
+        content.text = "changed"
+    first.contents.append(Content("text", text="appended"))
+    (third,) = codec.decode_messages([record])
+    _is_framework_message(third, theirs)
+
+
+def test_a_plain_record_decoded_again_is_rebuilt_without_parsing() -> None:
+    record = codec.encode_message(Message("user", ["what is the weather in Oslo?"]))
+    codec.decode_messages([record])
+    assert record in codec._RECENT  # pyright: ignore[reportPrivateUsage]
+    with_arguments = codec.encode_message(
+        Message("assistant", [Content.from_function_call("c1", "forecast", arguments={"city": "Oslo"})])
+    )
+    codec.decode_messages([with_arguments])
+    assert with_arguments not in codec._RECENT  # pyright: ignore[reportPrivateUsage]  # a dict inside: always parsed
+
+
+def test_recent_records_are_bounded_and_safe_across_threads(monkeypatch: Any) -> None:
+    import concurrent.futures
+
+    monkeypatch.setattr(codec, "_RECENT", {})
+    monkeypatch.setattr(codec, "_RECENT_LIMIT", 64)
+    records = [codec.encode_message(Message("user", [f"question {n}"])) for n in range(500)]
+    expected = [f"question {n}" for n in range(500)]
+
+    def decode_all(offset: int) -> list[str]:
+        rotated = records[offset:] + records[:offset]
+        texts = [m.text for m in codec.decode_messages(rotated)]
+        return texts[-offset:] + texts[:-offset] if offset else texts
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(decode_all, [0, 7, 130, 499] * 10))
+    assert all(result == expected for result in results)
+    assert len(codec._RECENT) <= 64 + 4  # pyright: ignore[reportPrivateUsage]  # each thread may add one past the limit

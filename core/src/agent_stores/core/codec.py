@@ -18,7 +18,7 @@ from agent_framework import Message
 
 from ._framework import filter_new_messages, get_message_identity, json_dumps, json_loads
 from .errors import CorruptRecordError
-from .fastcodec import fast_decode, fast_to_dict
+from .fastcodec import Prototype, fast_decode, fast_to_dict, from_prototype, prototype
 
 __all__ = [
     "CODEC_VERSION",
@@ -97,6 +97,10 @@ def decode_message(record: bytes | str, *, where: str = "history record") -> Mes
 def decode_messages(records: Iterable[bytes | str], *, where: str = "history record") -> list[Message]:
     """Decode records written by :func:`encode_message`, in order; :func:`decode_message` on each.
 
+    Every call returns new ``Message`` objects, which callers may change freely. A record seen
+    recently (an agent loads much the same window before every model call) is rebuilt from
+    what its last decoding kept, without parsing it again.
+
     Raises:
         CorruptRecordError: A record is not valid JSON or not a ``Message`` payload; the
             message names it by ``where`` and its position.
@@ -104,14 +108,45 @@ def decode_messages(records: Iterable[bytes | str], *, where: str = "history rec
     messages: list[Message] = []
     append = messages.append
     decode = _DECODER.decode
+    recall = _RECENT.get
     for position, record in enumerate(records):
+        kind = type(record)
+        if kind is bytes or kind is str:
+            remembered = recall(record)
+            if remembered is not None:
+                append(from_prototype(remembered))
+                continue
         try:
             payload: Any = decode(record)
         except (msgspec.DecodeError, TypeError):
             payload = None  # NaN, Infinity or worse: decode_message takes the framework's path
         message = fast_decode(cast(dict[str, Any], payload)) if type(payload) is dict else None
-        append(message if message is not None else decode_message(record, where=f"{where} #{position}"))
+        if message is None:
+            message = decode_message(record, where=f"{where} #{position}")
+        elif (kind is bytes or kind is str) and len(record) <= _RECENT_RECORD_LIMIT:
+            parts = prototype(message, cast(dict[str, Any], payload))
+            if parts is not None:
+                _remember(record, parts)
+        append(message)
     return messages
+
+
+# Recently decoded records and what rebuilds their messages (only messages holding immutable
+# values alone, so a rebuilt message shares nothing mutable), oldest first; at most
+# _RECENT_LIMIT records of at most _RECENT_RECORD_LIMIT characters each (about 8 MiB of
+# records when full). Read and written from any thread: a lost race costs one decode.
+_RECENT: dict[bytes | str, Prototype] = {}
+_RECENT_LIMIT = 8192
+_RECENT_RECORD_LIMIT = 1024
+
+
+def _remember(record: bytes | str, parts: Prototype) -> None:
+    while len(_RECENT) >= _RECENT_LIMIT:
+        try:
+            del _RECENT[next(iter(_RECENT))]
+        except (KeyError, RuntimeError, StopIteration):
+            break  # another thread changed it meanwhile: evict on the next call
+    _RECENT[record] = parts
 
 
 def message_digest(message: Message) -> str:

@@ -299,3 +299,50 @@ def fast_decode(payload: dict[str, Any]) -> Message | None:
     attrs["additional_properties"] = {}
     attrs["raw_representation"] = None
     return message
+
+
+# -- repeated records --------------------------------------------------------------------------
+
+#: The immutable parts of a decoded message: role, author name, message id, and each content's
+#: attributes (its ``additional_properties`` empty).
+Prototype = tuple[str, str | None, str | None, tuple[dict[str, Any], ...]]
+
+_IMMUTABLE = frozenset((str, int, float, bool, type(None)))
+
+
+def prototype(message: Message, payload: dict[str, Any]) -> Prototype | None:
+    """Return what rebuilds ``message``, which :func:`fast_decode` built from ``payload``; or ``None``.
+
+    Only a record whose contents hold immutable values alone (strings, numbers, booleans,
+    ``None``; ``additional_properties`` empty) has one: every attribute of its contents is then
+    immutable or a fresh empty dict, so a message rebuilt from it shares nothing mutable with
+    any other.
+    """
+    for entry in cast(list[dict[str, Any]], payload.get("contents") or ()):
+        for key, value in entry.items():
+            if type(value) not in _IMMUTABLE and (key != "additional_properties" or value != {}):
+                return None
+    attrs = message.__dict__
+    contents = tuple(dict(content.__dict__) for content in cast(list[Content], attrs["contents"]))
+    return (attrs["role"], attrs["author_name"], attrs["message_id"], contents)
+
+
+def from_prototype(parts: Prototype) -> Message:
+    """Build a new ``Message`` equal to the one :func:`prototype` was taken from."""
+    role, author_name, message_id, content_attrs = parts
+    contents: list[Content] = []
+    for snapshot in content_attrs:
+        content = _new(Content)
+        attrs = content.__dict__
+        attrs.update(snapshot)
+        attrs["additional_properties"] = {}
+        contents.append(content)
+    message = _new(Message)
+    attrs = message.__dict__
+    attrs["role"] = role
+    attrs["contents"] = contents
+    attrs["author_name"] = author_name
+    attrs["message_id"] = message_id
+    attrs["additional_properties"] = {}
+    attrs["raw_representation"] = None
+    return message
