@@ -7,7 +7,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import pytest
 import pytest_asyncio
@@ -251,6 +251,66 @@ async def test_flushed_script_cache_is_reloaded(client: Redis, key_prefix: str) 
     await client.script_flush()
     await history.save_messages("s", [_msg("two")])
     assert [m.text for m in await history.get_messages("s")] == ["one", "two"]
+
+
+# -- many callers, few connections --------------------------------------------------------------
+
+
+async def _server_stats(client: Redis) -> tuple[int, int]:
+    """Commands the server ran and reads it made from its clients' sockets, so far."""
+    stats: dict[str, Any] = await client.info("stats")  # pyright: ignore[reportUnknownMemberType]
+    return int(stats["total_commands_processed"]), int(stats["total_reads_processed"])
+
+
+async def test_concurrent_agents_share_pipelines_and_each_gets_its_own_reply(
+    client: Redis, redis_single: Server, key_prefix: str
+) -> None:
+    agents, steps = 60, 3
+    async with RedisHistoryProvider.from_url(redis_single.url, key_prefix=key_prefix, max_messages=4) as history:
+        await history.get_messages("warm-up")  # the first connection, outside the count
+
+        async def agent(n: int) -> list[str]:
+            for step in range(steps):
+                await history.get_messages(f"agent-{n}")
+                await history.save_messages(f"agent-{n}", [_msg(f"{n}: question {step}"), _msg(f"{n}: answer {step}")])
+            return [m.text for m in await history.get_messages(f"agent-{n}")]
+
+        commands_before, reads_before = await _server_stats(client)
+        windows = await asyncio.gather(*(agent(n) for n in range(agents)))
+        commands_after, reads_after = await _server_stats(client)
+    expected = [[f"{n}: {part} {step}" for step in (1, 2) for part in ("question", "answer")] for n in range(agents)]
+    assert windows == expected
+    # each agent sent at least a load and a save per step and a last load: alone, each command
+    # costs the server a socket read (about 600 here); pipelined, one read serves many (about 40)
+    issued = agents * (2 * steps + 1)
+    reads = reads_after - reads_before
+    assert commands_after - commands_before >= issued
+    assert reads <= issued / 4, f"{issued} commands or more took {reads} socket reads"
+
+
+async def test_a_server_error_in_a_pipeline_belongs_to_its_command(client: Redis, connection: RedisConnection) -> None:
+    history = RedisHistoryProvider(connection)
+    await client.set(connection.log_payloads(history.keys.history(history.source_id, "taken")), b"someone else's")
+    sessions = ["taken", *(f"s{n}" for n in range(20))]
+    outcomes = await asyncio.gather(
+        *(history.save_messages(s, [_msg(f"hello {s}")]) for s in sessions), return_exceptions=True
+    )
+    assert isinstance(outcomes[0], CorruptRecordError)
+    assert outcomes[1:] == [None] * 20
+    loads = await asyncio.gather(*(history.get_messages(s) for s in sessions), return_exceptions=True)
+    assert isinstance(loads[0], CorruptRecordError)
+    assert [[m.text for m in cast(list[Message], got)] for got in loads[1:]] == [[f"hello s{n}"] for n in range(20)]
+
+
+async def test_a_flushed_script_cache_is_reloaded_by_concurrent_saves(
+    client: Redis, connection: RedisConnection
+) -> None:
+    history = RedisHistoryProvider(connection)
+    await asyncio.gather(*(history.save_messages(f"s{n}", [_msg("one")]) for n in range(30)))
+    await client.script_flush()
+    await asyncio.gather(*(history.save_messages(f"s{n}", [_msg("two")]) for n in range(30)))
+    loads = await asyncio.gather(*(history.get_messages(f"s{n}") for n in range(30)))
+    assert [[m.text for m in got] for got in loads] == [["one", "two"]] * 30
 
 
 # -- versions -------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import hashlib
 import inspect
 import logging
 import zlib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -35,6 +35,7 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.retry import Retry
 
 from . import _scripts
+from ._batching import CommandBatcher
 
 __all__ = [
     "DEFAULT_KEY_PREFIX",
@@ -278,19 +279,18 @@ class Script:
     ``NOSCRIPT`` in our tests, while ``EVAL`` needs no cache at all.)
     """
 
-    def __init__(self, client: RedisClient, source: str) -> None:
-        self.client = client
+    def __init__(self, send: Callable[..., Awaitable[Any]], source: str) -> None:
+        self.send = send
         self.source = source
         self.sha = hashlib.sha1(source.encode("utf-8")).hexdigest()  # the server's name for the script
 
     async def __call__(self, keys: Sequence[str], args: Sequence[str | bytes | int]) -> Any:
         """Run the script on ``keys`` with ``args``; return its reply."""
-        client = cast(Any, self.client)
         try:
-            return await client.evalsha(self.sha, len(keys), *keys, *args)
+            return await self.send("EVALSHA", self.sha, len(keys), *keys, *args)
         except redis_errors.NoScriptError:
             # EVAL runs the script on the node that owns the keys and caches it there.
-            return await client.eval(self.source, len(keys), *keys, *args)
+            return await self.send("EVAL", self.source, len(keys), *keys, *args)
 
 
 class RedisConnection:
@@ -349,15 +349,17 @@ class RedisConnection:
         self._closed = False
         self._cluster_ready = False
         self._cluster_lock = asyncio.Lock()
-        self.log_append = Script(client, _scripts.LOG_APPEND)
-        self.log_tail = Script(client, _scripts.LOG_TAIL)
-        self.log_delete = Script(client, _scripts.LOG_DELETE)
-        self.log_list = Script(client, _scripts.LOG_LIST)
-        self.log_purge = Script(client, _scripts.LOG_PURGE)
-        self.object_put = Script(client, _scripts.OBJECT_PUT)
-        self.object_delete = Script(client, _scripts.OBJECT_DELETE)
-        self.object_list = Script(client, _scripts.OBJECT_LIST)
-        self.object_find = Script(client, _scripts.OBJECT_FIND)
+        self._batcher = None if self.cluster else CommandBatcher(cast(Redis, client), timeout=timeout)
+        send = self.send
+        self.log_append = Script(send, _scripts.LOG_APPEND)
+        self.log_tail = Script(send, _scripts.LOG_TAIL)
+        self.log_delete = Script(send, _scripts.LOG_DELETE)
+        self.log_list = Script(send, _scripts.LOG_LIST)
+        self.log_purge = Script(send, _scripts.LOG_PURGE)
+        self.object_put = Script(send, _scripts.OBJECT_PUT)
+        self.object_delete = Script(send, _scripts.OBJECT_DELETE)
+        self.object_list = Script(send, _scripts.OBJECT_LIST)
+        self.object_find = Script(send, _scripts.OBJECT_FIND)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> RedisConnection:
@@ -408,6 +410,16 @@ class RedisConnection:
         return [(f"{tag}index", f"{tag}o:") for tag in tags]
 
     # -- the funnel ---------------------------------------------------------------------------
+
+    def send(self, *args: Any) -> Awaitable[Any]:
+        """One command (``args`` as for ``execute_command``), to pass to :meth:`run`.
+
+        On a single server, commands issued while others are in flight go together in one
+        pipeline (see :class:`CommandBatcher`); on a cluster each goes alone.
+        """
+        if self._batcher is not None:
+            return self._batcher.execute(*args)
+        return cast(Awaitable[Any], self.client.execute_command(*args))  # pyright: ignore[reportUnknownMemberType]
 
     async def run(self, what: str, call: Any) -> Any:
         """Await one command or script (an awaitable), translating redis-py's errors (see the module docstring).
@@ -489,6 +501,8 @@ class RedisConnection:
         if self._closed:
             return
         self._closed = True
+        if self._batcher is not None:
+            await self._batcher.aclose()
         if self.owned:
             await self.client.aclose()
 

@@ -138,7 +138,7 @@ class RedisLogDriver:
             return []
         c = self.connection
         start = 0 if last is None else -last
-        payloads = cast(list[Any], await c.run("read", c.client.lrange(c.log_payloads(key), start, -1)))  # pyright: ignore[reportUnknownMemberType]
+        payloads = cast(list[Any], await c.run("read", c.send("LRANGE", c.log_payloads(key), start, -1)))
         if payloads and not isinstance(payloads[0], bytes):  # a client with decode_responses
             return [as_bytes(p) for p in payloads]
         return payloads
@@ -146,7 +146,7 @@ class RedisLogDriver:
     async def length(self, key: str) -> int:
         """Return the log's length (0 when absent or expired)."""
         c = self.connection
-        return int(await c.run("length", c.client.llen(c.log_payloads(key))))  # pyright: ignore[reportUnknownMemberType]
+        return int(await c.run("length", c.send("LLEN", c.log_payloads(key))))
 
     async def delete(self, key: str) -> bool:
         """Remove the log and its index entry; return whether it existed (an expired log did not)."""
@@ -205,7 +205,7 @@ class RedisObjectDriver:
     async def get(self, key: str) -> StoredObject | None:
         """Return the object, or ``None`` when absent."""
         c = self.connection
-        data, version = cast(list[Any], await c.run("get", c.client.hmget(c.object_keys(key)[0], ["d", "v"])))  # pyright: ignore[reportUnknownMemberType]
+        data, version = cast(list[Any], await c.run("get", c.send("HMGET", c.object_keys(key)[0], "d", "v")))
         if data is None or version is None:
             return None
         return StoredObject(as_bytes(data), as_str(version))
@@ -213,7 +213,7 @@ class RedisObjectDriver:
     async def head(self, key: str) -> str | None:
         """Return the object's version, or ``None`` when absent."""
         c = self.connection
-        version = await c.run("head", c.client.hget(c.object_keys(key)[0], "v"))  # pyright: ignore[reportUnknownMemberType]
+        version = await c.run("head", c.send("HGET", c.object_keys(key)[0], "v"))
         return None if version is None else as_str(version)
 
     async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
