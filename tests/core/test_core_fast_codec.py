@@ -324,7 +324,7 @@ def test_a_record_decoded_again_is_the_framework_message_and_shares_nothing_muta
     _is_framework_message(third, theirs)
 
 
-def test_a_plain_record_decoded_again_is_rebuilt_without_parsing() -> None:
+def test_a_record_decoded_again_is_rebuilt_without_parsing() -> None:
     record = codec.encode_message(Message("user", ["what is the weather in Oslo?"]))
     codec.decode_messages([record])
     assert record in codec._RECENT  # pyright: ignore[reportPrivateUsage]
@@ -332,14 +332,15 @@ def test_a_plain_record_decoded_again_is_rebuilt_without_parsing() -> None:
         Message("assistant", [Content.from_function_call("c1", "forecast", arguments={"city": "Oslo"})])
     )
     codec.decode_messages([with_arguments])
-    assert with_arguments not in codec._RECENT  # pyright: ignore[reportPrivateUsage]  # a dict inside: always parsed
+    assert with_arguments in codec._RECENT  # pyright: ignore[reportPrivateUsage]
 
 
 def test_recent_records_are_bounded_and_safe_across_threads(monkeypatch: Any) -> None:
     import concurrent.futures
 
     monkeypatch.setattr(codec, "_RECENT", {})
-    monkeypatch.setattr(codec, "_RECENT_LIMIT", 64)
+    monkeypatch.setattr(codec, "_recent_cost", 0)
+    monkeypatch.setattr(codec, "_RECENT_BUDGET", 64 * codec._RECENT_ENTRY_COST)  # pyright: ignore[reportPrivateUsage]
     records = [codec.encode_message(Message("user", [f"question {n}"])) for n in range(500)]
     expected = [f"question {n}" for n in range(500)]
 
@@ -351,4 +352,5 @@ def test_recent_records_are_bounded_and_safe_across_threads(monkeypatch: Any) ->
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         results = list(pool.map(decode_all, [0, 7, 130, 499] * 10))
     assert all(result == expected for result in results)
-    assert len(codec._RECENT) <= 64 + 4  # pyright: ignore[reportPrivateUsage]  # each thread may add one past the limit
+    # a few records past the budget at most, from threads racing on the same eviction
+    assert len(codec._RECENT) <= 64 + 8  # pyright: ignore[reportPrivateUsage]

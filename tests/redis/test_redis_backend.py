@@ -313,6 +313,19 @@ async def test_a_flushed_script_cache_is_reloaded_by_concurrent_saves(
     assert [[m.text for m in got] for got in loads] == [["one", "two"]] * 30
 
 
+async def test_closing_fails_the_pipelined_commands_in_flight(client: Redis, key_prefix: str) -> None:
+    connection = RedisConnection(client, key_prefix=key_prefix)
+    empty = f"{key_prefix}empty"
+    # the first goes alone; the other four, issued while it is in flight, go in one pipeline
+    calls = [asyncio.ensure_future(connection.run("wait", connection.send("BLPOP", empty, 1))) for _ in range(5)]
+    await asyncio.sleep(0.2)
+    await connection.aclose()
+    outcomes = await asyncio.gather(*calls, return_exceptions=True)
+    assert outcomes[0] is None  # answered by the server (nothing to pop after 1 s)
+    assert all(isinstance(outcome, StoreUnavailableError) for outcome in outcomes[1:]), outcomes
+    assert await client.ping()  # a borrowed client stays open
+
+
 # -- versions -------------------------------------------------------------------------------------
 
 

@@ -124,28 +124,39 @@ def decode_messages(records: Iterable[bytes | str], *, where: str = "history rec
         if message is None:
             message = decode_message(record, where=f"{where} #{position}")
         elif (kind is bytes or kind is str) and len(record) <= _RECENT_RECORD_LIMIT:
-            parts = prototype(message, cast(dict[str, Any], payload))
+            parts = prototype(message)
             if parts is not None:
                 _remember(record, parts)
         append(message)
     return messages
 
 
-# Recently decoded records and what rebuilds their messages (only messages holding immutable
-# values alone, so a rebuilt message shares nothing mutable), oldest first; at most
-# _RECENT_LIMIT records of at most _RECENT_RECORD_LIMIT characters each (about 8 MiB of
-# records when full). Read and written from any thread: a lost race costs one decode.
+# Recently decoded records and what rebuilds their messages (a frozen copy: a rebuilt message
+# shares nothing mutable with any other), oldest first. Each costs its length plus
+# _RECENT_ENTRY_COST against _RECENT_BUDGET (about the memory it holds); records longer than
+# _RECENT_RECORD_LIMIT are never kept. Read and written from any thread: a lost race costs
+# at most a decode or an early eviction.
 _RECENT: dict[bytes | str, Prototype] = {}
-_RECENT_LIMIT = 8192
-_RECENT_RECORD_LIMIT = 1024
+_RECENT_BUDGET = 16 << 20
+_RECENT_ENTRY_COST = 2048
+_RECENT_RECORD_LIMIT = 64 << 10
+_recent_cost = 0
 
 
 def _remember(record: bytes | str, parts: Prototype) -> None:
-    while len(_RECENT) >= _RECENT_LIMIT:
+    global _recent_cost
+    cost = len(record) + _RECENT_ENTRY_COST
+    while _recent_cost + cost > _RECENT_BUDGET:
         try:
-            del _RECENT[next(iter(_RECENT))]
+            oldest = next(iter(_RECENT))
+            del _RECENT[oldest]
         except (KeyError, RuntimeError, StopIteration):
-            break  # another thread changed it meanwhile: evict on the next call
+            if not _RECENT:
+                _recent_cost = 0
+            break  # empty, or another thread changed it meanwhile
+        _recent_cost -= len(oldest) + _RECENT_ENTRY_COST
+    if record not in _RECENT:
+        _recent_cost += cost
     _RECENT[record] = parts
 
 

@@ -303,39 +303,91 @@ def fast_decode(payload: dict[str, Any]) -> Message | None:
 
 # -- repeated records --------------------------------------------------------------------------
 
-#: The immutable parts of a decoded message: role, author name, message id, and each content's
-#: attributes (its ``additional_properties`` empty).
-Prototype = tuple[str, str | None, str | None, tuple[dict[str, Any], ...]]
 
+class _Frozen:
+    """An immutable stand-in for a list, a dict or a ``Content`` of a decoded message."""
+
+    __slots__ = ("attrs", "kind", "mutable")
+
+    def __init__(self, kind: int, attrs: Any, mutable: tuple[tuple[Any, Any], ...] = ()) -> None:
+        self.kind = kind  # _LIST, _DICT or _CONTENT
+        self.attrs = attrs  # items; (key, value) pairs; a Content's immutable attributes
+        self.mutable = mutable  # a Content's other attributes, frozen
+
+
+_LIST, _DICT, _CONTENT = 0, 1, 2
 _IMMUTABLE = frozenset((str, int, float, bool, type(None)))
 
+#: What rebuilds a decoded message: role, author name, message id and its contents, frozen.
+Prototype = tuple[str, str | None, str | None, tuple[_Frozen, ...]]
 
-def prototype(message: Message, payload: dict[str, Any]) -> Prototype | None:
-    """Return what rebuilds ``message``, which :func:`fast_decode` built from ``payload``; or ``None``.
 
-    Only a record whose contents hold immutable values alone (strings, numbers, booleans,
-    ``None``; ``additional_properties`` empty) has one: every attribute of its contents is then
-    immutable or a fresh empty dict, so a message rebuilt from it shares nothing mutable with
-    any other.
+def _freeze(value: Any) -> Any:
+    kind: type[Any] = type(value)  # pyright: ignore[reportUnknownVariableType]
+    if kind in _IMMUTABLE:
+        return value
+    if kind is list:
+        return _Frozen(_LIST, tuple(_freeze(item) for item in cast(list[Any], value)))
+    if kind is dict:
+        return _Frozen(_DICT, tuple((k, _freeze(v)) for k, v in cast(dict[Any, Any], value).items()))
+    if kind is Content:
+        return _freeze_content(cast(Content, value))
+    raise _NotFast
+
+
+def _freeze_content(content: Content) -> _Frozen:
+    attrs = dict(content.__dict__)
+    mutable: list[tuple[str, Any]] = []
+    for key, value in attrs.items():
+        if type(value) not in _IMMUTABLE:
+            mutable.append((key, _freeze(value)))
+    for key, _ in mutable:
+        attrs[key] = None
+    return _Frozen(_CONTENT, attrs, tuple(mutable))
+
+
+def _thaw(frozen: Any) -> Any:
+    if type(frozen) is not _Frozen:
+        return frozen
+    kind = frozen.kind
+    if kind == _LIST:
+        return [_thaw(item) for item in frozen.attrs]
+    if kind == _DICT:
+        return {key: _thaw(value) for key, value in frozen.attrs}
+    content = _new(Content)
+    attrs = content.__dict__
+    attrs.update(frozen.attrs)
+    for key, value in frozen.mutable:
+        attrs[key] = _thaw(value)
+    return content
+
+
+def prototype(message: Message) -> Prototype | None:
+    """Return what rebuilds ``message`` (which :func:`fast_decode` built), or ``None``.
+
+    Every list, dict and ``Content`` of the message is copied into an immutable stand-in,
+    so a message :func:`from_prototype` builds shares nothing mutable with ``message`` or
+    with any other message built from the same prototype. A value of any other type (there is
+    none in what :func:`fast_decode` builds) gives ``None``.
     """
-    for entry in cast(list[dict[str, Any]], payload.get("contents") or ()):
-        for key, value in entry.items():
-            if type(value) not in _IMMUTABLE and (key != "additional_properties" or value != {}):
-                return None
     attrs = message.__dict__
-    contents = tuple(dict(content.__dict__) for content in cast(list[Content], attrs["contents"]))
+    try:
+        contents = tuple(_freeze_content(c) for c in cast(list[Content], attrs["contents"]))
+    except _NotFast:
+        return None
     return (attrs["role"], attrs["author_name"], attrs["message_id"], contents)
 
 
 def from_prototype(parts: Prototype) -> Message:
     """Build a new ``Message`` equal to the one :func:`prototype` was taken from."""
-    role, author_name, message_id, content_attrs = parts
+    role, author_name, message_id, frozen_contents = parts
     contents: list[Content] = []
-    for snapshot in content_attrs:
+    for frozen in frozen_contents:
         content = _new(Content)
         attrs = content.__dict__
-        attrs.update(snapshot)
-        attrs["additional_properties"] = {}
+        attrs.update(frozen.attrs)
+        for key, value in frozen.mutable:
+            attrs[key] = _thaw(value)
         contents.append(content)
     message = _new(Message)
     attrs = message.__dict__

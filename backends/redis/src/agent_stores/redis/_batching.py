@@ -15,9 +15,11 @@ each command sent alone. Commands are not atomic together and run in issue order
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError
 
 __all__ = ["CommandBatcher"]
 
@@ -62,7 +64,14 @@ class CommandBatcher:
             self._in_flight += len(batch)
             task = asyncio.get_running_loop().create_task(self._send(batch))
             self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            task.add_done_callback(functools.partial(self._sent, batch))
+
+    def _sent(self, batch: _Batch, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        self._in_flight -= len(batch)
+        for _, future in batch:
+            if not future.done():  # the pipeline was cancelled (the store closed), perhaps before it started
+                future.set_exception(ConnectionError("the pipeline was cancelled: the store is closing"))
 
     async def _send(self, batch: _Batch) -> None:
         try:
@@ -74,16 +83,10 @@ class CommandBatcher:
                     for args, _ in batch:
                         pipeline.execute_command(*args)  # pyright: ignore[reportUnknownMemberType]
                     replies = await pipeline.execute(raise_on_error=False)
-        except BaseException as err:  # the connection failed, the deadline passed, or we were cancelled
+        except Exception as err:  # the connection failed or the deadline passed: every command fails
             for _, future in batch:
-                if future.done():
-                    continue
-                if isinstance(err, Exception):
+                if not future.done():
                     future.set_exception(err)
-                else:
-                    future.cancel()
-            if not isinstance(err, Exception):
-                raise
         else:
             for (_, future), reply in zip(batch, replies, strict=True):
                 if not future.done():
@@ -91,8 +94,6 @@ class CommandBatcher:
                         future.set_exception(reply)
                     else:
                         future.set_result(reply)
-        finally:
-            self._in_flight -= len(batch)
 
     async def _call_alone(self, args: tuple[Any, ...]) -> Any:
         try:
@@ -101,7 +102,7 @@ class CommandBatcher:
             return err
 
     async def aclose(self) -> None:
-        """Cancel the pipelines in flight (their callers see ``CancelledError``)."""
+        """Cancel the pipelines in flight; their commands fail with redis-py's ``ConnectionError``."""
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
