@@ -513,6 +513,27 @@ async def test_cluster_end_to_end(redis_cluster: Server) -> None:
         assert await history.list_sessions(limit=100) == sorted(f"s{i}" for i in range(20))  # type: ignore[attr-defined]
 
 
+async def test_concurrent_agents_on_a_cluster_each_get_their_own_replies(redis_cluster: Server) -> None:
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    async with open_stores(redis_cluster.url, key_prefix=prefix) as stores:
+        history = stores.history_provider(max_messages=4)
+
+        async def agent(n: int) -> list[str]:
+            for step in range(3):
+                await history.get_messages(f"agent-{n}")
+                await history.save_messages(f"agent-{n}", [_msg(f"{n}: question {step}"), _msg(f"{n}: answer {step}")])
+            return [m.text for m in await history.get_messages(f"agent-{n}")]
+
+        windows = await asyncio.gather(*(agent(n) for n in range(40)))
+        client: Any = history.connection.client  # type: ignore[attr-defined]
+        await client.execute_command("SCRIPT FLUSH", target_nodes="primaries")  # pipelined saves load it again
+        await asyncio.gather(*(history.save_messages(f"agent-{n}", [_msg(f"{n}: last")]) for n in range(40)))
+        lasts = await asyncio.gather(*(history.get_messages(f"agent-{n}") for n in range(40)))
+    expected = [[f"{n}: {part} {step}" for step in (1, 2) for part in ("question", "answer")] for n in range(40)]
+    assert windows == expected
+    assert [[m.text for m in got][-1] for got in lasts] == [f"{n}: last" for n in range(40)]
+
+
 async def test_readme_example_runs(redis_single: Server) -> None:
     import subprocess
     import sys

@@ -1,11 +1,12 @@
-"""``CommandBatcher``: the commands of many concurrent callers to one Redis server, in pipelines.
+"""``CommandBatcher``: the commands of many concurrent callers to Redis, in pipelines.
 
 A command issued while none is in flight goes alone, as ``execute_command`` sends it: one
 agent sees no added latency. A command issued while others are in flight joins every command
 issued in the same turn of the event loop, and they go in one non-transactional pipeline
-(redis-py's ``Pipeline``): one connection, one write and one read for all of them, instead of
-a connection, a write and a read each. With a hundred agents served by one process this is
-most of the client's CPU per command.
+(redis-py's ``Pipeline``; on a cluster its ``ClusterPipeline``, one pipeline per node): one
+connection, one write and one read for all of them, instead of a connection, a write and a
+read each. With a hundred agents served by one process this is most of the client's CPU per
+command.
 
 Each command keeps its own reply and its own server error (``NOSCRIPT``, ``WRONGTYPE``...); a
 connection error fails every command of its pipeline after the client's retries, as it would
@@ -18,7 +19,7 @@ import asyncio
 import functools
 from typing import Any
 
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 from redis.exceptions import ConnectionError
 
 __all__ = ["CommandBatcher"]
@@ -27,15 +28,15 @@ _Batch = list[tuple[tuple[Any, ...], "asyncio.Future[Any]"]]
 
 
 class CommandBatcher:
-    """Sends commands to one ``redis.asyncio.Redis`` client, pipelining those issued concurrently.
+    """Sends commands to one ``redis.asyncio`` client, pipelining those issued concurrently.
 
     Args:
-        client: The client (a single server, not a cluster).
+        client: The client, for a server or a cluster.
         timeout: Deadline in seconds of one pipeline (the client's retries included), after
             which its commands fail with ``TimeoutError``; ``None``: the client's own timeouts.
     """
 
-    def __init__(self, client: Redis, *, timeout: float | None) -> None:
+    def __init__(self, client: Redis | RedisCluster, *, timeout: float | None) -> None:
         self._client = client
         self._timeout = timeout
         self._in_flight = 0

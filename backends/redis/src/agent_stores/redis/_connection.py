@@ -349,7 +349,7 @@ class RedisConnection:
         self._closed = False
         self._cluster_ready = False
         self._cluster_lock = asyncio.Lock()
-        self._batcher = None if self.cluster else CommandBatcher(cast(Redis, client), timeout=timeout)
+        self._batcher = CommandBatcher(client, timeout=timeout)
         send = self.send
         self.log_append = Script(send, _scripts.LOG_APPEND)
         self.log_tail = Script(send, _scripts.LOG_TAIL)
@@ -414,8 +414,8 @@ class RedisConnection:
     def send(self, *args: Any) -> Awaitable[Any]:
         """One command (``args`` as for ``execute_command``), to pass to :meth:`run`.
 
-        On a single server, commands issued while others are in flight go together in one
-        pipeline (see :class:`CommandBatcher`); on a cluster each goes alone.
+        Commands issued while others are in flight go together in one pipeline (see
+        :class:`CommandBatcher`; on a cluster, redis-py's cluster pipeline sends each node its own).
         """
         if self._batcher is not None:
             return self._batcher.execute(*args)
