@@ -394,6 +394,8 @@ class Config:
     backends: tuple[str, ...] = BACKENDS
     #: Session counts whose memory difference gives the cost of one idle session; empty: not measured.
     idle: tuple[int, int] | None = (50, 150)
+    #: The young generation's collection threshold (``gc.set_threshold``) for the run; None: Python's default.
+    gc_threshold: int | None = None
 
 
 def _missing(store: Store) -> str | None:
@@ -554,6 +556,7 @@ async def run(config: Config) -> dict[str, Any]:
             "reps": config.reps,
             "backends": list(config.backends),
             "idle": list(config.idle) if config.idle else None,
+            "gc_threshold": config.gc_threshold,
         },
         "rows": rows,
     }
@@ -596,6 +599,11 @@ def render_markdown(summary: dict[str, Any]) -> str:
         "- idle session: client memory one more session costs once it has taken a step and gone idle"
         f" (tracemalloc: {cfg.get('idle')} sessions, the difference per session)",
     ]
+    if cfg.get("gc_threshold"):
+        lines.append(
+            f"- garbage collector: young-generation threshold {cfg['gc_threshold']} for every store"
+            " (Python's default is 700)"
+        )
     for backend in cfg.get("backends", ["redis"]):
         rows = [r for r in summary["rows"] if r.get("backend", "redis") == backend]
         if not rows:
@@ -639,6 +647,11 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
         default="50,150",
         help="two session counts whose memory difference gives one idle session's cost (default 50,150; 'none' skips)",
     )
+    parser.add_argument(
+        "--gc-threshold",
+        type=int,
+        help="young-generation collection threshold for the run, every store alike (default: Python's, 700)",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results directory (default {DEFAULT_OUT})")
     args = parser.parse_args(argv)
     agents = tuple(int(a) for a in str(args.agents).split(",") if a)
@@ -657,6 +670,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
         reps=args.reps,
         backends=backends,
         idle=_idle_counts(parser, str(args.idle)),
+        gc_threshold=args.gc_threshold,
     )
 
 
@@ -671,7 +685,13 @@ def _idle_counts(parser: argparse.ArgumentParser, value: str) -> tuple[int, int]
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     config = parse_args(argv)
-    summary = asyncio.run(run(config))
+    previous = gc.get_threshold()
+    if config.gc_threshold is not None:
+        gc.set_threshold(config.gc_threshold, *previous[1:])
+    try:
+        summary = asyncio.run(run(config))
+    finally:
+        gc.set_threshold(*previous)
     config.out.mkdir(parents=True, exist_ok=True)
     (config.out / "many_agents.json").write_text(json.dumps(summary, indent=2) + "\n")
     (config.out / "many_agents.md").write_text(render_markdown(summary))

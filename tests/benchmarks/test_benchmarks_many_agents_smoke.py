@@ -66,3 +66,29 @@ def test_many_agents_benchmark_reports_every_store_and_agent_count(
     assert all(r["vs_ours"] == pytest.approx(1.0) and len(r["samples"]) == 2 for r in ours)
     for backend in BACKENDS:
         assert f"## {backend}" in markdown
+
+
+def test_the_collector_threshold_applies_to_the_run_and_is_restored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import many_agents_bench  # pyright: ignore[reportMissingImports]
+
+    seen: list[int] = []
+    step = many_agents_bench.OURS["sqlite"].step
+
+    async def recording(self: object, session_id: str, turn: object) -> int:
+        seen.append(gc.get_threshold()[0])
+        return await step(self, session_id, turn)
+
+    monkeypatch.setattr(many_agents_bench.OURS["sqlite"], "step", recording)
+    before = gc.get_threshold()
+    args = ["--agents", "1", "--steps", "2", "--session", "4", "--window", "2", "--idle", "none"]
+    many_agents_bench.main([*args, "--backends", "sqlite", "--gc-threshold", "4321", "--out", str(tmp_path)])
+    assert seen and set(seen) == {4321}
+    assert gc.get_threshold() == before
+    summary = json.loads((tmp_path / "many_agents.json").read_text())
+    assert summary["config"]["gc_threshold"] == 4321
+    assert "young-generation threshold 4321" in (tmp_path / "many_agents.md").read_text()
