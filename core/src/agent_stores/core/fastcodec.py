@@ -290,6 +290,11 @@ def fast_decode(payload: dict[str, Any]) -> Message | None:
                     contents.append(_decode_content(entry))
         except _NotFast:
             return None
+    return _message(role, contents, author_name, message_id)
+
+
+def _message(role: str, contents: list[Content], author_name: str | None, message_id: str | None) -> Message:
+    """A Message with the framework's attributes in the framework's order (no properties, no raw representation)."""
     message = _new(Message)
     attrs = message.__dict__
     attrs["role"] = role
@@ -381,20 +386,4 @@ def prototype(message: Message) -> Prototype | None:
 def from_prototype(parts: Prototype) -> Message:
     """Build a new ``Message`` equal to the one :func:`prototype` was taken from."""
     role, author_name, message_id, frozen_contents = parts
-    contents: list[Content] = []
-    for frozen in frozen_contents:
-        content = _new(Content)
-        attrs = content.__dict__
-        attrs.update(frozen.attrs)
-        for key, value in frozen.mutable:
-            attrs[key] = _thaw(value)
-        contents.append(content)
-    message = _new(Message)
-    attrs = message.__dict__
-    attrs["role"] = role
-    attrs["contents"] = contents
-    attrs["author_name"] = author_name
-    attrs["message_id"] = message_id
-    attrs["additional_properties"] = {}
-    attrs["raw_representation"] = None
-    return message
+    return _message(role, [_thaw(frozen) for frozen in frozen_contents], author_name, message_id)
