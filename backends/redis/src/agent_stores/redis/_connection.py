@@ -417,9 +417,7 @@ class RedisConnection:
         Commands issued while others are in flight go together in one pipeline (see
         :class:`CommandBatcher`; on a cluster, redis-py's cluster pipeline sends each node its own).
         """
-        if self._batcher is not None:
-            return self._batcher.execute(*args)
-        return cast(Awaitable[Any], self.client.execute_command(*args))  # pyright: ignore[reportUnknownMemberType]
+        return self._batcher.execute(*args)
 
     async def run(self, what: str, call: Any) -> Any:
         """Await one command or script (an awaitable), translating redis-py's errors (see the module docstring).
@@ -501,8 +499,7 @@ class RedisConnection:
         if self._closed:
             return
         self._closed = True
-        if self._batcher is not None:
-            await self._batcher.aclose()
+        await self._batcher.aclose()
         if self.owned:
             await self.client.aclose()
 
