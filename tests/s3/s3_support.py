@@ -40,10 +40,13 @@ class S3Target:
         return _session(self.endpoint)
 
     def client(self) -> Any:
+        """A new client with the settings the stores' own clients get (standard-mode retries, timeouts)."""
         from agent_stores.s3 import _connect
 
+        location = _connect.S3Location(bucket=self.bucket, endpoint_url=self.endpoint.endpoint_url)
+        config = _connect.client_config(location)
         with _connect._CLIENT_LOCK:  # pyright: ignore[reportPrivateUsage]
-            return self.session().client("s3", endpoint_url=self.endpoint.endpoint_url)  # pyright: ignore[reportUnknownMemberType]
+            return self.session().client("s3", endpoint_url=self.endpoint.endpoint_url, config=config)  # pyright: ignore[reportUnknownMemberType]
 
     def url(self, prefix: str = "", **query: str) -> str:
         declared = {k: str(v).lower() for k, v in self.driver_options.items()}
