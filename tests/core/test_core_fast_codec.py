@@ -324,7 +324,16 @@ def test_a_record_decoded_again_is_the_framework_message_and_shares_nothing_muta
     _is_framework_message(third, theirs)
 
 
-def test_a_record_decoded_again_is_rebuilt_without_parsing() -> None:
+def _fresh_memory(monkeypatch: Any) -> None:
+    """An empty memory of decoded records, with no lookups counted yet."""
+    monkeypatch.setattr(codec, "_RECENT", {})
+    monkeypatch.setattr(codec, "_recent_cost", 0)
+    monkeypatch.setattr(codec, "_hits", 0)
+    monkeypatch.setattr(codec, "_misses", 0)
+
+
+def test_a_record_decoded_again_is_rebuilt_without_parsing(monkeypatch: Any) -> None:
+    _fresh_memory(monkeypatch)
     record = codec.encode_message(Message("user", ["what is the weather in Oslo?"]))
     codec.decode_messages([record])
     assert record in codec._RECENT  # pyright: ignore[reportPrivateUsage]
@@ -338,8 +347,7 @@ def test_a_record_decoded_again_is_rebuilt_without_parsing() -> None:
 def test_recent_records_are_bounded_and_safe_across_threads(monkeypatch: Any) -> None:
     import concurrent.futures
 
-    monkeypatch.setattr(codec, "_RECENT", {})
-    monkeypatch.setattr(codec, "_recent_cost", 0)
+    _fresh_memory(monkeypatch)
     monkeypatch.setattr(codec, "_RECENT_BUDGET", 64 * codec._RECENT_ENTRY_COST)  # pyright: ignore[reportPrivateUsage]
     records = [codec.encode_message(Message("user", [f"question {n}"])) for n in range(500)]
     expected = [f"question {n}" for n in range(500)]
@@ -354,3 +362,63 @@ def test_recent_records_are_bounded_and_safe_across_threads(monkeypatch: Any) ->
     assert all(result == expected for result in results)
     # a few records past the budget at most, from threads racing on the same eviction
     assert len(codec._RECENT) <= 64 + 8  # pyright: ignore[reportPrivateUsage]
+
+
+def _windows(count: int, label: str) -> list[list[bytes]]:
+    records = [codec.encode_message(Message("user", [f"{label} {n}"])) for n in range(count * 40)]
+    return [records[i : i + 40] for i in range(0, len(records), 40)]
+
+
+def _small_margin(monkeypatch: Any) -> list[int]:
+    """Admission throttled after 256 more misses than hits (counted over 1,024 lookups); returns a count of copies made."""
+    monkeypatch.setattr(codec, "_THRASH_MARGIN", 256)
+    monkeypatch.setattr(codec, "_LOOKUP_WINDOW", 1024)
+    copies: list[int] = []
+    real_prototype = codec.prototype
+
+    def counting_prototype(message: Message) -> Any:
+        copies.append(1)
+        return real_prototype(message)
+
+    monkeypatch.setattr(codec, "prototype", counting_prototype)
+    return copies
+
+
+def test_records_read_once_are_mostly_not_kept(monkeypatch: Any) -> None:
+    """An export reads each record once: keeping each costs a copy that is never used."""
+    _fresh_memory(monkeypatch)
+    copies = _small_margin(monkeypatch)
+    for number, window in enumerate(_windows(250, "exported")):
+        texts = [m.text for m in codec.decode_messages(window)]
+        assert texts == [f"exported {n}" for n in range(number * 40, number * 40 + 40)]
+    assert len(copies) < 10_000 // 4, f"{len(copies)} of 10,000 records read once were copied to be kept"
+
+
+def test_a_working_set_that_fits_is_rebuilt_again_after_records_read_once(monkeypatch: Any) -> None:
+    """After a stream of misses, a window loaded before every model call is soon rebuilt without parsing."""
+    _fresh_memory(monkeypatch)
+    _small_margin(monkeypatch)
+    for window in _windows(250, "exported"):
+        codec.decode_messages(window)
+    (window,) = _windows(1, "agent")
+    parsed: list[int] = []
+    real_decode = codec.fast_decode
+
+    def counting_decode(payload: dict[str, Any]) -> Message | None:
+        parsed.append(1)
+        return real_decode(payload)
+
+    monkeypatch.setattr(codec, "fast_decode", counting_decode)
+    for load in range(1, 61):
+        parsed.clear()
+        assert [m.text for m in codec.decode_messages(window)] == [f"agent {n}" for n in range(40)]
+        if not parsed:
+            break
+    assert not parsed, "the window was still parsed after 60 loads"
+    assert load > 1, "the first load of the window should have been parsed"
+    # Once most lookups hit again, every new record is kept at once.
+    for _ in range(200):
+        codec.decode_messages(window)
+    new = codec.encode_message(Message("user", ["a new turn"]))
+    codec.decode_messages([*window, new])
+    assert new in codec._RECENT  # pyright: ignore[reportPrivateUsage]
