@@ -2,8 +2,9 @@
 
 Run: ``uv run --group bench benchmarks/many_agents_bench.py`` (``--thousand`` adds 1,000 agents,
 ``--backends redis,sqlite`` picks backends; ``--help`` for every option). Each agent owns one
-session pre-filled with ``--session`` messages; every step loads the newest ``--window``
-messages (as an agent does before a model call) and saves one turn of 2 messages. All agents of
+session pre-filled with ``--session`` messages of its own (no two agents share a message);
+every step loads the newest ``--window`` messages (as an agent does before a model call) and
+saves one turn of 2 messages. All agents of
 a row run at once on one event loop and share one store (one client, one connection pool), as
 agents served by one process do.
 
@@ -412,27 +413,30 @@ async def run_row(store: Store, url: str, agents: int, config: Config) -> dict[s
     await store.open(url, config.window)
     try:
         sessions = [f"agent-{index}" for index in range(agents)]
-        history = make_turns(0, config.session // 2)
+        # Every agent's conversation is its own (no two agents share a message), as in a real
+        # process: what one agent's load decoded does not serve the others.
+        span = config.session // 2 + config.steps
         prefill = asyncio.Semaphore(20)
 
-        async def fill(session_id: str) -> None:
+        async def fill(index: int) -> None:
             async with prefill:
-                await store.prefill(session_id, history)
+                await store.prefill(sessions[index], make_turns(index * span, config.session // 2))
 
-        await asyncio.gather(*(fill(s) for s in sessions))
-        turns = make_turns(config.session // 2, config.steps)
+        await asyncio.gather(*(fill(index) for index in range(agents)))
+        steps = [make_turns(index * span + config.session // 2, config.steps) for index in range(agents)]
         latencies: list[float] = []
         loaded: list[int] = []
 
-        async def agent(session_id: str) -> None:
-            for turn in turns:
+        async def agent(index: int) -> None:
+            session_id = sessions[index]
+            for turn in steps[index]:
                 start = time.perf_counter()
                 loaded.append(await store.step(session_id, turn))
                 latencies.append(time.perf_counter() - start)
 
         cpu = time.process_time()
         start = time.perf_counter()
-        await asyncio.gather(*(agent(s) for s in sessions))
+        await asyncio.gather(*(agent(index) for index in range(agents)))
         wall = time.perf_counter() - start
         cpu = time.process_time() - cpu
     finally:
@@ -589,8 +593,9 @@ def render_markdown(summary: dict[str, Any]) -> str:
         f"{summary.get('load_average', 'unknown')} (other work falls on every store alike: read the ratios)",
         *(f"- {backend} server: {description}" for backend, description in summary.get("servers", {}).items()),
         "- packages: " + ", ".join(f"{k} {v}" for k, v in summary["packages"].items()),
-        f"- every agent: one session pre-filled with {cfg['session']} messages; {cfg['steps']} steps, each a load of "
-        f"the newest {cfg['window']} messages and a save of one 2-message turn; all agents at once, one store",
+        f"- every agent: one session pre-filled with {cfg['session']} messages of its own; {cfg['steps']} steps,"
+        f" each a load of the newest {cfg['window']} messages and a save of one 2-message turn; all agents at once,"
+        " one store",
         f"- {cfg.get('reps', 1)} repetitions, the stores of each backend and agent count in rotated order; medians"
         " over repetitions; steps/s ÷ ours is the median of the ratios paired within each repetition (ours on the"
         " same backend)",
