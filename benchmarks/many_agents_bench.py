@@ -602,7 +602,11 @@ def render_markdown(summary: dict[str, Any]) -> str:
         "- client CPU: the benchmark process's CPU time over the row's wall time (one event loop: near 100% it is"
         " what saturates; lower, the server or the connection pool is waited for)",
         "- idle session: client memory one more session costs once it has taken a step and gone idle"
-        f" (tracemalloc: {cfg.get('idle')} sessions, the difference per session)",
+        + (
+            f" (tracemalloc: {cfg['idle']} sessions, the difference per session)"
+            if cfg.get("idle")
+            else ": not measured in this run (--idle none)"
+        ),
     ]
     if cfg.get("gc_threshold"):
         lines.append(
