@@ -315,13 +315,18 @@ class _Frozen:
     __slots__ = ("attrs", "kind", "mutable")
 
     def __init__(self, kind: int, attrs: Any, mutable: tuple[tuple[Any, Any], ...] = ()) -> None:
-        self.kind = kind  # _LIST, _DICT or _CONTENT
-        self.attrs = attrs  # items; (key, value) pairs; a Content's immutable attributes
+        self.kind = kind  # _LIST, _DICT, _CONTENT or _LEAN_CONTENT
+        # items; (key, value) pairs; a Content's immutable attributes (a dict), or for a lean
+        # Content the (key, value) pairs of those that are not None in the template
+        self.attrs = attrs
         self.mutable = mutable  # a Content's other attributes, frozen
 
 
-_LIST, _DICT, _CONTENT = 0, 1, 2
+_LIST, _DICT, _CONTENT, _LEAN_CONTENT = 0, 1, 2, 3
 _IMMUTABLE = frozenset((str, int, float, bool, type(None)))
+# Attributes a fresh Content holds as None: a frozen Content in the framework's attribute order
+# keeps only its other attributes (most of the 46 are None), and is rebuilt from the template.
+_NONE_IN_TEMPLATE = frozenset(k for k, v in _CONTENT_TEMPLATE.items() if v is None)
 
 #: What rebuilds a decoded message: role, author name, message id and its contents, frozen.
 Prototype = tuple[str, str | None, str | None, tuple[_Frozen, ...]]
@@ -341,8 +346,18 @@ def _freeze(value: Any) -> Any:
 
 
 def _freeze_content(content: Content) -> _Frozen:
-    attrs = dict(content.__dict__)
+    items = content.__dict__
     mutable: list[tuple[str, Any]] = []
+    if _PLAIN and tuple(items) == _CONTENT_KEYS:
+        # Every attribute not kept here is None in the template, so the template restores it.
+        kept: list[tuple[str, Any]] = []
+        for key, value in items.items():
+            if type(value) not in _IMMUTABLE:
+                mutable.append((key, _freeze(value)))
+            elif value is not None or key not in _NONE_IN_TEMPLATE:
+                kept.append((key, value))
+        return _Frozen(_LEAN_CONTENT, tuple(kept), tuple(mutable))
+    attrs = dict(items)
     for key, value in attrs.items():
         if type(value) not in _IMMUTABLE:
             mutable.append((key, _freeze(value)))
@@ -361,7 +376,12 @@ def _thaw(frozen: Any) -> Any:
         return {key: _thaw(value) for key, value in frozen.attrs}
     content = _new(Content)
     attrs = content.__dict__
-    attrs.update(frozen.attrs)
+    if kind == _LEAN_CONTENT:
+        attrs.update(_CONTENT_TEMPLATE)
+        for key, value in frozen.attrs:
+            attrs[key] = value
+    else:
+        attrs.update(frozen.attrs)
     for key, value in frozen.mutable:
         attrs[key] = _thaw(value)
     return content
