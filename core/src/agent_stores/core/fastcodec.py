@@ -315,17 +315,17 @@ class _Frozen:
     __slots__ = ("attrs", "kind", "mutable")
 
     def __init__(self, kind: int, attrs: Any, mutable: tuple[tuple[Any, Any], ...] = ()) -> None:
-        self.kind = kind  # _LIST, _DICT, _CONTENT or _LEAN_CONTENT
-        # items; (key, value) pairs; a Content's immutable attributes (a dict), or for a lean
-        # Content the (key, value) pairs of those that are not None in the template
+        self.kind = kind  # _LIST, _DICT or _CONTENT
+        # items; (key, value) pairs; a Content's immutable attributes that are not None in
+        # the template, as (key, value) pairs
         self.attrs = attrs
         self.mutable = mutable  # a Content's other attributes, frozen
 
 
-_LIST, _DICT, _CONTENT, _LEAN_CONTENT = 0, 1, 2, 3
+_LIST, _DICT, _CONTENT = 0, 1, 2
 _IMMUTABLE = frozenset((str, int, float, bool, type(None)))
-# Attributes a fresh Content holds as None: a frozen Content in the framework's attribute order
-# keeps only its other attributes (most of the 46 are None), and is rebuilt from the template.
+# Attributes a fresh Content holds as None: a frozen Content keeps only its other attributes
+# (most of the 46 are None) and is rebuilt from the template, in the framework's order.
 _NONE_IN_TEMPLATE = frozenset(k for k, v in _CONTENT_TEMPLATE.items() if v is None)
 
 #: What rebuilds a decoded message: role, author name, message id and its contents, frozen.
@@ -347,23 +347,17 @@ def _freeze(value: Any) -> Any:
 
 def _freeze_content(content: Content) -> _Frozen:
     items = content.__dict__
+    if not _PLAIN or tuple(items) != _CONTENT_KEYS:
+        raise _NotFast  # not a Content as fast_decode builds them: not remembered
+    kept: list[tuple[str, Any]] = []
     mutable: list[tuple[str, Any]] = []
-    if _PLAIN and tuple(items) == _CONTENT_KEYS:
-        # Every attribute not kept here is None in the template, so the template restores it.
-        kept: list[tuple[str, Any]] = []
-        for key, value in items.items():
-            if type(value) not in _IMMUTABLE:
-                mutable.append((key, _freeze(value)))
-            elif value is not None or key not in _NONE_IN_TEMPLATE:
-                kept.append((key, value))
-        return _Frozen(_LEAN_CONTENT, tuple(kept), tuple(mutable))
-    attrs = dict(items)
-    for key, value in attrs.items():
+    for key, value in items.items():
         if type(value) not in _IMMUTABLE:
             mutable.append((key, _freeze(value)))
-    for key, _ in mutable:
-        attrs[key] = None
-    return _Frozen(_CONTENT, attrs, tuple(mutable))
+        elif value is not None or key not in _NONE_IN_TEMPLATE:
+            kept.append((key, value))
+    # Every attribute not kept is None in the template, so the template restores it.
+    return _Frozen(_CONTENT, tuple(kept), tuple(mutable))
 
 
 def _thaw(frozen: Any) -> Any:
@@ -376,12 +370,9 @@ def _thaw(frozen: Any) -> Any:
         return {key: _thaw(value) for key, value in frozen.attrs}
     content = _new(Content)
     attrs = content.__dict__
-    if kind == _LEAN_CONTENT:
-        attrs.update(_CONTENT_TEMPLATE)
-        for key, value in frozen.attrs:
-            attrs[key] = value
-    else:
-        attrs.update(frozen.attrs)
+    attrs.update(_CONTENT_TEMPLATE)
+    for key, value in frozen.attrs:
+        attrs[key] = value
     for key, value in frozen.mutable:
         attrs[key] = _thaw(value)
     return content
@@ -392,8 +383,9 @@ def prototype(message: Message) -> Prototype | None:
 
     Every list, dict and ``Content`` of the message is copied into an immutable stand-in,
     so a message :func:`from_prototype` builds shares nothing mutable with ``message`` or
-    with any other message built from the same prototype. A value of any other type (there is
-    none in what :func:`fast_decode` builds) gives ``None``.
+    with any other message built from the same prototype. A value of any other type, or a
+    ``Content`` with other attributes (neither is in what :func:`fast_decode` builds), gives
+    ``None``.
     """
     attrs = message.__dict__
     try:
