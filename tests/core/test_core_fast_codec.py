@@ -7,6 +7,7 @@ plus a pin on the framework's shapes so an upgrade that changes them fails here,
 
 from __future__ import annotations
 
+import gc
 import inspect
 import math
 import typing
@@ -342,6 +343,30 @@ def test_a_record_decoded_again_is_rebuilt_without_parsing(monkeypatch: Any) -> 
     )
     codec.decode_messages([with_arguments])
     assert with_arguments in codec._RECENT  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_remembered_record_is_one_object_for_the_garbage_collector(monkeypatch: Any) -> None:
+    """Thousands of remembered messages must not make every full collection walk thousands of objects each."""
+    _fresh_memory(monkeypatch)
+    records = [
+        codec.encode_message(Message("user", ["what is the weather in Oslo?"])),
+        codec.encode_message(
+            Message(
+                "assistant", [Content.from_function_call("c1", "forecast", arguments={"city": "Oslo", "days": [1, 2]})]
+            )
+        ),
+    ]
+    codec.decode_messages(records)
+    kept = list(codec._RECENT.values())  # pyright: ignore[reportPrivateUsage]
+    assert len(kept) == len(records)
+    gc.collect()
+    inside = [part for entry in kept for part in gc.get_referents(entry)]
+    assert inside, "an entry holds what rebuilds its message"
+    assert [type(part).__name__ for part in inside if gc.is_tracked(part)] == []
+    # and what they rebuild is still the framework's message
+    assert [m.to_dict() for m in codec.decode_messages(records)] == [
+        Message.from_dict(json_loads(r)).to_dict() for r in records
+    ]
 
 
 def test_recent_records_are_bounded_and_safe_across_threads(monkeypatch: Any) -> None:

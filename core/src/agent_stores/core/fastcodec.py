@@ -20,6 +20,7 @@ import operator
 from collections.abc import Callable
 from typing import Any, cast
 
+import msgspec
 from agent_framework import Content, Message
 
 __all__ = ["FRAMEWORK_VERSIONS", "fast_decode", "fast_to_dict"]
@@ -295,107 +296,113 @@ def fast_decode(payload: dict[str, Any]) -> Message | None:
 
 def _message(role: str, contents: list[Content], author_name: str | None, message_id: str | None) -> Message:
     """A Message with the framework's attributes in the framework's order (no properties, no raw representation)."""
+    # Attribute stores, not its __dict__: as Message.__init__ does, the values stay in the
+    # object and no dict is made (faster, and one object fewer for the garbage collector).
     message = _new(Message)
-    attrs = message.__dict__
-    attrs["role"] = role
-    attrs["contents"] = contents
-    attrs["author_name"] = author_name
-    attrs["message_id"] = message_id
-    attrs["additional_properties"] = {}
-    attrs["raw_representation"] = None
+    message.role = role  # pyright: ignore[reportAttributeAccessIssue]
+    message.contents = contents
+    message.author_name = author_name
+    message.message_id = message_id
+    message.additional_properties = {}
+    message.raw_representation = None
     return message
 
 
 # -- repeated records --------------------------------------------------------------------------
 
 
-class _Frozen:
-    """An immutable stand-in for a list, a dict or a ``Content`` of a decoded message."""
-
-    __slots__ = ("attrs", "kind", "mutable")
-
-    def __init__(self, kind: int, attrs: Any, mutable: tuple[tuple[Any, Any], ...] = ()) -> None:
-        self.kind = kind  # _LIST, _DICT or _CONTENT
-        # items; (key, value) pairs; a Content's immutable attributes that are not None in
-        # the template, as (key, value) pairs
-        self.attrs = attrs
-        self.mutable = mutable  # a Content's other attributes, frozen
-
-
-_LIST, _DICT, _CONTENT = 0, 1, 2
+# A remembered message is kept in a form the garbage collector never has to walk: a flat tuple
+# (role, author name, message id, then two dicts per Content) whose dicts hold only strings,
+# numbers, booleans, None and bytes, so they are untracked from birth and the tuple after the
+# first collection it survives. Thousands of remembered messages then add nothing to every
+# full collection, and remembering one does not bring the next collection closer. Per Content,
+# ``kept`` holds its immutable attributes that are not None in the template (the template
+# restores the rest, in the framework's order) and ``mutable`` its dicts and lists as msgspec
+# JSON, decoded anew for every rebuild: they were decoded from a record by msgspec, which
+# admits no NaN or infinity, so the round trip is exact. A Content inside a Content (a result's
+# items, an approval's call) is kept the same way, in a tuple.
 _IMMUTABLE = frozenset((str, int, float, bool, type(None)))
-# Attributes a fresh Content holds as None: a frozen Content keeps only its other attributes
-# (most of the 46 are None) and is rebuilt from the template, in the framework's order.
 _NONE_IN_TEMPLATE = frozenset(k for k, v in _CONTENT_TEMPLATE.items() if v is None)
+_JSON_ENCODE = msgspec.json.Encoder().encode
+_JSON_DECODE = msgspec.json.Decoder().decode
+_EMPTY_DICT_JSON = b"{}"
 
-#: What rebuilds a decoded message: role, author name, message id and its contents, frozen.
-Prototype = tuple[str, str | None, str | None, tuple[_Frozen, ...]]
-
-
-def _freeze(value: Any) -> Any:
-    kind: type[Any] = type(value)  # pyright: ignore[reportUnknownVariableType]
-    if kind in _IMMUTABLE:
-        return value
-    if kind is list:
-        return _Frozen(_LIST, tuple(_freeze(item) for item in cast(list[Any], value)))
-    if kind is dict:
-        return _Frozen(_DICT, tuple((k, _freeze(v)) for k, v in cast(dict[Any, Any], value).items()))
-    if kind is Content:
-        return _freeze_content(cast(Content, value))
-    raise _NotFast
+#: What rebuilds a decoded message: role, author name, message id, then ``kept`` and ``mutable`` per Content.
+Prototype = tuple[Any, ...]
 
 
-def _freeze_content(content: Content) -> _Frozen:
+def _freeze_content(content: Content, into: list[Any]) -> None:
     items = content.__dict__
     if not _PLAIN or tuple(items) != _CONTENT_KEYS:
         raise _NotFast  # not a Content as fast_decode builds them: not remembered
-    kept: list[tuple[str, Any]] = []
-    mutable: list[tuple[str, Any]] = []
+    kept: dict[str, Any] = {}
+    mutable: dict[str, bytes | tuple[Any, ...]] = {}
     for key, value in items.items():
-        if type(value) not in _IMMUTABLE:
-            mutable.append((key, _freeze(value)))
-        elif value is not None or key not in _NONE_IN_TEMPLATE:
-            kept.append((key, value))
-    # Every attribute not kept is None in the template, so the template restores it.
-    return _Frozen(_CONTENT, tuple(kept), tuple(mutable))
+        kind: type[Any] = type(value)  # pyright: ignore[reportUnknownVariableType]
+        if kind in _IMMUTABLE:
+            if value is not None or key not in _NONE_IN_TEMPLATE:
+                kept[key] = value
+        elif kind is dict and not value:
+            mutable[key] = _EMPTY_DICT_JSON
+        else:
+            mutable[key] = _freeze_value(value)
+    into.append(kept)
+    into.append(mutable)
 
 
-def _thaw(frozen: Any) -> Any:
-    if type(frozen) is not _Frozen:
-        return frozen
-    kind = frozen.kind
-    if kind == _LIST:
-        return [_thaw(item) for item in frozen.attrs]
-    if kind == _DICT:
-        return {key: _thaw(value) for key, value in frozen.attrs}
+def _freeze_value(value: Any) -> bytes | tuple[Any, ...]:
+    # JSON for a list or dict of JSON values; for a Content or a list of them (a call inside an
+    # approval, a result's items) a tuple: whether it was a list, then kept and mutable per Content.
+    if type(value) is Content:
+        nested: list[Any] = [False]
+        _freeze_content(value, nested)
+        return tuple(nested)
+    if type(value) is list and value and all(type(item) is Content for item in cast(list[Any], value)):
+        nested = [True]
+        for item in cast(list[Content], value):
+            _freeze_content(item, nested)
+        return tuple(nested)
+    try:
+        return _JSON_ENCODE(value)
+    except (TypeError, ValueError, OverflowError):
+        raise _NotFast from None  # a value of another type, or a Content among other values
+
+
+def _thaw_content(kept: dict[str, Any], mutable: dict[str, bytes | tuple[Any, ...]]) -> Content:
     content = _new(Content)
     attrs = content.__dict__
     attrs.update(_CONTENT_TEMPLATE)
-    for key, value in frozen.attrs:
-        attrs[key] = value
-    for key, value in frozen.mutable:
-        attrs[key] = _thaw(value)
+    attrs.update(kept)
+    for key, frozen in mutable.items():
+        if frozen is _EMPTY_DICT_JSON:
+            attrs[key] = {}
+        elif isinstance(frozen, bytes):
+            attrs[key] = _JSON_DECODE(frozen)
+        else:
+            contents = [_thaw_content(frozen[i], frozen[i + 1]) for i in range(1, len(frozen), 2)]
+            attrs[key] = contents if frozen[0] else contents[0]
     return content
 
 
 def prototype(message: Message) -> Prototype | None:
     """Return what rebuilds ``message`` (which :func:`fast_decode` built), or ``None``.
 
-    Every list, dict and ``Content`` of the message is copied into an immutable stand-in,
-    so a message :func:`from_prototype` builds shares nothing mutable with ``message`` or
-    with any other message built from the same prototype. A value of any other type, or a
-    ``Content`` with other attributes (neither is in what :func:`fast_decode` builds), gives
-    ``None``.
+    The prototype holds no list, dict or ``Content`` of the message, so a message
+    :func:`from_prototype` builds shares nothing mutable with ``message`` or with any other
+    message built from the same prototype. A value other than JSON's and ``Content``, or a
+    ``Content`` with other attributes than :func:`fast_decode` builds, gives ``None``: such a
+    message is decoded every time.
     """
-    attrs = message.__dict__
+    parts: list[Any] = [message.role, message.author_name, message.message_id]
     try:
-        contents = tuple(_freeze_content(c) for c in cast(list[Content], attrs["contents"]))
+        for content in message.contents:
+            _freeze_content(content, parts)
     except _NotFast:
         return None
-    return (attrs["role"], attrs["author_name"], attrs["message_id"], contents)
+    return tuple(parts)
 
 
 def from_prototype(parts: Prototype) -> Message:
     """Build a new ``Message`` equal to the one :func:`prototype` was taken from."""
-    role, author_name, message_id, frozen_contents = parts
-    return _message(role, [_thaw(frozen) for frozen in frozen_contents], author_name, message_id)
+    contents = [_thaw_content(parts[index], parts[index + 1]) for index in range(3, len(parts), 2)]
+    return _message(parts[0], contents, parts[1], parts[2])
