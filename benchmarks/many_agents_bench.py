@@ -25,6 +25,7 @@ Backends and the stores compared on each (the same server for every store of a b
 Reported per store and agent count: steps/s over the row's wall time, p50/p99 of one step's
 latency (load + save), and the client's CPU time over the row's wall time (near 100% the
 client's one event loop is what saturates; well below, the server or the pool is waited for),
+the share of the wall time Python's garbage collector ran and its full collections,
 medians over ``--reps`` repetitions that run the stores in rotated order; the ratio to ours is
 paired within each repetition, so load from other work on the machine falls on every store
 alike. Per store also the client memory one more idle session costs (``tracemalloc``: the
@@ -434,11 +435,16 @@ async def run_row(store: Store, url: str, agents: int, config: Config) -> dict[s
                 loaded.append(await store.step(session_id, turn))
                 latencies.append(time.perf_counter() - start)
 
-        cpu = time.process_time()
-        start = time.perf_counter()
-        await asyncio.gather(*(agent(index) for index in range(agents)))
-        wall = time.perf_counter() - start
-        cpu = time.process_time() - cpu
+        collector = _CollectorClock()
+        gc.callbacks.append(collector)
+        try:
+            cpu = time.process_time()
+            start = time.perf_counter()
+            await asyncio.gather(*(agent(index) for index in range(agents)))
+            wall = time.perf_counter() - start
+            cpu = time.process_time() - cpu
+        finally:
+            gc.callbacks.remove(collector)
     finally:
         await store.close()
     ordered = sorted(latencies)
@@ -453,7 +459,25 @@ async def run_row(store: Store, url: str, agents: int, config: Config) -> dict[s
         "p99_ms": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000,
         "messages_per_load": statistics.median(loaded),
         "client_cpu": cpu / wall,
+        "collector": collector.seconds / wall,
+        "full_collections": collector.full,
     }
+
+
+class _CollectorClock:
+    """A ``gc.callbacks`` entry: the time Python's garbage collector ran, and how many full collections."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.full = 0
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+            return
+        self.seconds += time.perf_counter() - self._started
+        self.full += info["generation"] == 2
 
 
 async def idle_session_bytes(store: Store, url: str, config: Config) -> float:
@@ -541,6 +565,8 @@ async def run(config: Config) -> dict[str, Any]:
                         "p99_ms": statistics.median(r["p99_ms"] for r in runs),
                         "messages_per_load": statistics.median(r["messages_per_load"] for r in runs),
                         "client_cpu": statistics.median(r["client_cpu"] for r in runs),
+                        "collector": statistics.median(r["collector"] for r in runs),
+                        "full_collections": statistics.median(r["full_collections"] for r in runs),
                         "vs_ours": statistics.median(paired) if paired else None,
                         "idle_session_bytes": memory.get(name),
                         "samples": runs,
@@ -580,6 +606,12 @@ def _version(package: str) -> str:
         return "not installed"
 
 
+def _collector(row: dict[str, Any]) -> str:
+    if row.get("collector") is None:
+        return "—"  # a run recorded before the collector was measured
+    return f"{row['collector']:.0%} ({row['full_collections']:.0f} full)"
+
+
 def _saturation(row: dict[str, Any]) -> str:
     return "client CPU" if row["client_cpu"] >= 0.85 else "waits (server, pool, I/O)"
 
@@ -601,6 +633,9 @@ def render_markdown(summary: dict[str, Any]) -> str:
         " same backend)",
         "- client CPU: the benchmark process's CPU time over the row's wall time (one event loop: near 100% it is"
         " what saturates; lower, the server or the connection pool is waited for)",
+        "- collector: the share of the row's wall time Python's garbage collector ran (`gc.callbacks`), and how"
+        " many full collections it made; it walks every object alive, so it grows with what each store allocates"
+        " and keeps alive per step",
         "- idle session: client memory one more session costs once it has taken a step and gone idle"
         + (
             f" (tracemalloc: {cfg['idle']} sessions, the difference per session)"
@@ -621,13 +656,13 @@ def render_markdown(summary: dict[str, Any]) -> str:
             "",
             f"## {backend}",
             "",
-            "| agents | store | steps/s | p50 ms | p99 ms | messages per load | client CPU | saturates |"
-            " steps/s ÷ ours | idle session |",
-            "|---:|---|---:|---:|---:|---:|---:|---|---:|---:|",
+            "| agents | store | steps/s | p50 ms | p99 ms | messages per load | client CPU | collector |"
+            " saturates | steps/s ÷ ours | idle session |",
+            "|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|",
         ]
         for row in rows:
             if row["status"] != "ok":
-                lines.append(f"| {row['agents']} | {row['store']} | {row['status']} | | | | | | | |")
+                lines.append(f"| {row['agents']} | {row['store']} | {row['status']} | | | | | | | | |")
                 continue
             ratio = "—" if row.get("vs_ours") is None else f"{row['vs_ours']:.2f}x"
             idle = row.get("idle_session_bytes")
@@ -635,7 +670,7 @@ def render_markdown(summary: dict[str, Any]) -> str:
             lines.append(
                 f"| {row['agents']} | {row['store']} | {row['steps_per_s']:,.0f} | {row['p50_ms']:.1f} | "
                 f"{row['p99_ms']:.1f} | {row['messages_per_load']:.0f} | {row['client_cpu']:.0%} | "
-                f"{_saturation(row)} | {ratio} | {memory} |"
+                f"{_collector(row)} | {_saturation(row)} | {ratio} | {memory} |"
             )
     return "\n".join(lines) + "\n"
 

@@ -58,6 +58,7 @@ def test_many_agents_benchmark_reports_every_store_and_agent_count(
         assert row["steps_per_s"] > 0
         assert row["p50_ms"] <= row["p99_ms"]
         assert row["client_cpu"] > 0
+        assert 0 <= row["collector"] < 1 and row["full_collections"] >= 0
         assert row["idle_session_bytes"] is not None
         assert f"| {row['agents']} | {row['store']} |" in markdown
     ours = [r for r in summary["rows"] if r["store"] in ours_names]
@@ -92,3 +93,25 @@ def test_the_collector_threshold_applies_to_the_run_and_is_restored(
     summary = json.loads((tmp_path / "many_agents.json").read_text())
     assert summary["config"]["gc_threshold"] == 4321
     assert "young-generation threshold 4321" in (tmp_path / "many_agents.md").read_text()
+
+
+def test_the_collector_clock_counts_full_collections_and_their_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import many_agents_bench  # pyright: ignore[reportMissingImports]
+
+    clock = many_agents_bench._CollectorClock()  # pyright: ignore[reportPrivateUsage]
+    automatic = gc.isenabled()
+    gc.disable()  # only the three collections below
+    gc.callbacks.append(clock)
+    try:
+        gc.collect(0)
+        gc.collect(1)
+        gc.collect()
+    finally:
+        gc.callbacks.remove(clock)
+        if automatic:
+            gc.enable()
+    assert clock.full == 1
+    assert clock.seconds > 0
