@@ -311,16 +311,15 @@ def _message(role: str, contents: list[Content], author_name: str | None, messag
 # -- repeated records --------------------------------------------------------------------------
 
 
-# A remembered message is kept in a form the garbage collector never has to walk: a flat tuple
+# A remembered message is kept in a form the garbage collector hardly has to walk: a flat tuple
 # (role, author name, message id, then two dicts per Content) whose dicts hold only strings,
-# numbers, booleans, None and bytes, so they are untracked from birth and the tuple after the
-# first collection it survives. Thousands of remembered messages then add nothing to every
-# full collection, and remembering one does not bring the next collection closer. Per Content,
+# numbers, booleans, None and bytes, which Python never tracks: the tuple is the one object of
+# the entry a full collection visits (a dozen were before). Per Content,
 # ``kept`` holds its immutable attributes that are not None in the template (the template
 # restores the rest, in the framework's order) and ``mutable`` its dicts and lists as msgspec
 # JSON, decoded anew for every rebuild: they were decoded from a record by msgspec, which
 # admits no NaN or infinity, so the round trip is exact. A Content inside a Content (a result's
-# items, an approval's call) is kept the same way, in a tuple.
+# items, an approval's call) is kept the same way, in a tuple (its dict is then tracked).
 _IMMUTABLE = frozenset((str, int, float, bool, type(None)))
 _NONE_IN_TEMPLATE = frozenset(k for k, v in _CONTENT_TEMPLATE.items() if v is None)
 _JSON_ENCODE = msgspec.json.Encoder().encode
