@@ -81,4 +81,10 @@ class TestSeaweedFSObjectLog(_S3Log):
 
 class TestMotoObjectLog(_S3Log):
     target_fixture = "moto_s3"
-    divergences = OBJECT_LOG_DIVERGENCES
+    divergences = OBJECT_LOG_DIVERGENCES | {
+        "test_list_logs_after_is_exclusive_and_need_not_be_a_key": (
+            f"{OBJECT_LOG_DIVERGENCES['test_list_logs_after_is_exclusive_and_need_not_be_a_key']} On moto the "
+            "clause stops before that: moto answers HTTP 500 to a ListObjectsV2 whose StartAfter holds a "
+            "control character ('a\\x01'), after botocore's retries."
+        ),
+    }
