@@ -145,9 +145,9 @@ def decode_messages(records: Iterable[bytes | str], *, where: str = "history rec
 # shares nothing mutable with any other; one object per entry for the garbage collector to
 # walk), oldest first. Each costs its length plus _RECENT_ENTRY_COST against _RECENT_BUDGET:
 # what an entry holds besides its record (measured with tracemalloc over the benchmark's mix
-# of chat and tool messages: 970 bytes). Records
-# longer than _RECENT_RECORD_LIMIT are never kept. Read and written from any thread: a lost race costs
-# at most a decode or an early eviction.
+# of chat and tool messages: 970 bytes). Records longer than _RECENT_RECORD_LIMIT are never
+# kept. Read and written from any thread: a lost race costs at most a decode or an early
+# eviction.
 _RECENT: dict[bytes | str, Prototype] = {}
 _RECENT_BUDGET = 16 << 20
 _RECENT_ENTRY_COST = 992
