@@ -25,7 +25,9 @@ Backends and the stores compared on each (the same server for every store of a b
 Reported per store and agent count: steps/s over the row's wall time, p50/p99 of one step's
 latency (load + save), and the client's CPU time over the row's wall time (near 100% the
 client's one event loop is what saturates; well below, the server or the pool is waited for),
-the share of the wall time Python's garbage collector ran and its full collections,
+the share of the wall time Python's garbage collector ran and its full collections, the objects
+it tracks that each agent's store keeps alive during the steps (``gc.get_objects()``, median of
+counts every 0.2 s),
 medians over ``--reps`` repetitions that run the stores in rotated order; the ratio to ours is
 paired within each repetition, so load from other work on the machine falls on every store
 alike. Per store also the client memory one more idle session costs (``tracemalloc``: the
@@ -427,23 +429,29 @@ async def run_row(store: Store, url: str, agents: int, config: Config) -> dict[s
         steps = [make_turns(index * span + config.session // 2, config.steps) for index in range(agents)]
         latencies: list[float] = []
         loaded: list[int] = []
+        census = _Census(agents, midway=agents * config.steps // 2)
 
         async def agent(index: int) -> None:
             session_id = sessions[index]
             for turn in steps[index]:
                 start = time.perf_counter()
+                paused = census.paused
                 loaded.append(await store.step(session_id, turn))
-                latencies.append(time.perf_counter() - start)
+                latencies.append(time.perf_counter() - start - (census.paused - paused))
+                if len(latencies) == census.midway:
+                    census.take()
 
         collector = _CollectorClock()
+        census.start()
         gc.callbacks.append(collector)
         try:
             cpu = time.process_time()
             start = time.perf_counter()
             await asyncio.gather(*(agent(index) for index in range(agents)))
-            wall = time.perf_counter() - start
-            cpu = time.process_time() - cpu
+            wall = time.perf_counter() - start - census.paused
+            cpu = time.process_time() - cpu - census.paused_cpu
         finally:
+            census.stop()
             gc.callbacks.remove(collector)
     finally:
         await store.close()
@@ -461,7 +469,54 @@ async def run_row(store: Store, url: str, agents: int, config: Config) -> dict[s
         "client_cpu": cpu / wall,
         "collector": collector.seconds / wall,
         "full_collections": collector.full,
+        "tracked_per_agent": census.per_agent,
     }
+
+
+class _Census:
+    """Counts the objects Python's collector tracks before a row's steps, then during them.
+
+    A count is taken every ``interval`` seconds (from the event loop, between callbacks, so
+    agents are caught at every point of their steps) and once when half the steps are done.
+    ``per_agent`` is the median count beyond the one before the steps, divided by the agents:
+    what each agent's store keeps alive for the collector to walk (windows and turns in
+    flight, what the store caches). Counting takes time; ``paused`` (wall) and ``paused_cpu``
+    say how much, for the caller to leave out of its timings.
+    """
+
+    def __init__(self, agents: int, *, midway: int, interval: float = 0.2) -> None:
+        self.agents = agents
+        self.midway = max(1, midway)
+        self.interval = interval
+        self.paused = 0.0
+        self.paused_cpu = 0.0
+        self.counts: list[int] = []
+        self._before = 0
+        self._timer: asyncio.TimerHandle | None = None
+
+    @property
+    def per_agent(self) -> float | None:
+        return statistics.median(self.counts) / self.agents if self.counts else None
+
+    def start(self) -> None:
+        gc.collect()  # every row starts with no garbage left by the one before
+        self._before = len(gc.get_objects())
+        self._timer = asyncio.get_running_loop().call_later(self.interval, self._tick)
+
+    def _tick(self) -> None:
+        self.take()
+        self._timer = asyncio.get_running_loop().call_later(self.interval, self._tick)
+
+    def take(self) -> None:
+        wall, cpu = time.perf_counter(), time.process_time()
+        self.counts.append(len(gc.get_objects()) - self._before)
+        self.paused += time.perf_counter() - wall
+        self.paused_cpu += time.process_time() - cpu
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 class _CollectorClock:
@@ -567,6 +622,7 @@ async def run(config: Config) -> dict[str, Any]:
                         "client_cpu": statistics.median(r["client_cpu"] for r in runs),
                         "collector": statistics.median(r["collector"] for r in runs),
                         "full_collections": statistics.median(r["full_collections"] for r in runs),
+                        "tracked_per_agent": statistics.median(r["tracked_per_agent"] for r in runs),
                         "vs_ours": statistics.median(paired) if paired else None,
                         "idle_session_bytes": memory.get(name),
                         "samples": runs,
@@ -612,6 +668,12 @@ def _collector(row: dict[str, Any]) -> str:
     return f"{row['collector']:.0%} ({row['full_collections']:.0f} full)"
 
 
+def _tracked(row: dict[str, Any]) -> str:
+    if row.get("tracked_per_agent") is None:
+        return "—"  # a run recorded before the census
+    return f"{row['tracked_per_agent']:,.0f}"
+
+
 def _saturation(row: dict[str, Any]) -> str:
     return "client CPU" if row["client_cpu"] >= 0.85 else "waits (server, pool, I/O)"
 
@@ -636,6 +698,10 @@ def render_markdown(summary: dict[str, Any]) -> str:
         "- collector: the share of the row's wall time Python's garbage collector ran (`gc.callbacks`), and how"
         " many full collections it made; it walks every object alive, so it grows with what each store allocates"
         " and keeps alive per step",
+        "- tracked per agent: objects Python's collector tracks that were alive during the row's steps beyond"
+        " those alive before them (`gc.get_objects()` every 0.2 s and once halfway, the median), divided by the"
+        " agents: the windows and turns in flight and what the store caches, which the collector walks (counting's"
+        " own time is left out of every timing)",
         "- idle session: client memory one more session costs once it has taken a step and gone idle"
         + (
             f" (tracemalloc: {cfg['idle']} sessions, the difference per session)"
@@ -657,12 +723,12 @@ def render_markdown(summary: dict[str, Any]) -> str:
             f"## {backend}",
             "",
             "| agents | store | steps/s | p50 ms | p99 ms | messages per load | client CPU | collector |"
-            " saturates | steps/s ÷ ours | idle session |",
-            "|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|",
+            " tracked per agent | saturates | steps/s ÷ ours | idle session |",
+            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
         ]
         for row in rows:
             if row["status"] != "ok":
-                lines.append(f"| {row['agents']} | {row['store']} | {row['status']} | | | | | | | | |")
+                lines.append(f"| {row['agents']} | {row['store']} | {row['status']} | | | | | | | | | |")
                 continue
             ratio = "—" if row.get("vs_ours") is None else f"{row['vs_ours']:.2f}x"
             idle = row.get("idle_session_bytes")
@@ -670,7 +736,7 @@ def render_markdown(summary: dict[str, Any]) -> str:
             lines.append(
                 f"| {row['agents']} | {row['store']} | {row['steps_per_s']:,.0f} | {row['p50_ms']:.1f} | "
                 f"{row['p99_ms']:.1f} | {row['messages_per_load']:.0f} | {row['client_cpu']:.0%} | "
-                f"{_collector(row)} | {_saturation(row)} | {ratio} | {memory} |"
+                f"{_collector(row)} | {_tracked(row)} | {_saturation(row)} | {ratio} | {memory} |"
             )
     return "\n".join(lines) + "\n"
 

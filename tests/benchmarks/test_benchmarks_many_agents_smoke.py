@@ -59,6 +59,7 @@ def test_many_agents_benchmark_reports_every_store_and_agent_count(
         assert row["p50_ms"] <= row["p99_ms"]
         assert row["client_cpu"] > 0
         assert 0 <= row["collector"] < 1 and row["full_collections"] >= 0
+        assert isinstance(row["tracked_per_agent"], float)
         assert row["idle_session_bytes"] is not None
         assert f"| {row['agents']} | {row['store']} |" in markdown
     ours = [r for r in summary["rows"] if r["store"] in ours_names]
@@ -115,3 +116,24 @@ def test_the_collector_clock_counts_full_collections_and_their_time(monkeypatch:
             gc.enable()
     assert clock.full == 1
     assert clock.seconds > 0
+
+
+def test_the_census_counts_what_each_agent_keeps_alive_and_how_long_it_took(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import many_agents_bench  # pyright: ignore[reportMissingImports]
+
+    census = many_agents_bench._Census(4, midway=1, interval=0.01)  # pyright: ignore[reportPrivateUsage]
+
+    async def agents() -> list[list[int]]:
+        census.start()
+        kept = [[index] for index in range(4_000)]  # 4,000 tracked lists and the list holding them
+        await asyncio.sleep(0.1)  # counted on the timer meanwhile
+        census.stop()
+        return kept
+
+    assert len(asyncio.run(agents())) == 4_000
+    assert len(census.counts) >= 2
+    assert census.per_agent is not None and 1_000 <= census.per_agent < 1_050
+    assert census.paused > 0 and census.paused_cpu >= 0
