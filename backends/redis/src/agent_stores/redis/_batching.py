@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from typing import Any
+from typing import Any, cast
 
 from redis.asyncio import Redis, RedisCluster
 from redis.exceptions import ConnectionError
+
+from ._deadlines import Deadlines
 
 __all__ = ["CommandBatcher"]
 
@@ -34,11 +36,15 @@ class CommandBatcher:
         client: The client, for a server or a cluster.
         timeout: Deadline in seconds of one pipeline (the client's retries included), after
             which its commands fail with ``TimeoutError``; ``None``: the client's own timeouts.
+        deadlines: Keeps the deadlines (shared with the connection's other operations).
     """
 
-    def __init__(self, client: Redis | RedisCluster, *, timeout: float | None) -> None:
+    def __init__(
+        self, client: Redis | RedisCluster, *, timeout: float | None, deadlines: Deadlines | None = None
+    ) -> None:
         self._client = client
         self._timeout = timeout
+        self._deadlines = deadlines or Deadlines()
         self._in_flight = 0
         self._queue: _Batch = []
         self._tasks: set[asyncio.Task[None]] = set()
@@ -76,14 +82,14 @@ class CommandBatcher:
 
     async def _send(self, batch: _Batch) -> None:
         try:
-            async with asyncio.timeout(self._timeout):
-                if len(batch) == 1:
-                    replies: list[Any] = [await self._call_alone(batch[0][0])]
-                else:
-                    pipeline = self._client.pipeline(transaction=False)
-                    for args, _ in batch:
-                        pipeline.execute_command(*args)  # pyright: ignore[reportUnknownMemberType]
-                    replies = await pipeline.execute(raise_on_error=False)
+            if len(batch) == 1:
+                call = self._call_alone(batch[0][0])
+            else:
+                pipeline = self._client.pipeline(transaction=False)
+                for args, _ in batch:
+                    pipeline.execute_command(*args)  # pyright: ignore[reportUnknownMemberType]
+                call = self._execute(pipeline)
+            replies = await (call if self._timeout is None else self._deadlines.run(call, self._timeout))
         except Exception as err:  # the connection failed or the deadline passed: every command fails
             for _, future in batch:
                 if not future.done():
@@ -96,11 +102,15 @@ class CommandBatcher:
                     else:
                         future.set_result(reply)
 
-    async def _call_alone(self, args: tuple[Any, ...]) -> Any:
+    async def _call_alone(self, args: tuple[Any, ...]) -> list[Any]:
         try:
-            return await self._client.execute_command(*args)  # pyright: ignore[reportUnknownMemberType]
+            return [await self._client.execute_command(*args)]  # pyright: ignore[reportUnknownMemberType]
         except Exception as err:  # a server error belongs to the command, not the batch
-            return err
+            return [err]
+
+    @staticmethod
+    async def _execute(pipeline: Any) -> list[Any]:
+        return cast(list[Any], await pipeline.execute(raise_on_error=False))
 
     async def aclose(self) -> None:
         """Cancel the pipelines in flight; their commands fail with redis-py's ``ConnectionError``."""
