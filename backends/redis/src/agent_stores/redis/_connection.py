@@ -292,7 +292,7 @@ class _HiredisPacking(AbstractConnection):
             and first.isalnum()
             and encoder.encoding == "utf-8"
             and encoder.encoding_errors == "strict"
-            and all(type(arg) in _PLAIN_ARGUMENTS for arg in args)
+            and _PLAIN_ARGUMENTS.issuperset(map(type, args))
         ):
             return [cast(bytes, hiredis.pack_command(args))]  # pyright: ignore[reportUnknownMemberType]
         return super().pack_command(*args)
