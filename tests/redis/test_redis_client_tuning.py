@@ -23,7 +23,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from agent_stores.redis import RedisConnection
-from agent_stores.redis._connection import PollingHiredisParser, tune_pool
+from agent_stores.redis._tuning import PollingHiredisParser, tune_pool
 from agent_stores.testing.servers import Server
 
 

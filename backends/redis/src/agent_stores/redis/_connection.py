@@ -28,27 +28,17 @@ from dataclasses import dataclass
 from typing import Any, Final, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-import hiredis
-
 from agent_stores.core import CorruptRecordError, StoreError, StoreUnavailableError, redact_url, tls_failure
 from redis import exceptions as redis_errors
-from redis._parsers import _AsyncHiredisParser  # pyright: ignore[reportPrivateUsage]
-from redis.asyncio import ConnectionPool, Redis, RedisCluster
+from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
-from redis.asyncio.connection import (
-    AbstractConnection,
-    Connection,
-    DefaultParser,
-    SSLConnection,
-    UnixDomainSocketConnection,
-)
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.retry import Retry
-from redis.utils import HIREDIS_AVAILABLE
 
 from . import _scripts
 from ._batching import CommandBatcher
 from ._deadlines import Deadlines
+from ._tuning import tune_pool
 
 __all__ = [
     "DEFAULT_KEY_PREFIX",
@@ -251,87 +241,6 @@ def open_client(parsed: RedisURL, **options: Any) -> RedisClient:
         raise ValueError(f"invalid Redis client option: {err}") from err
     tune_pool(client.connection_pool)
     return client
-
-
-class PollingHiredisParser(_AsyncHiredisParser):
-    """redis-py's hiredis parser, checking a pooled connection for unread data without waiting.
-
-    Before every command, redis-py 7's pool asks the parser whether the connection it hands
-    out holds unread data or was closed by the server (either way it reconnects first). The
-    hiredis parser answers by reading with a zero timeout: a timer, a cancelled read and one
-    more turn of the event loop, about a quarter of a short command's client CPU. This one
-    answers from what the connection already holds: hiredis's buffer, the stream's buffer and
-    its end of file. That is the answer redis-py 8 gives, and the one redis-py 7's own
-    pure-Python parser gives (which looks at less: its buffer and the end of file). redis-py 8
-    no longer calls this method, so there it changes nothing.
-    """
-
-    async def can_read_destructive(self) -> bool:
-        """Whether the connection holds unread data or is closed, from what it has already received."""
-        stream, reader = self._stream, self._reader
-        pending = getattr(stream, "_buffer", None)  # asyncio.StreamReader's received, unread bytes
-        if not self._connected or stream is None or reader is None or not isinstance(pending, bytearray):
-            return await super().can_read_destructive()
-        return bool(pending) or stream.at_eof() or bool(reader.has_data())
-
-
-class _HiredisPacking(AbstractConnection):
-    """Packs commands with hiredis (as redis-py's synchronous client does), not redis-py's Python packer.
-
-    Only commands whose arguments are all ``str``, ``bytes`` or ``int``, on a connection that
-    encodes text as strict UTF-8: there both packers produce the same bytes. Anything else
-    (floats, memoryviews, a multi-word command name, another encoding) takes redis-py's packer.
-    """
-
-    def pack_command(self, *args: Any) -> list[bytes]:
-        """The command's bytes in the Redis protocol."""
-        first = args[0] if args else None
-        encoder = self.encoder
-        if (
-            isinstance(first, str)
-            and first.isalnum()
-            and encoder.encoding == "utf-8"
-            and encoder.encoding_errors == "strict"
-            and _PLAIN_ARGUMENTS.issuperset(map(type, args))
-        ):
-            return [cast(bytes, hiredis.pack_command(args))]  # pyright: ignore[reportUnknownMemberType]
-        return super().pack_command(*args)
-
-
-_PLAIN_ARGUMENTS: Final = frozenset({str, bytes, int})
-
-
-class _TCPConnection(_HiredisPacking, Connection):
-    pass
-
-
-class _TLSConnection(_HiredisPacking, SSLConnection):
-    pass
-
-
-class _UnixConnection(_HiredisPacking, UnixDomainSocketConnection):
-    pass
-
-
-_PACKING: Final[dict[type[AbstractConnection], type[AbstractConnection]]] = {
-    Connection: _TCPConnection,
-    SSLConnection: _TLSConnection,
-    UnixDomainSocketConnection: _UnixConnection,
-}
-
-
-def tune_pool(pool: ConnectionPool) -> None:
-    """Make the connections ``pool`` creates cheaper per command, with the same bytes on the wire.
-
-    With hiredis installed (``redis[hiredis]``), they use :class:`PollingHiredisParser` and
-    pack commands with hiredis; a connection or parser class other than redis-py's own is kept.
-    """
-    if not HIREDIS_AVAILABLE:
-        return
-    kwargs = cast(dict[str, Any], pool.connection_kwargs)  # pyright: ignore[reportUnknownMemberType]
-    if kwargs.get("parser_class", DefaultParser) is _AsyncHiredisParser:
-        kwargs["parser_class"] = PollingHiredisParser
-    pool.connection_class = _PACKING.get(pool.connection_class, pool.connection_class)
 
 
 def operation_timeout(parsed: RedisURL, options: dict[str, Any]) -> float | None:
