@@ -9,6 +9,9 @@ it did not build (a borrowed client is left as its owner built it):
   and one more turn of the event loop per command);
 - commands are packed by hiredis (as redis-py's synchronous client does) where its bytes are
   redis-py's own, by redis-py's packer everywhere else.
+
+redis-py 8 checks pooled connections without waiting itself, and skips the check while its
+maintenance notifications are on (``"auto"`` by default): there the parser changes nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ from redis.asyncio.connection import (
     Connection,
     DefaultParser,
     SSLConnection,
-    UnixDomainSocketConnection,
 )
 from redis.utils import HIREDIS_AVAILABLE
 
@@ -87,14 +89,9 @@ class _TLSConnection(_HiredisPacking, SSLConnection):
     pass
 
 
-class _UnixConnection(_HiredisPacking, UnixDomainSocketConnection):
-    pass
-
-
 _PACKING: Final[dict[type[AbstractConnection], type[AbstractConnection]]] = {
     Connection: _TCPConnection,
     SSLConnection: _TLSConnection,
-    UnixDomainSocketConnection: _UnixConnection,
 }
 
 
