@@ -42,11 +42,8 @@ async def owned(redis_single: Server) -> AsyncIterator[Redis]:
 #: notifications are on ("auto", its default over RESP3): a connection left with an unread reply
 #: is handed out again (a plain redis-py 8.1 client does the same). Strict, so a redis-py that
 #: checks again fails here and the mark comes off.
-_REDIS_PY_8_SKIPS_ITS_CHECK = pytest.mark.xfail(
-    int(redis.__version__.split(".")[0]) >= 8,
-    reason="redis-py 8 skips its pooled-connection check while maintenance notifications are on (its default)",
-    strict=True,
-)
+_REDIS_PY_8 = int(redis.__version__.split(".")[0]) >= 8
+_NO_CHECK = pytest.mark.xfail(_REDIS_PY_8, strict=True, reason="redis-py 8 skips this check (maint. notifications)")
 
 
 async def _settle() -> None:
@@ -54,7 +51,7 @@ async def _settle() -> None:
     await asyncio.sleep(0.2)
 
 
-@_REDIS_PY_8_SKIPS_ITS_CHECK
+@_NO_CHECK
 @pytest.mark.asyncio
 async def test_a_connection_left_with_an_unread_reply_is_not_used_for_the_next_command(owned: Redis) -> None:
     pool = owned.connection_pool
@@ -67,7 +64,7 @@ async def test_a_connection_left_with_an_unread_reply_is_not_used_for_the_next_c
     assert await owned.echo("again") == b"again"  # pyright: ignore[reportUnknownMemberType]
 
 
-@_REDIS_PY_8_SKIPS_ITS_CHECK
+@_NO_CHECK
 @pytest.mark.asyncio
 async def test_a_connection_the_server_closed_is_replaced_before_the_next_command(
     owned: Redis, redis_single: Server
