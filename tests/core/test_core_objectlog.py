@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agent_stores.core import LogHistoryProvider, LogRecord, ObjectLogDriver, StoreConflictError
 from agent_stores.core.memory import MemoryObjectDriver
@@ -158,7 +160,7 @@ async def test_delete_blanks_the_stored_records() -> None:
 
 async def test_full_reads_use_a_checkpoint_and_stay_correct_as_the_log_grows() -> None:
     objects = MemoryObjectDriver()
-    log = ObjectLogDriver(objects, compact_after=4)
+    log = ObjectLogDriver(objects, compact_after=4, cache_bytes=0)  # every read fetched
     version = None
     expected: list[bytes] = []
     for i in range(30):
@@ -254,7 +256,7 @@ async def _fill(log: ObjectLogDriver, key: str, segments: int, per_segment: int 
 async def test_a_window_costs_the_same_requests_whatever_the_segment_count(segments: int) -> None:
     """After one read wrote a tail, a window of 100 over one segment per turn is 2 listings and a few gets."""
     objects = Counting()
-    log = ObjectLogDriver(objects)
+    log = ObjectLogDriver(objects, cache_bytes=0)  # every window fetched, as by a reader new to the log
     written = await _fill(log, "k", segments)
     assert await log.read("k", last=100) == written[-100:]  # reads 50 segments, writes a tail
     assert (await objects.list("history/k/t", delimiter=None)).keys, "no tail was written"
@@ -334,7 +336,7 @@ async def _fill_more(log: ObjectLogDriver, key: str, segments: int, *, version: 
 
 async def test_a_torn_or_stale_tail_is_dropped_and_the_segments_read(caplog: pytest.LogCaptureFixture) -> None:
     objects = MemoryObjectDriver()
-    log = ObjectLogDriver(objects, tail_after=0)
+    log = ObjectLogDriver(objects, tail_after=0, cache_bytes=0)  # every window fetched, so the tail is read
     written = await _fill(log, "k", 20)
     assert await log.read("k", last=10) == written[-10:]
     (tail_name,) = (await objects.list("history/k/t", delimiter=None)).keys
@@ -458,3 +460,133 @@ async def test_a_remembered_end_whose_objects_were_replaced_is_not_trusted() -> 
     rewritten = await _fill(other, "k", 3, per_segment=1)
     tail = await log.tail("k", 5)
     assert tail.length == 3 and tail.digests == [f"d-{p.decode()}" for p in rewritten]
+
+
+async def test_a_window_read_again_is_one_listing_and_one_get() -> None:
+    """A reader that read a window and saved since serves the next window from what it remembers.
+
+    The listing and the ``get`` of the remembered newest segment prove nobody else wrote; the
+    segments others wrote since are fetched (all of them, whatever the window) and joined.
+    """
+    objects = Counting()
+    mine, other = ObjectLogDriver(objects), ObjectLogDriver(objects)
+    written = await _fill(mine, "k", 60)
+    assert await mine.read("k", last=40) == written[-40:]
+    for turn in range(5):  # an agent: save a turn, load its window
+        version = (await mine.tail("k", 0)).version
+        await mine.append("k", _records(f"a{turn}", f"b{turn}"), expected_version=version, session_id="s")
+        written += [f"a{turn}".encode(), f"b{turn}".encode()]
+        objects.calls.clear()
+        assert await mine.read("k", last=40) == written[-40:]
+        assert sorted(objects.calls) == ["get s", "list s"], objects.calls
+    written += await _fill_more(other, "k", 3)
+    objects.calls.clear()
+    assert await mine.read("k", last=40) == written[-40:]
+    assert sorted(objects.calls) == ["get s"] * 4 + ["list s"], objects.calls
+    assert await mine.read("k", last=10) == written[-10:], "a smaller window from the same records"
+    objects.calls.clear()
+    assert await mine.read("k", last=41) == written[-41:], "a larger window is fetched"
+    assert objects.calls.count("list s") == 1 and len(objects.calls) > 2, "fetched without a try from memory"
+
+
+async def test_a_remembered_window_is_not_trusted_after_a_delete_or_a_replacement() -> None:
+    """Another driver's delete and rewrite, and objects replaced behind the driver, are read afresh."""
+    objects = MemoryObjectDriver()
+    mine, other = ObjectLogDriver(objects), ObjectLogDriver(objects)
+    await _fill(mine, "k", 3)
+    assert len(await mine.read("k", last=8)) == 6
+    # Every object removed by hand and the log written again into the same slots (same life,
+    # same lengths): only the remembered segment's token tells them apart.
+    for name in (await objects.list("history/k/", delimiter=None)).keys:
+        await objects.delete(name)
+    version = None
+    for name in ("x", "y", "z"):
+        version = await other.append("k", _records(name + "1", name + "2"), expected_version=version, session_id="s")
+    replaced = [b"x1", b"x2", b"y1", b"y2", b"z1", b"z2"]
+    assert await mine.read("k", last=8) == replaced
+    assert await other.delete("k") is True
+    assert await mine.read("k", last=8) == []
+    rewritten = await _fill(other, "k", 2, per_segment=1)
+    assert await mine.read("k", last=8) == rewritten
+    assert await mine.read("k") == rewritten
+
+
+async def test_a_remembered_window_of_an_expired_log_reads_as_absent() -> None:
+    clock = Clock()
+    log = ObjectLogDriver(MemoryObjectDriver(), clock=clock)
+    version = await log.append("k", _records("a", "b"), expected_version=None, session_id="s", ttl=60)
+    assert await log.read("k", last=5) == [b"a", b"b"]
+    await log.append("k", _records("c"), expected_version=version, session_id="s", ttl=60)
+    assert await log.read("k", last=5) == [b"a", b"b", b"c"]
+    clock.now += 61
+    assert await log.read("k", last=5) == []
+    assert await log.read("k") == []
+
+
+async def test_remembered_windows_stay_within_cache_bytes() -> None:
+    """Past ``cache_bytes`` the least recently read logs' records are dropped (and fetched again)."""
+    objects = Counting()
+    per_log = 8 * (1_000 + 128)  # 8 records of 1,000 bytes and the per-record overhead
+    log = ObjectLogDriver(objects, cache_bytes=2 * per_log)
+    payload = {key: [f"{key}{i}".encode().ljust(1_000, b".") for i in range(8)] for key in "abc"}
+    for key, records in payload.items():
+        await log.append(
+            key, [LogRecord(f"d-{r[:2].decode()}", r) for r in records], expected_version=None, session_id="s"
+        )
+        assert await log.read(key, last=8) == records
+    objects.calls.clear()
+    assert await log.read("c", last=8) == payload["c"]
+    assert await log.read("b", last=8) == payload["b"]
+    assert sorted(objects.calls) == ["get s", "get s", "list s", "list s"], "b and c served from memory"
+    objects.calls.clear()
+    assert await log.read("a", last=8) == payload["a"]
+    assert "list t" in objects.calls or len(objects.calls) > 2, "a was dropped: fetched"
+    tiny = ObjectLogDriver(objects, cache_bytes=per_log - 1)
+    assert await tiny.read("a", last=8) == payload["a"]
+    objects.calls.clear()
+    assert await tiny.read("a", last=8) == payload["a"]
+    assert len(objects.calls) > 2, "a window larger than cache_bytes is never kept"
+    with pytest.raises(ValueError, match="cache_bytes"):
+        ObjectLogDriver(objects, cache_bytes=-1)
+
+
+_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), st.integers(0, 1), st.integers(1, 3)),
+        st.tuples(st.just("read"), st.integers(0, 1), st.one_of(st.none(), st.integers(1, 12))),
+        st.tuples(st.just("delete"), st.integers(0, 1), st.just(0)),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_OPS)
+async def test_two_remembering_drivers_always_read_what_was_written(ops: list[tuple[str, int, int | None]]) -> None:
+    """Two drivers that remember windows, appending (with their own, maybe stale, versions), reading and
+    deleting in any order, read exactly the log's records: what one remembers never hides the other's writes."""
+    objects = MemoryObjectDriver()
+    drivers = [ObjectLogDriver(objects, tail_after=1), ObjectLogDriver(objects, tail_after=1)]
+    versions: list[Any] = [None, None]
+    model: list[bytes] = []
+    for step, (op, who, arg) in enumerate(ops):
+        log = drivers[who]
+        if op == "append":
+            assert isinstance(arg, int)
+            names = [f"{step}-{i}" for i in range(arg)]
+            try:
+                versions[who] = await log.append("k", _records(*names), expected_version=versions[who], session_id="s")
+            except StoreConflictError:
+                versions[who] = (await log.tail("k", 0)).version
+                continue
+            model += [n.encode() for n in names]
+        elif op == "read":
+            expected = model if arg is None else model[-arg:]
+            assert await log.read("k", last=arg) == expected, (step, op, who, arg)
+        else:
+            await log.delete("k")
+            model = []
+            versions[who] = None
+    for log in drivers:
+        assert await log.read("k", last=5) == model[-5:]
+        assert await log.read("k") == model

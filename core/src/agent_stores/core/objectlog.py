@@ -32,6 +32,14 @@ segment after it exactly (same record count), else it is ignored, and a torn or 
 one is removed. Logs written before tails existed (or with ``tail_after=None``) have none and
 read their segments as before.
 
+**A window read again is one listing and one get.** A driver remembers the newest records of
+the logs whose windows it read (and extends them with its own appends), up to ``cache_bytes``
+in all. The next read of a window no larger lists the newest segment together with a ``get``
+of the one remembered newest: its random token proves it is the very object remembered, so
+the records below it are too (segments are immutable; a delete writes a newer reset segment
+and blanks them). Segments others wrote since are fetched and must continue it exactly; a
+delete, an expiry, a replaced object or anything unusual falls back to the read above.
+
 **Versions never repeat.** A version names the newest segment (its sequence number plus what
 an append needs: the log's length, the first segment of this life of the log, its expiry, and
 a digest of the key, so a version of another log conflicts without a request).
@@ -76,6 +84,7 @@ import logging
 import os
 import random
 import re
+import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import NamedTuple, TypeVar, cast
@@ -113,6 +122,12 @@ _SEEN_KEYS = 4096
 # Newest digests a driver remembers per log (for a tail read after a save or a lost claim).
 _END_DIGESTS = 32
 _END_KEYS = 1024
+# Payload bytes the remembered ends of all logs hold at most, by default (windowed reads).
+_END_PAYLOAD_BYTES = 16 * 2**20
+# Bytes a remembered record costs besides its payload (its digest, the objects holding both).
+_RECORD_OVERHEAD = 128
+# The window of a whole-log read.
+_WHOLE = sys.maxsize
 # Most segments written by others that a remembered end is brought up to date with.
 _END_CATCH_UP = 16
 
@@ -184,7 +199,7 @@ class _Prefetch(NamedTuple):
 
 
 class _End(NamedTuple):
-    """What a driver last learned of a log's end: its newest segment then and the digests up to it."""
+    """What a driver last learned of a log's end: its newest segment then and the records up to it."""
 
     segment: _Segment
     length: int
@@ -193,6 +208,11 @@ class _End(NamedTuple):
     # it was brought up to date (at least 1), so the next catch-up fetches them with the listing;
     # 0 when not contended.
     pace: int
+    # The payloads of the last ``len(payloads)`` records up to ``segment`` (``None``: none kept),
+    # so the next window of at most ``window`` records can be served from them.
+    payloads: list[bytes] | None
+    window: int  # records of the largest window read of this log (0: none read)
+    size: int  # bytes of ``payloads``
 
 
 def _key_tag(key: str) -> str:
@@ -219,6 +239,14 @@ class _Head(NamedTuple):
         return _version(self.key, s, self.length, s.clean_below)
 
 
+class _Caught(NamedTuple):
+    """A log's end brought up to date from what a driver remembered: the head and the newest records known."""
+
+    head: _Head
+    digests: list[str]
+    payloads: list[bytes] | None
+
+
 class _Restart(Exception):
     """A concurrent delete or compaction changed what a read was reading: read again."""
 
@@ -232,7 +260,10 @@ class ObjectLogDriver:
     newest tail object and at most ``2 * tail_after`` segments written after it), whatever the
     number of segments, and one round (one listing with the ``get`` of remembered objects) when
     this driver read, wrote or lost a claim on the log before and little happened since; a full
-    ``read`` is bounded by compaction.
+    ``read`` is bounded by compaction. A window no larger than the last one read of a log is
+    served from the records this driver remembers of it, when the ``get`` of the remembered
+    newest segment proves them current: one listing and one ``get`` (plus the segments others
+    wrote since), whatever the window's size.
 
     Args:
         objects: The object driver; it must make ``put(..., if_absent=True)`` atomic across
@@ -246,6 +277,9 @@ class ObjectLogDriver:
             of earlier releases).
         tail_records: Most records a tail object holds (a window larger than this is read
             from segments and checkpoints).
+        cache_bytes: Most bytes kept of the newest records of the logs this driver read
+            windows of (payloads and about 128 bytes per record), least recently used dropped
+            first; 0 keeps none, every window is fetched.
         clock: Seconds since the epoch, for expiry.
     """
 
@@ -259,6 +293,7 @@ class ObjectLogDriver:
         compact_after: int = 64,
         tail_after: int | None = 8,
         tail_records: int = 1000,
+        cache_bytes: int = _END_PAYLOAD_BYTES,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if prefix and not prefix.endswith("/"):
@@ -267,7 +302,11 @@ class ObjectLogDriver:
             raise ValueError("concurrency, compact_after and tail_records must be positive")
         if tail_after is not None and tail_after < 0:
             raise ValueError(f"tail_after must be None or at least 0, got {tail_after!r}")
+        if cache_bytes < 0:
+            raise ValueError(f"cache_bytes must be at least 0, got {cache_bytes!r}")
         self.tail_after = tail_after
+        self.cache_bytes = cache_bytes
+        self._end_bytes = 0
         self.tail_records = tail_records
         self._seen: dict[str, tuple[int, int | None]] = {}
         self._ends: dict[str, _End] = {}
@@ -335,16 +374,31 @@ class ObjectLogDriver:
         if len(seen) > _SEEN_KEYS:
             del seen[next(iter(seen))]
 
-    def _learn_end(self, key: str, segment: _Segment, digests: Sequence[str], *, pace: int = 0) -> None:
+    def _learn_end(
+        self,
+        key: str,
+        segment: _Segment,
+        digests: Sequence[str],
+        payloads: Sequence[bytes] | None = None,
+        *,
+        pace: int = 0,
+        window: int = 0,
+    ) -> None:
         """Note ``segment`` as the newest known of ``key``, ``digests`` the newest ones up to it.
 
-        Digests remembered for the segment just below (same life) are kept in front, so a
-        save or a lost claim extends what an earlier read learned.
+        Records remembered for the segment just below (same life) are kept in front, so a
+        save or a lost claim extends what an earlier read learned. ``payloads`` (the newest
+        ones up to ``segment``) are kept only for a log whose window was read (``window``,
+        or an earlier read's), as many as that window, within the driver's ``cache_bytes``.
         """
         ends = self._ends
         known = ends.pop(key, None)
+        if known is not None:
+            self._end_bytes -= known.size
+            window = max(window, known.window)
         start = segment.start + len(segment.digests) - len(digests)
         joined = list(digests)
+        kept = None if payloads is None or not window else list(payloads)
         if (
             known is not None
             and known.segment.base == segment.base
@@ -352,12 +406,31 @@ class ObjectLogDriver:
             and known.length == start
         ):
             joined = [*known.digests, *joined]
-        ends[key] = _End(segment, segment.start + len(segment.digests), joined[-_END_DIGESTS:], pace)
-        if len(ends) > _END_KEYS:
-            del ends[next(iter(ends))]
+            if kept is not None and known.payloads is not None:
+                kept = [*known.payloads, *kept]
+        size = 0
+        if kept is not None:
+            kept = kept[-window:]
+            # Each record also holds a digest and two objects: counted as a flat overhead.
+            size = sum(map(len, kept)) + _RECORD_OVERHEAD * len(kept)
+            if size > self.cache_bytes:
+                kept, size = None, 0
+        digests_kept = max(_END_DIGESTS, 0 if kept is None else len(kept))
+        ends[key] = _End(
+            segment, segment.start + len(segment.digests), joined[-digests_kept:], pace, kept, window, size
+        )
+        self._end_bytes += size
+        while len(ends) > _END_KEYS or self._end_bytes > self.cache_bytes:
+            oldest = next(iter(ends))
+            self._end_bytes -= ends.pop(oldest).size
 
-    async def _tail_from_end(self, key: str, count: int) -> LogTail | None:
-        """The tail from the remembered end of ``key``, in one parallel round when nobody else wrote.
+    def _forget_end(self, key: str) -> None:
+        known = self._ends.pop(key, None)
+        if known is not None:
+            self._end_bytes -= known.size
+
+    async def _catch_up(self, key: str) -> _Caught | None:
+        """The remembered end of ``key`` brought up to date, in one parallel round when nobody else wrote.
 
         The newest segment is listed together with a ``get`` of the remembered one (its token
         proves it is still the very object remembered) and, after a lost claim, of as many
@@ -393,20 +466,49 @@ class ObjectLogDriver:
         same = None if stored is None else _try_decode(stored.data)
         if same is None or same.token != end.segment.token:
             return None  # not the object remembered (the log's objects were replaced)
-        top, length, digests = end.segment, end.length, end.digests
+        top, length, digests, payloads = end.segment, end.length, end.digests, end.payloads
         for seq in range(have + 1, top_seq + 1):
             stored = ready.get(seq)
             segment = None if stored is None else _try_decode(stored.data)
             if segment is None or segment.base != top.base or segment.start != length or segment.seq != seq:
                 return None  # blank, torn, reset or not contiguous: left to the full read
             top, length, digests = segment, length + len(segment.digests), [*digests, *segment.digests]
+            if payloads is not None:
+                payloads = [*payloads, *segment.payloads]
         head = self._head_of(key, top)
-        wanted = min(head.length, max(count, 0))
-        if not head.live or len(digests) < wanted:
+        if not head.live:
             return None
         if top.seq != have:
-            self._learn_end(key, top, digests, pace=top.seq - have if end.pace else 0)
+            self._learn_end(key, top, digests, payloads, pace=top.seq - have if end.pace else 0)
+        return _Caught(head, digests, payloads)
+
+    async def _tail_from_end(self, key: str, count: int) -> LogTail | None:
+        """The tail from the remembered end of ``key`` (see :meth:`_catch_up`), or ``None``."""
+        caught = await self._catch_up(key)
+        if caught is None:
+            return None
+        head, digests = caught.head, caught.digests
+        wanted = min(head.length, max(count, 0))
+        if len(digests) < wanted:
+            return None
         return LogTail(head.length, digests[len(digests) - wanted :], head.version)
+
+    async def _window_from_end(self, key: str, last: int) -> list[bytes] | None:
+        """The newest ``last`` payloads from the remembered end of ``key`` (see :meth:`_catch_up`), or ``None``.
+
+        Only for a log whose remembered payloads can hold the window (``_WHOLE``: every
+        record of its life): nothing is fetched to learn that they cannot.
+        """
+        end = self._ends.get(key)
+        if end is None or end.payloads is None or end.window < last:
+            return None
+        caught = await self._catch_up(key)
+        if caught is None or caught.payloads is None:
+            return None
+        wanted = min(caught.head.length, last)
+        if len(caught.payloads) < wanted:
+            return None
+        return caught.payloads[len(caught.payloads) - wanted :]
 
     async def _head_and_tail(self, key: str) -> tuple[_Head | None, _Prefetch | None]:
         """The head (as :meth:`_head`) and the newest tail with the segments after it, in one parallel round.
@@ -739,20 +841,26 @@ class ObjectLogDriver:
         found = await self._tail_from_end(key, count)
         if found is not None:
             return found
-        head, digests, _ = await self._window(key, max(count, 0))
+        head, digests, payloads = await self._window(key, max(count, 0))
         if head is None or not head.live:
-            self._ends.pop(key, None)
+            self._forget_end(key)
             return LogTail(0, [], None)
-        self._learn_end(key, head.segment, digests)
+        self._learn_end(key, head.segment, digests, payloads)
         return LogTail(head.length, digests, head.version)
 
     async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
         """Return the payloads in append order; with ``last``, only the newest ``last`` of them."""
         if last is not None and last <= 0:
             return []
+        window = _WHOLE if last is None else last
+        found = await self._window_from_end(key, window)
+        if found is not None:
+            return found
         head, digests, payloads = await self._window(key, last)
         if head is not None and head.live:
-            self._learn_end(key, head.segment, digests)
+            self._learn_end(key, head.segment, digests, payloads, window=window)
+        else:
+            self._forget_end(key)
         return payloads
 
     async def length(self, key: str) -> int:
@@ -813,7 +921,7 @@ class ObjectLogDriver:
                 await self._finish_erasing(key, base, known)  # a restart interrupted before it erased
             segment = _Segment(seq + 1, base, length, session_id, expires_at, digests, payloads, base, _token())
             await self._claim(key, segment)
-        self._learn_end(key, segment, digests)
+        self._learn_end(key, segment, digests, payloads)
         if self.tail_after is not None:
             seen = self._seen.get(key)
             same_life = seen is not None and segment.base != segment.seq
@@ -836,7 +944,9 @@ class ObjectLogDriver:
                     # Another writer took the slot: what it wrote is the log's next state, so
                     # the retry's tail read need only look for what came after it.
                     known = self._ends.get(key)
-                    self._learn_end(key, winner, winner.digests, pace=max(1, known.pace if known else 1))
+                    self._learn_end(
+                        key, winner, winner.digests, winner.payloads, pace=max(1, known.pace if known else 1)
+                    )
                 raise
             _log.info(
                 "history log %r: segment %d was already written by this append (a retried request)", key, segment.seq
@@ -916,7 +1026,7 @@ class ObjectLogDriver:
                 delay = min(_RESET_BACKOFF_CAP_S, _RESET_BACKOFF_BASE_S * 2**attempt)
                 await asyncio.sleep(random.uniform(0, delay))
                 continue
-            self._ends.pop(key, None)
+            self._forget_end(key)
             await self._erase(key, known, seq)
             return head.live
 

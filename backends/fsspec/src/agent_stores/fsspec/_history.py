@@ -24,8 +24,10 @@ class FsspecHistoryProvider(FsspecStore, LogHistoryProvider):
     create, so a steady conversation costs one file creation per save whatever the history's
     length, and of two writers that read the same end exactly one wins (the other re-reads
     and retries, as the core's de-duplication requires). A load lists the session's folder
-    once and reads the newest segments in parallel; long histories are compacted into
-    checkpoint files. Messages are stored verbatim (the JSON of ``Message.to_dict()``).
+    once and reads the newest segments in parallel; a window this store loaded before is one
+    listing and one file read (it remembers the newest records of the sessions it loaded,
+    16 MiB in all); long histories are compacted into checkpoint files. Messages are stored
+    verbatim (the JSON of ``Message.to_dict()``).
 
     Concurrency it survives depends on the filesystem's ``atomic_create``
     (:attr:`capabilities`): a local directory (``link()``), OpenSSH SFTP (``RENAME``) and S3
