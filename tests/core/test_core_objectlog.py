@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_stores.core import LogHistoryProvider, LogRecord, ObjectLogDriver, StoreConflictError
@@ -560,7 +560,7 @@ _OPS = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None)
 @given(_OPS)
 async def test_two_remembering_drivers_always_read_what_was_written(ops: list[tuple[str, int, int | None]]) -> None:
     """Two drivers that remember windows, appending (with their own, maybe stale, versions), reading and

@@ -29,8 +29,8 @@ class S3HistoryProvider(S3Store, LogHistoryProvider):
     parallel; long sessions are compacted into checkpoints that concurrent readers and writers
     survive. A window this store loaded before is loaded again with one LIST and one GET, sent
     together: the store remembers the newest records of the sessions it loaded (16 MiB in all)
-    and the GET proves them current. A steady conversation costs one PUT per save. A session deleted (or expired) and
-    written again never reuses a version. A save stores exactly what
+    and the GET proves them current. A steady conversation costs one PUT per save. A session
+    deleted (or expired) and written again never reuses a version. A save stores exactly what
     ``InMemoryHistoryProvider`` would (the framework's ``filter_new_messages`` decides).
 
     ``ttl`` is recorded in the segments, not in bucket lifecycle rules: an expired session
