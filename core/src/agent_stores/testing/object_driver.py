@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agent_stores.core import Listing, ObjectDriver, StoreConflictError, StoreUnavailableError
@@ -697,6 +697,11 @@ class ObjectDriverConformance(ConformanceBase):
         limit=st.one_of(st.none(), st.integers(min_value=1, max_value=4)),
         delimiter=st.sampled_from(["/", None]),
     )
+    # Every rule in at least one example, whatever the random ones draw: ``after`` with and
+    # without a delimiter (over keys and over folded prefixes), ``limit`` after ``after``.
+    @example(names=["a", "b", "c/x"], sub="", after="a", limit=None, delimiter=None)
+    @example(names=["a/x", "b/y", "c"], sub="", after="a/", limit=None, delimiter="/")
+    @example(names=["a", "b", "bb", "c"], sub="b", after="b", limit=1, delimiter="/")
     async def test_list_matches_the_specification(
         self,
         open_driver: OpenDriver,
