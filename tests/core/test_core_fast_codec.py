@@ -14,6 +14,7 @@ import typing
 from importlib.metadata import version
 from typing import Any
 
+import pytest
 from agent_framework import Content, Message
 from agent_framework import _types as framework_types  # pyright: ignore[reportPrivateUsage]
 from hypothesis import HealthCheck, given, settings
@@ -310,8 +311,9 @@ def _is_framework_message(ours: Message, theirs: Message) -> None:
 def test_a_record_decoded_again_is_the_framework_message_and_shares_nothing_mutable(message: Message) -> None:
     record = json_dumps(message.to_dict())
     theirs = Message.from_dict(json_loads(record))
-    (first,) = codec.decode_messages([record])
-    (again,) = codec.decode_messages([bytes(bytearray(record))])  # equal bytes, another object
+    cache = codec.DecodeCache()
+    (first,) = codec.decode_messages([record], cache=cache)
+    (again,) = codec.decode_messages([bytes(bytearray(record))], cache=cache)  # equal bytes, another object
     _is_framework_message(first, theirs)
     _is_framework_message(again, theirs)
     shared = _mutable_parts(first).keys() & _mutable_parts(again).keys()
@@ -321,33 +323,50 @@ def test_a_record_decoded_again_is_the_framework_message_and_shares_nothing_muta
         content.additional_properties["changed"] = True
         content.text = "changed"
     first.contents.append(Content("text", text="appended"))
-    (third,) = codec.decode_messages([record])
+    (third,) = codec.decode_messages([record], cache=cache)
     _is_framework_message(third, theirs)
 
 
-def _fresh_memory(monkeypatch: Any) -> None:
-    """An empty memory of decoded records, with no lookups counted yet."""
-    monkeypatch.setattr(codec, "_RECENT", {})
-    monkeypatch.setattr(codec, "_recent_cost", 0)
-    monkeypatch.setattr(codec, "_hits", 0)
-    monkeypatch.setattr(codec, "_misses", 0)
-
-
-def test_a_record_decoded_again_is_rebuilt_without_parsing(monkeypatch: Any) -> None:
-    _fresh_memory(monkeypatch)
+def test_a_record_decoded_again_is_rebuilt_without_parsing() -> None:
+    cache = codec.DecodeCache()
     record = codec.encode_message(Message("user", ["what is the weather in Oslo?"]))
-    codec.decode_messages([record])
-    assert record in codec._RECENT  # pyright: ignore[reportPrivateUsage]
+    codec.decode_messages([record], cache=cache)
+    assert record in cache.entries
     with_arguments = codec.encode_message(
         Message("assistant", [Content.from_function_call("c1", "forecast", arguments={"city": "Oslo"})])
     )
-    codec.decode_messages([with_arguments])
-    assert with_arguments in codec._RECENT  # pyright: ignore[reportPrivateUsage]
+    codec.decode_messages([with_arguments], cache=cache)
+    assert with_arguments in cache.entries
 
 
-def test_a_remembered_record_is_one_object_for_the_garbage_collector(monkeypatch: Any) -> None:
+@pytest.mark.parametrize("cache", [None, codec.DecodeCache(0)], ids=["no cache", "a cache of 0 bytes"])
+def test_without_a_cache_every_record_is_parsed(monkeypatch: Any, cache: codec.DecodeCache | None) -> None:
+    parsed: list[int] = []
+    real_decode = codec.fast_decode
+
+    def counting_decode(payload: dict[str, Any]) -> Message | None:
+        parsed.append(1)
+        return real_decode(payload)
+
+    monkeypatch.setattr(codec, "fast_decode", counting_decode)
+    record = codec.encode_message(Message("user", ["what is the weather in Oslo?"]))
+    for _ in range(3):
+        assert [m.text for m in codec.decode_messages([record], cache=cache)] == ["what is the weather in Oslo?"]
+    assert len(parsed) == 3
+    assert cache is None or len(cache.entries) == 0
+
+
+def test_caches_are_separate_objects() -> None:
+    """What one owner's cache keeps is not another's: no process-wide state."""
+    ours, theirs = codec.DecodeCache(), codec.DecodeCache()
+    record = codec.encode_message(Message("user", ["kept by one cache only"]))
+    codec.decode_messages([record], cache=ours)
+    assert record in ours.entries and record not in theirs.entries
+
+
+def test_a_remembered_record_is_one_object_for_the_garbage_collector() -> None:
     """Thousands of remembered messages must not make every full collection walk thousands of objects each."""
-    _fresh_memory(monkeypatch)
+    cache = codec.DecodeCache()
     records = [
         codec.encode_message(Message("user", ["what is the weather in Oslo?"])),
         codec.encode_message(
@@ -356,37 +375,37 @@ def test_a_remembered_record_is_one_object_for_the_garbage_collector(monkeypatch
             )
         ),
     ]
-    codec.decode_messages(records)
-    kept = list(codec._RECENT.values())  # pyright: ignore[reportPrivateUsage]
-    assert len(kept) == len(records)
+    codec.decode_messages(records, cache=cache)
+    kept = [cache.entries.peek(r) for r in records]
+    assert len(cache.entries) == len(records)
     gc.collect()
     inside = [part for entry in kept for part in gc.get_referents(entry)]
     assert inside, "an entry holds what rebuilds its message"
     assert [type(part).__name__ for part in inside if gc.is_tracked(part)] == []
     # and what they rebuild is still the framework's message
-    assert [m.to_dict() for m in codec.decode_messages(records)] == [
+    assert [m.to_dict() for m in codec.decode_messages(records, cache=cache)] == [
         Message.from_dict(json_loads(r)).to_dict() for r in records
     ]
 
 
-def test_recent_records_are_bounded_and_safe_across_threads(monkeypatch: Any) -> None:
+def test_recent_records_are_bounded_and_safe_across_threads() -> None:
     import concurrent.futures
 
-    _fresh_memory(monkeypatch)
-    monkeypatch.setattr(codec, "_RECENT_BUDGET", 64 * codec._RECENT_ENTRY_COST)  # pyright: ignore[reportPrivateUsage]
+    entry_cost = codec._ENTRY_COST  # pyright: ignore[reportPrivateUsage]
+    cache = codec.DecodeCache(64 * entry_cost + 64 * 20)
     records = [codec.encode_message(Message("user", [f"question {n}"])) for n in range(500)]
     expected = [f"question {n}" for n in range(500)]
 
     def decode_all(offset: int) -> list[str]:
         rotated = records[offset:] + records[:offset]
-        texts = [m.text for m in codec.decode_messages(rotated)]
+        texts = [m.text for m in codec.decode_messages(rotated, cache=cache)]
         return texts[-offset:] + texts[:-offset] if offset else texts
 
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         results = list(pool.map(decode_all, [0, 7, 130, 499] * 10))
     assert all(result == expected for result in results)
     # a few records past the budget at most, from threads racing on the same eviction
-    assert len(codec._RECENT) <= 64 + 8  # pyright: ignore[reportPrivateUsage]
+    assert len(cache.entries) <= 64 + 8
 
 
 def _windows(count: int, label: str) -> list[list[bytes]]:
@@ -411,20 +430,20 @@ def _small_margin(monkeypatch: Any) -> list[int]:
 
 def test_records_read_once_are_mostly_not_kept(monkeypatch: Any) -> None:
     """An export reads each record once: keeping each costs a copy that is never used."""
-    _fresh_memory(monkeypatch)
+    cache = codec.DecodeCache()
     copies = _small_margin(monkeypatch)
     for number, window in enumerate(_windows(250, "exported")):
-        texts = [m.text for m in codec.decode_messages(window)]
+        texts = [m.text for m in codec.decode_messages(window, cache=cache)]
         assert texts == [f"exported {n}" for n in range(number * 40, number * 40 + 40)]
     assert len(copies) < 10_000 // 4, f"{len(copies)} of 10,000 records read once were copied to be kept"
 
 
 def test_a_working_set_that_fits_is_rebuilt_again_after_records_read_once(monkeypatch: Any) -> None:
     """After a stream of misses, a window loaded before every model call is soon rebuilt without parsing."""
-    _fresh_memory(monkeypatch)
+    cache = codec.DecodeCache()
     _small_margin(monkeypatch)
     for window in _windows(250, "exported"):
-        codec.decode_messages(window)
+        codec.decode_messages(window, cache=cache)
     (window,) = _windows(1, "agent")
     parsed: list[int] = []
     real_decode = codec.fast_decode
@@ -438,14 +457,14 @@ def test_a_working_set_that_fits_is_rebuilt_again_after_records_read_once(monkey
     while loads < 60:
         loads += 1
         parsed.clear()
-        assert [m.text for m in codec.decode_messages(window)] == [f"agent {n}" for n in range(40)]
+        assert [m.text for m in codec.decode_messages(window, cache=cache)] == [f"agent {n}" for n in range(40)]
         if not parsed:
             break
     assert not parsed, "the window was still parsed after 60 loads"
     assert loads > 1, "the first load of the window should have been parsed"
     # Once most lookups hit again, every new record is kept at once.
     for _ in range(200):
-        codec.decode_messages(window)
+        codec.decode_messages(window, cache=cache)
     new = codec.encode_message(Message("user", ["a new turn"]))
-    codec.decode_messages([*window, new])
-    assert new in codec._RECENT  # pyright: ignore[reportPrivateUsage]
+    codec.decode_messages([*window, new], cache=cache)
+    assert new in cache.entries

@@ -14,8 +14,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from agent_framework import AgentSession, Message
+from agent_framework import AgentSession, Message, WorkflowCheckpoint
+from agent_framework._harness._todo import TodoItem
 
+from agent_stores.core import TENANTS, key_segment
 from agents_support import StoreTarget
 
 pytestmark = pytest.mark.asyncio
@@ -146,11 +148,14 @@ async def test_history_never_reaches_another_tenant(store_target: StoreTarget) -
         assert await _gather([b.delete_session(k) for k in HOSTILE_KEYS]) == [True] * len(HOSTILE_KEYS)
         texts = [[m.text for m in ms] for ms in await _gather([a.get_messages(k) for k in HOSTILE_KEYS])]
         assert texts == [[f"{A}:{k}"] for k in HOSTILE_KEYS]
-        # the unscoped provider's namespace is not a tenant's
+        # the unscoped provider's namespace is not a tenant's, nor is a tenant's namespace another's
         unscoped: Any = stores.history_provider()
         assert await unscoped.list_sessions(limit=1000) == []
-        with pytest.raises(ValueError, match="namespace"):
-            stores.tenant(A).history_provider(namespace="")
+        inner: Any = stores.tenant(A).history_provider(namespace="inner")
+        assert await inner.list_sessions(limit=1000) == []
+        # the namespace that holds the tenants is not one an unscoped store may take
+        with pytest.raises(ValueError, match="reserved"):
+            stores.history_provider(namespace="tenants")
 
 
 async def _refused_or(call: Callable[[], Awaitable[Any]]) -> Any:
@@ -186,3 +191,95 @@ async def test_file_paths_never_reach_another_tenant(store_target: StoreTarget) 
         # B's own copy of a path is B's
         await b.write("notes.md", "mine")
         assert await b.read("notes.md") == "mine" and await a.read("notes.md") == f"{A}:notes.md"
+
+
+async def _physical(stores: Any) -> set[str]:
+    """Every object key and every log key the store holds, as its unscoped drivers list them."""
+    keys: set[str] = set()
+    objects, logs = stores.object_driver(), stores.log_driver()
+    after: str | None = None
+    while True:
+        page = await objects.list("", delimiter=None, after=after, limit=500)
+        keys.update(page.keys)
+        if len(page.keys) < 500:
+            break
+        after = page.keys[-1]
+    after = None
+    while True:
+        found = await logs.list_logs("", after=after, limit=500)
+        keys.update(f"log:{log.key}" for log in found)
+        if len(found) < 500:
+            break
+        after = found[-1].key
+    return keys
+
+
+async def _write_every_kind(view: Any, owner: str) -> None:
+    await view.history_provider().save_messages("s1", [Message(role="user", contents=[f"{owner} says hi"])])
+    await view.history_provider(namespace="ns").save_messages("s2", [Message(role="user", contents=["more"])])
+    await view.file_store().write("memories/notes.md", f"{owner} notes")
+    await view.session_store().set("s1", AgentSession(session_id="s1"))
+    session = AgentSession(session_id="s1")
+    await view.todo_store().save_state(session, [TodoItem(id=1, title=f"{owner} todo")], next_id=2, source_id="todos")
+    checkpoint = WorkflowCheckpoint(workflow_name=f"{owner}-flow", graph_signature_hash="g")
+    await view.checkpoint_storage(namespace="wf").save(checkpoint)
+
+
+async def test_a_tenant_s_data_is_exactly_what_lies_under_its_root(store_target: StoreTarget) -> None:
+    """History, files, sessions, todos and checkpoints of a tenant land under ``tenants/<tenant>/`` and nowhere else."""
+    async with store_target.open() as stores:
+        before = await _physical(stores)
+        await _write_every_kind(stores.tenant(A), A)
+        after_a = await _physical(stores)
+        root_a = f"{TENANTS}/{key_segment(A)}/"
+        added = after_a - before
+        assert added, "tenant A's writes added nothing the drivers list"
+        outside = sorted(k for k in added if not k.removeprefix("log:").startswith(root_a))
+        assert outside == [], f"tenant A's data outside {root_a!r}"
+        kinds = {k.removeprefix("log:")[len(root_a) :].split("/", 1)[0] for k in added}
+        for kind in ("files", "sessions", "todos", "checkpoints"):
+            assert kind in kinds, f"no {kind} under {root_a!r}: {sorted(added)}"
+        assert "history" in kinds or any(k.startswith("log:") for k in added), sorted(added)
+        # tenant B's writes touch nothing of A's, and A's root holds exactly what it held
+        await _write_every_kind(stores.tenant(B), B)
+        after_b = await _physical(stores)
+        assert after_b >= after_a
+        assert {k for k in after_b - after_a if k.removeprefix("log:").startswith(root_a)} == set()
+        # the store lists both tenants, and each tenant's namespaces
+        tenants = [t.name for t in await stores.list_tenants()]
+        assert tenants == sorted([A, B], key=key_segment)
+        segment_a = key_segment(A)
+        assert [n.name for n in await stores.list_namespaces("history", tenant_segment=segment_a)] == sorted(
+            ["", "ns"], key=key_segment
+        )
+        assert [n.name for n in await stores.list_namespaces("checkpoints", tenant_segment=segment_a)] == ["wf"]
+        assert [n.name for n in await stores.list_namespaces("todos", tenant_segment=segment_a)] == [""]
+        assert await stores.list_namespaces("history") == []
+        # tenant views hand the todo provider to the harness, on the tenant's todo store
+        kwargs = stores.tenant(A).harness_kwargs()
+        assert kwargs["todo_provider"].store.tenant == A
+
+
+async def test_tenants_are_listed_in_pages(store_target: StoreTarget) -> None:
+    names = [f"t{n:02d}" for n in range(7)] + ["x" * 300]
+    async with store_target.open() as stores:
+        await _gather([stores.tenant(t).session_store().set("s", AgentSession(session_id="s")) for t in names[:4]])
+        await _gather(
+            [
+                stores.tenant(t).history_provider().save_messages("s", [Message(role="user", contents=["hi"])])
+                for t in names[4:]
+            ]
+        )
+        pages: list[list[str | None]] = []
+        after: str | None = None
+        while True:
+            page = await stores.list_tenants(after=after, limit=3)
+            pages.append([t.name for t in page])
+            if len(page) < 3:
+                break
+            after = page[-1].segment
+        listed = [t for page in pages for t in page]
+        expected = sorted(names, key=key_segment)
+        # a 300-character id is kept as its digest: listed, but not recoverable from the key
+        assert listed == [None if len(t) > 100 else t for t in expected]
+        assert [t.segment async for t in stores.iter_tenants(page_size=2)] == [key_segment(t) for t in expected]

@@ -10,38 +10,43 @@ Build a store from any driver::
     files, sessions = ObjectAgentFileStore(objects), ObjectSessionStore(objects)
 """
 
-from .codec import CODEC_VERSION, decode_message, decode_messages, encode_message, encode_record, message_digest
+from .cache import BoundedCache
+from .codec import (
+    CODEC_VERSION,
+    DecodeCache,
+    decode_message,
+    decode_messages,
+    encode_message,
+    encode_record,
+    message_digest,
+)
 from .drivers import Listing, LogDriver, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
 from .errors import CorruptRecordError, StoreConflictError, StoreError, StoreUnavailableError, TlsFailure, tls_failure
 from .files import ObjectAgentFileStore, decode_text, plain_literal
+from .harness import OPENAI_API_ENV, harness_kwargs, openai_client
 from .history import LogHistoryProvider, hide_unanswered_calls, trim_orphans
-from .keys import KeySpace, key_segment
+from .keys import TENANTS, KeySpace, decode_segment, key_segment, tenant_root
 from .lifecycle import ConnectedBackend, ConnectedStore, Connector, Handle, OwnedResource, route_options
+from .listing import Segment
 from .objectlog import ObjectLogDriver
-from .prefixed import PrefixedObjectDriver
+from .prefixed import PrefixedLogDriver, PrefixedObjectDriver
 from .redaction import redact_url
 from .sessions import ObjectSessionStore, decode_snapshot, encode_snapshot
-from .stores import (
-    OPENAI_API_ENV,
-    Backend,
-    BackendFactory,
-    DriverBackend,
-    Stores,
-    harness_kwargs,
-    open_stores,
-    openai_client,
-)
-from .tenants import TenantFileStore, TenantSessionStore, TenantStores, tenant_namespace
+from .stores import Backend, BackendFactory, DriverBackend, Stores, open_stores
+from .tenants import TenantStores
 
 __all__ = [
     "CODEC_VERSION",
     "OPENAI_API_ENV",
+    "TENANTS",
     "Backend",
     "BackendFactory",
+    "BoundedCache",
     "ConnectedBackend",
     "ConnectedStore",
     "Connector",
     "CorruptRecordError",
+    "DecodeCache",
     "DriverBackend",
     "Handle",
     "KeySpace",
@@ -57,18 +62,19 @@ __all__ = [
     "ObjectLogDriver",
     "ObjectSessionStore",
     "OwnedResource",
+    "PrefixedLogDriver",
     "PrefixedObjectDriver",
+    "Segment",
     "StoreConflictError",
     "StoreError",
     "StoreUnavailableError",
     "StoredObject",
     "Stores",
-    "TenantFileStore",
-    "TenantSessionStore",
     "TenantStores",
     "TlsFailure",
     "decode_message",
     "decode_messages",
+    "decode_segment",
     "decode_snapshot",
     "decode_text",
     "encode_message",
@@ -83,7 +89,7 @@ __all__ = [
     "plain_literal",
     "redact_url",
     "route_options",
-    "tenant_namespace",
+    "tenant_root",
     "tls_failure",
     "trim_orphans",
 ]

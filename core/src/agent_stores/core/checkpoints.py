@@ -215,7 +215,8 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
     Args:
         driver: The object driver; borrowed unless ``owns_driver``.
         prefix: Key prefix of every object (``""`` or ending with ``/``).
-        namespace: Tenant or application; namespaces never share a checkpoint.
+        namespace: Application prefix; namespaces never share a checkpoint.
+        tenant: Keep every object under ``tenants/<tenant>/`` (what a tenant view passes).
         keep_last: Keep only the newest N checkpoints per workflow (``None``: all).
         ttl: Seconds after its save that a checkpoint expires (``None``: never).
         allowed_checkpoint_types: Extra ``"module:qualname"`` types a restore may
@@ -224,7 +225,8 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         clock: Seconds since the epoch, for expiry (tests pass a fake one).
 
     Raises:
-        ValueError: ``prefix`` does not end with ``/``, or ``keep_last`` / ``ttl`` is not positive.
+        ValueError: ``prefix`` does not end with ``/``, ``tenant`` is empty, or ``keep_last`` /
+            ``ttl`` is not positive.
     """
 
     def __init__(
@@ -233,14 +235,14 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         *,
         prefix: str = "checkpoints/",
         namespace: str = "",
+        tenant: str | None = None,
         keep_last: int | None = None,
         ttl: float | None = None,
         allowed_checkpoint_types: Sequence[str] | None = None,
         owns_driver: bool = False,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if prefix and not prefix.endswith("/"):
-            raise ValueError(f"prefix must be empty or end with '/', got {prefix!r}")
+        keys = KeySpace(namespace, tenant)
         if keep_last is not None and (isinstance(keep_last, bool) or keep_last < 1):
             raise ValueError(f"keep_last must be a positive integer or None, got {keep_last!r}")
         if ttl is not None and not ttl > 0:
@@ -249,13 +251,14 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
             raise TypeError("allowed_checkpoint_types is a list of 'module:qualname' strings, not one string")
         super().__init__()
         self.driver = driver
-        self.prefix = prefix
+        self.prefix = keys.under(prefix)
         self.namespace = namespace
+        self.tenant = tenant
         self.keep_last = keep_last
         self.ttl = ttl
         self.allowed_types: frozenset[str] = frozenset(allowed_checkpoint_types or ())
         self._clock = clock
-        self._root = f"{prefix}{KeySpace(namespace).root}/"
+        self._root = f"{self.prefix}{keys.namespace_segment}/"
         self._adopt(driver, owned=owns_driver)
 
     # -- keys ----------------------------------------------------------------------------

@@ -17,17 +17,21 @@ import msgspec
 from agent_framework import Message
 
 from ._framework import filter_new_messages, get_message_identity, json_dumps, json_loads
+from .cache import BoundedCache
 from .errors import CorruptRecordError
 from .fastcodec import Prototype, fast_decode, fast_to_dict, from_prototype, prototype
 
 __all__ = [
     "CODEC_VERSION",
+    "DEFAULT_CACHE_BYTES",
+    "DecodeCache",
     "count_already_stored",
     "decode_message",
     "decode_messages",
     "encode_message",
     "encode_record",
     "message_digest",
+    "validate_cache_bytes",
 ]
 
 #: Version of the record format written by :func:`encode_message`; backends store it in their schema.
@@ -94,108 +98,148 @@ def decode_message(record: bytes | str, *, where: str = "history record") -> Mes
         raise CorruptRecordError(f"{where} is not a valid Message payload") from err
 
 
-def decode_messages(records: Iterable[bytes | str], *, where: str = "history record") -> list[Message]:
+def decode_messages(
+    records: Iterable[bytes | str], *, where: str = "history record", cache: DecodeCache | None = None
+) -> list[Message]:
     """Decode records written by :func:`encode_message`, in order; :func:`decode_message` on each.
 
-    Every call returns new ``Message`` objects, which callers may change freely. A record seen
-    recently (an agent loads much the same window before every model call) is rebuilt from
-    what its last decoding kept, without parsing it again.
+    Every call returns new ``Message`` objects, which callers may change freely. With a
+    ``cache``, a record seen recently (an agent loads much the same window before every model
+    call) is rebuilt from what its last decoding kept, without parsing it again.
 
     Raises:
         CorruptRecordError: A record is not valid JSON or not a ``Message`` payload; the
             message names it by ``where`` and its position.
     """
-    messages: list[Message] = []
-    append = messages.append
-    decode = _DECODER.decode
-    recall = _RECENT.get
-    # While recent lookups missed far more often than they hit, one missed record in
-    # _THRASH_SAMPLE is kept.
-    sample = _THRASH_SAMPLE if _misses > _hits + _THRASH_MARGIN else 1
-    offset = _sampled
-    hits = misses = 0
-    for position, record in enumerate(records):
-        kind = type(record)
-        if kind is bytes or kind is str:
-            remembered = recall(record)
-            if remembered is not None:
-                hits += 1
-                append(from_prototype(remembered))
-                continue
-        try:
-            payload: Any = decode(record)
-        except (msgspec.DecodeError, TypeError):
-            payload = None  # NaN, Infinity or worse: decode_message takes the framework's path
-        message = fast_decode(cast(dict[str, Any], payload)) if type(payload) is dict else None
-        if message is None:
-            message = decode_message(record, where=f"{where} #{position}")
-        elif (kind is bytes or kind is str) and len(record) <= _RECENT_RECORD_LIMIT:
-            misses += 1
-            if (offset + misses) % sample == 0:
-                parts = prototype(message)
-                if parts is not None:
-                    _remember(record, parts)
-        append(message)
-    if hits or misses:
-        _count(hits, misses)
-    return messages
+    if cache is None or not cache.entries.enabled:
+        return [_decode_one(record, f"{where} #{position}") for position, record in enumerate(records)]
+    return cache.decode(records, where)
 
 
-# Recently decoded records and what rebuilds their messages (a frozen copy: a rebuilt message
-# shares nothing mutable with any other; one object per entry for the garbage collector to
-# walk), oldest first. Each costs its length plus _RECENT_ENTRY_COST against _RECENT_BUDGET:
-# what an entry holds besides its record (measured with tracemalloc over the benchmark's mix
-# of chat and tool messages: 970 bytes). Records longer than _RECENT_RECORD_LIMIT are never
-# kept. Read and written from any thread: a lost race costs at most a decode or an early
-# eviction.
-_RECENT: dict[bytes | str, Prototype] = {}
-_RECENT_BUDGET = 16 << 20
-_RECENT_ENTRY_COST = 992
-_RECENT_RECORD_LIMIT = 64 << 10
-_recent_cost = 0
+def _decode_one(record: bytes | str, where: str) -> Message:
+    try:
+        payload: Any = _DECODER.decode(record)
+    except (msgspec.DecodeError, TypeError):
+        payload = None  # NaN, Infinity or worse: decode_message takes the framework's path
+    message = fast_decode(cast(dict[str, Any], payload)) if type(payload) is dict else None
+    return decode_message(record, where=where) if message is None else message
 
-# Admission. Keeping a record costs more than decoding it (about 8 µs per chat message against
-# 3.5 µs) and pays off only when the record is loaded again before it is evicted: a hit
-# rebuilds it in about 1.6 µs. With more records in use than the budget holds (a thousand
-# agents' windows) or records read once (an export), keeping every one evicts each entry before
-# its next use, and every load pays for a copy it never uses. So while recent lookups missed
-# more often than they hit, by more than _THRASH_MARGIN, only one missed record in
-# _THRASH_SAMPLE is kept: what is kept then stays long enough to be used, and a workload that
-# fits again soon hits again. _hits and _misses count recent lookups (halved past
-# _LOOKUP_WINDOW); _sampled rotates which miss is kept.
+
+#: Bytes a :class:`DecodeCache` holds by default.
+DEFAULT_CACHE_BYTES = 16 << 20
+
+# What an entry holds besides its record: the frozen copy a message is rebuilt from (measured
+# with tracemalloc over chat and tool messages; see docs/performance.md).
+_ENTRY_COST = 992
+# Records longer than this are never kept.
+_RECORD_LIMIT = 64 << 10
+# Admission: while recent lookups missed more often than they hit, by more than
+# _THRASH_MARGIN, only one missed record in _THRASH_SAMPLE is kept (docs/performance.md
+# explains why: keeping costs more than decoding, and pays only when the record is read again
+# before it is evicted). Lookups are counted over a window halved past _LOOKUP_WINDOW.
 _THRASH_SAMPLE = 16
 _THRASH_MARGIN = 8192
 _LOOKUP_WINDOW = 32768
-_hits = 0
-_misses = 0
-_sampled = 0
 
 
-def _count(hits: int, misses: int) -> None:
-    global _hits, _misses, _sampled
-    _hits += hits
-    _misses += misses
-    _sampled += misses
-    if _hits + _misses > _LOOKUP_WINDOW:
-        _hits >>= 1
-        _misses >>= 1
+def _entry_cost(record: bytes | str, _parts: Prototype) -> int:
+    return len(record) + _ENTRY_COST
 
 
-def _remember(record: bytes | str, parts: Prototype) -> None:
-    global _recent_cost
-    cost = len(record) + _RECENT_ENTRY_COST
-    while _recent_cost + cost > _RECENT_BUDGET:
+def validate_cache_bytes(cache_bytes: int | str | None) -> int:
+    """Return a decode cache size from code or a URL (``"0"``, ``"16777216"``); ``None`` is the default."""
+    if cache_bytes is None:
+        return DEFAULT_CACHE_BYTES
+    if isinstance(cache_bytes, str):
         try:
-            oldest = next(iter(_RECENT))
-            del _RECENT[oldest]
-        except (KeyError, RuntimeError, StopIteration):
-            if not _RECENT:
-                _recent_cost = 0
-            break  # empty, or another thread changed it meanwhile
-        _recent_cost -= len(oldest) + _RECENT_ENTRY_COST
-    if record not in _RECENT:
-        _recent_cost += cost
-    _RECENT[record] = parts
+            cache_bytes = int(cache_bytes)
+        except ValueError:
+            raise ValueError(f"cache_bytes must be a whole number of bytes, got {cache_bytes!r}") from None
+    if isinstance(cache_bytes, bool) or not isinstance(cache_bytes, int) or cache_bytes < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ValueError(f"cache_bytes must be a non-negative number of bytes, got {cache_bytes!r}")
+    return cache_bytes
+
+
+class DecodeCache:
+    """Recently decoded records, and what rebuilds their messages without parsing them again.
+
+    A rebuilt message shares nothing mutable with any other. Each entry costs its record's
+    length plus about a kilobyte against ``max_bytes``; records over 64 KiB are never kept,
+    and the oldest entries go first. ``max_bytes=0`` keeps nothing. Owned by whoever made it
+    (a history provider, or a backend for every provider it hands out); safe within one event
+    loop, and from several threads a lost race costs at most a decode.
+
+    Args:
+        max_bytes: What the entries may cost in all.
+
+    Raises:
+        ValueError: ``max_bytes`` is negative or not an integer.
+    """
+
+    __slots__ = ("_hits", "_misses", "_sampled", "entries")
+
+    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        self.entries: BoundedCache[bytes | str, Prototype] = BoundedCache(max_cost=max_bytes, cost=_entry_cost)
+        self._hits = 0
+        self._misses = 0
+        self._sampled = 0
+
+    @property
+    def max_bytes(self) -> int:
+        """The budget the entries share."""
+        return self.entries.max_cost or 0
+
+    def decode(self, records: Iterable[bytes | str], where: str) -> list[Message]:
+        """:func:`decode_messages` through this cache."""
+        messages: list[Message] = []
+        append = messages.append
+        decode = _DECODER.decode
+        recall = self.entries.peek
+        # While recent lookups missed far more often than they hit, one missed record in
+        # _THRASH_SAMPLE is kept.
+        sample = _THRASH_SAMPLE if self._misses > self._hits + _THRASH_MARGIN else 1
+        offset = self._sampled
+        hits = misses = 0
+        for position, record in enumerate(records):
+            kind = type(record)
+            if kind is bytes or kind is str:
+                remembered = recall(record)
+                if remembered is not None:
+                    hits += 1
+                    append(from_prototype(remembered))
+                    continue
+            try:
+                payload: Any = decode(record)
+            except (msgspec.DecodeError, TypeError):
+                payload = None  # NaN, Infinity or worse: decode_message takes the framework's path
+            message = fast_decode(cast(dict[str, Any], payload)) if type(payload) is dict else None
+            if message is None:
+                message = decode_message(record, where=f"{where} #{position}")
+            elif (kind is bytes or kind is str) and len(record) <= _RECORD_LIMIT:
+                misses += 1
+                if (offset + misses) % sample == 0:
+                    parts = prototype(message)
+                    if parts is not None:
+                        self.entries.put(record, parts)
+            append(message)
+        if hits or misses:
+            self._count(hits, misses)
+        return messages
+
+    def _count(self, hits: int, misses: int) -> None:
+        self._hits += hits
+        self._misses += misses
+        self._sampled += misses
+        if self._hits + self._misses > _LOOKUP_WINDOW:
+            self._hits >>= 1
+            self._misses >>= 1
+
+    def clear(self) -> None:
+        """Forget every entry."""
+        self.entries.clear()
+
+    def __repr__(self) -> str:
+        return f"DecodeCache({len(self.entries)} records, {self.entries.cost} of {self.max_bytes} bytes)"
 
 
 def message_digest(message: Message) -> str:

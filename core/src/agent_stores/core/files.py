@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, TypedDict
 
 from agent_framework import AgentFileStore, FileSearchResult, FileStoreEntry
 
 from ._framework import matches_glob, normalize_relative_path
 from .drivers import ObjectDriver
 from .errors import StoreConflictError
+from .keys import KeySpace
 from .lifecycle import OwnedResource
 
-__all__ = ["ObjectAgentFileStore", "decode_text", "normalize_path", "plain_literal"]
+__all__ = ["ObjectAgentFileStore", "ObjectStoreOptions", "decode_text", "normalize_path", "plain_literal"]
+
+
+class ObjectStoreOptions(TypedDict, total=False):
+    """Where a file or session store keeps its objects (see :class:`ObjectAgentFileStore`)."""
+
+    prefix: str
+    tenant: str | None
+
 
 # Characters with a meaning in the framework's regex dialect (the ``regex`` module, VERSION1).
 # A pattern without any of them matches exactly its own text.
@@ -84,23 +93,28 @@ class ObjectAgentFileStore(OwnedResource, AgentFileStore):
     atomic across processes.
 
     Security posture:
-        Content is stored as plaintext UTF-8. Every key starts with ``prefix``; no path can
-        escape it. Isolation between tenants is by ``prefix`` (or separate buckets).
+        Content is stored as plaintext UTF-8. Every key starts with ``prefix`` (under the
+        tenant's root with ``tenant``); no path can escape it.
 
     Args:
         driver: The object driver; borrowed unless ``owns_driver``.
         prefix: Key prefix of every file (``""`` or ending with ``/``).
+        tenant: Keep every file under ``tenants/<tenant>/`` (what a tenant view passes).
         owns_driver: Close the driver on ``aclose()``.
+
+    Raises:
+        ValueError: ``prefix`` does not end with ``/``, or ``tenant`` is empty.
     """
 
     case_sensitive = True
     empty_directories = True
 
-    def __init__(self, driver: ObjectDriver, *, prefix: str = "files/", owns_driver: bool = False) -> None:
-        if prefix and not prefix.endswith("/"):
-            raise ValueError(f"prefix must be empty or end with '/', got {prefix!r}")
+    def __init__(
+        self, driver: ObjectDriver, *, prefix: str = "files/", tenant: str | None = None, owns_driver: bool = False
+    ) -> None:
         self.driver = driver
-        self.prefix = prefix
+        self.prefix = KeySpace(tenant=tenant).under(prefix)
+        self.tenant = tenant
         self._adopt(driver, owned=owns_driver)
 
     def _file_key(self, path: str) -> str:

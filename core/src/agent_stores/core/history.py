@@ -6,20 +6,21 @@ import asyncio
 import copy
 import random
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from agent_framework import AgentSession, Content, HistoryProvider, Message, SessionContext, SupportsAgentRun
 
-from .codec import count_already_stored, decode_messages, encode_record
+from .cache import BoundedCache
+from .codec import DecodeCache, count_already_stored, decode_messages, encode_record, validate_cache_bytes
 from .drivers import LogDriver, LogRecord, LogTail
 from .errors import StoreConflictError
 from .keys import KeySpace
 from .lifecycle import OwnedResource
+from .prefixed import within
 
-__all__ = ["LogHistoryProvider", "hide_unanswered_calls", "trim_orphans"]
+__all__ = ["HistoryOptions", "LogHistoryProvider", "hide_unanswered_calls", "trim_orphans", "window_cache_bytes"]
 
 DEFAULT_SOURCE_ID = "history"
 
@@ -160,8 +161,35 @@ def validate_max_messages(max_messages: int | None) -> int | None:
     return max_messages
 
 
+def window_cache_bytes(options: HistoryOptions) -> int:
+    """The budget of an object-store log's remembered windows for a provider given ``options``: its decode cache's."""
+    shared = options.get("decode_cache")
+    if shared is not None:
+        return shared.max_bytes
+    return validate_cache_bytes(options.get("cache_bytes"))
+
+
+class HistoryOptions(TypedDict, total=False):
+    """The options every history provider takes, on every backend (see :class:`LogHistoryProvider`)."""
+
+    source_id: str
+    namespace: str
+    tenant: str | None
+    max_messages: int | None
+    ttl: float | timedelta | None
+    skip_excluded: bool
+    hide_unanswered_calls: bool
+    cache_bytes: int | None
+    decode_cache: DecodeCache | None
+    load_messages: bool
+    store_inputs: bool
+    store_context_messages: bool
+    store_context_from: set[str] | None
+    store_outputs: bool
+
+
 class LogHistoryProvider(OwnedResource, HistoryProvider):
-    """Chat history in an append-only log per (namespace, source_id, session_id).
+    """Chat history in an append-only log per (tenant, namespace, source_id, session_id).
 
     Stores every message verbatim as the JSON of ``Message.to_dict()``. A save stores exactly
     what the framework's ``InMemoryHistoryProvider`` would for the same sequence of saves (the
@@ -176,7 +204,10 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
     Args:
         driver: The log driver; borrowed unless ``owns_driver``.
         source_id: Provider id; part of every key, so two providers never share history.
-        namespace: Tenant or application prefix; isolation is total.
+        namespace: Application prefix; isolation is total. ``tenants`` is reserved (see
+            :mod:`agent_stores.core.keys`).
+        tenant: Keep every log under ``tenants/<tenant>/`` (what a tenant view passes; see
+            :class:`~agent_stores.core.tenants.TenantStores`).
         max_messages: Load only the newest N messages; the window never starts with a tool
             result or approval response whose request lies outside it.
         ttl: Sliding expiry: a session expires this long after the last save that stored
@@ -186,13 +217,18 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
             no stored result answers (a run that died between a tool call and its result), so
             the session stays usable; the stored record keeps them verbatim (``get_messages``
             and ``export_messages`` return them). On by default.
+        cache_bytes: Size of this provider's own :class:`~agent_stores.core.codec.DecodeCache`
+            (default 16 MiB; ``0`` decodes every load afresh).
+        decode_cache: A cache to share instead (what a backend passes to every provider it
+            hands out); give ``cache_bytes`` or ``decode_cache``, not both.
         owns_driver: Close the driver on ``aclose()``.
         **kwargs: ``load_messages``, ``store_inputs``, ``store_context_messages``,
             ``store_context_from``, ``store_outputs`` as in ``HistoryProvider``.
 
     Raises:
-        ValueError: ``source_id`` is empty, ``max_messages`` is not a positive int, or ``ttl``
-            is not positive.
+        ValueError: ``source_id`` is empty, ``max_messages`` is not a positive int, ``ttl``
+            is not positive, ``tenant`` is empty, ``namespace`` is reserved, or both
+            ``cache_bytes`` and ``decode_cache`` are given.
     """
 
     def __init__(
@@ -201,10 +237,13 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         *,
         source_id: str = DEFAULT_SOURCE_ID,
         namespace: str = "",
+        tenant: str | None = None,
         max_messages: int | None = None,
         ttl: float | timedelta | None = None,
         skip_excluded: bool = False,
         hide_unanswered_calls: bool = True,
+        cache_bytes: int | None = None,
+        decode_cache: DecodeCache | None = None,
         owns_driver: bool = False,
         **kwargs: Any,
     ) -> None:
@@ -215,9 +254,15 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         self.ttl = validate_ttl(ttl)
         self.skip_excluded = skip_excluded
         self.hide_unanswered_calls = hide_unanswered_calls
-        self.keys = KeySpace(namespace)
-        self.driver = driver
-        self._tails: OrderedDict[str, LogTail] = OrderedDict()
+        self.keys = KeySpace(namespace, tenant)
+        self.keys.check_history_namespace()
+        if decode_cache is not None and cache_bytes is not None:
+            raise ValueError(
+                "give cache_bytes (a cache of this provider's own) or decode_cache (a shared one), not both"
+            )
+        self.decode_cache = decode_cache if decode_cache is not None else DecodeCache(validate_cache_bytes(cache_bytes))
+        self.driver = within(driver, self.keys.root)
+        self._tails: BoundedCache[str, LogTail] = BoundedCache(max_entries=_TAIL_SESSIONS)
         self._turns = _Turns()
         self._adopt(driver, owned=owns_driver)
 
@@ -225,6 +270,11 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
     def namespace(self) -> str:
         """The namespace every key of this provider lives in."""
         return self.keys.namespace
+
+    @property
+    def tenant(self) -> str | None:
+        """The tenant whose root every key of this provider lies under, or ``None``."""
+        return self.keys.tenant
 
     def _key(self, session_id: str | None) -> str:
         return self.keys.history(self.source_id, session_id)
@@ -308,7 +358,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
                     key, records[known:], expected_version=tail.version, session_id=session_id, ttl=self.ttl
                 )
             except StoreConflictError:
-                self._tails.pop(key, None)
+                self._tails.pop(key)
                 if attempt:
                     await asyncio.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** min(attempt, 16))))
                 continue
@@ -321,18 +371,13 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         tail = self._tails.get(key)
         if tail is None or len(tail.digests) < min(tail.length, wanted):
             return None
-        self._tails.move_to_end(key)
         return tail
 
     def _remember(self, key: str, tail: LogTail) -> None:
-        self._tails[key] = LogTail(tail.length, tail.digests[-_TAIL_KEEP:], tail.version)
-        self._tails.move_to_end(key)
-        while len(self._tails) > _TAIL_SESSIONS:
-            self._tails.popitem(last=False)
+        self._tails.put(key, LogTail(tail.length, tail.digests[-_TAIL_KEEP:], tail.version))
 
-    @staticmethod
-    def _decode(key: str, payloads: list[bytes]) -> list[Message]:
-        return decode_messages(payloads, where=f"history record in {key!r}")
+    def _decode(self, key: str, payloads: list[bytes]) -> list[Message]:
+        return decode_messages(payloads, where=f"history record in {key!r}", cache=self.decode_cache)
 
     async def count_messages(self, session_id: str | None) -> int:
         """Return how many messages the session holds."""
@@ -341,7 +386,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
     async def delete_session(self, session_id: str | None) -> bool:
         """Delete the session's whole history; return whether it existed."""
         key = self._key(session_id)
-        self._tails.pop(key, None)
+        self._tails.pop(key)
         return await self.driver.delete(key)
 
     async def list_sessions(self, *, after: str | None = None, limit: int = 100) -> list[str]:

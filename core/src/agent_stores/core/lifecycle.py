@@ -28,11 +28,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
+from urllib.parse import parse_qsl, quote, urlencode
 
+from .codec import DecodeCache, validate_cache_bytes
 from .drivers import LogDriver, ObjectDriver
 from .redaction import redact_url
 
 __all__ = [
+    "CACHE_BYTES",
     "ConnectedBackend",
     "ConnectedStore",
     "Connector",
@@ -41,7 +44,37 @@ __all__ = [
     "adapter_capabilities",
     "route_options",
     "store_options",
+    "take_query_option",
 ]
+
+#: The option every store URL and every backend takes: the bytes each of its caches may hold.
+CACHE_BYTES = "cache_bytes"
+
+
+def take_query_option(url: str, name: str) -> tuple[str, str | None]:
+    """Return ``url`` without the query parameter ``name``, and its value (``None`` when absent).
+
+    For options the core reads for every backend (``cache_bytes``) before the backend's own URL
+    parser sees the URL. A URL without the parameter is returned unchanged.
+
+    Raises:
+        ValueError: ``name`` is given more than once.
+    """
+    base, mark, query = url.partition("?")
+    if not mark or name not in query:
+        return url, None
+    fragment = ""
+    if "#" in query:
+        query, fragment = query.split("#", 1)
+        fragment = "#" + fragment
+    pairs = parse_qsl(query, keep_blank_values=True)
+    values = [v for k, v in pairs if k == name]
+    if not values:
+        return url, None
+    if len(values) > 1:
+        raise ValueError(f"the URL gives {name} more than once")
+    rest = urlencode([(k, v) for k, v in pairs if k != name], quote_via=quote, safe="/:,")
+    return base + ("?" + rest if rest else "") + fragment, values[0]
 
 
 class Handle(Protocol):
@@ -241,7 +274,10 @@ class ConnectedStore(OwnedResource, Generic[HandleT]):
         Raises:
             ValueError: The URL is malformed, or an option is unknown or invalid.
         """
+        url, cache_bytes = take_query_option(url, CACHE_BYTES)
         store, handle = route_options(cls, cls.connector, options)
+        if cache_bytes is not None and CACHE_BYTES in store_options(cls):  # stores without a cache ignore it
+            store.setdefault(CACHE_BYTES, validate_cache_bytes(cache_bytes))
         return cls.owning(cls.connector.open(url, **handle), **store)
 
     @classmethod
@@ -282,7 +318,9 @@ class ConnectedBackend(Generic[HandleT]):
 
     Subclasses set the class attributes (or override :meth:`object_driver` / :meth:`log_driver`
     where a driver needs more than the handle); every store they hand out shares
-    :attr:`handle`, which :meth:`aclose` closes.
+    :attr:`handle`, which :meth:`aclose` closes, and every history provider shares one
+    :class:`~agent_stores.core.codec.DecodeCache` of ``cache_bytes`` (an option of every
+    backend and URL; default 16 MiB, ``0`` keeps nothing).
 
     Attributes:
         connector: Opens the handle from the URL.
@@ -299,38 +337,52 @@ class ConnectedBackend(Generic[HandleT]):
     log_driver_type: ClassVar[Callable[[Any], LogDriver]]
 
     def __init__(self, url: str, **options: Any) -> None:
+        url, from_url = take_query_option(url, CACHE_BYTES)
+        cache_bytes = options.pop(CACHE_BYTES, from_url)
         unknown = sorted(n for n in options if n not in self.connector.options and not self.connector.open_ended)
         if unknown:
             raise ValueError(
-                f"unknown {self.connector.name} backend options {unknown}; known: {_names(self.connector.options)}"
+                f"unknown {self.connector.name} backend options {unknown}; "
+                f"known: {_names({*self.connector.options, CACHE_BYTES})}"
             )
         self.url = url
+        self.decode_cache = DecodeCache(validate_cache_bytes(cache_bytes))
         self.handle: HandleT = self.connector.open(url, **options)
 
-    def scoped(self, kind: str) -> HandleT:
-        """The handle the ``kind`` store (``history``, ``files``, ``sessions``) runs on; default: the shared one."""
+    def scoped(self, kind: str, tenant: str | None) -> tuple[Any, dict[str, Any]]:
+        """What the ``kind`` store (``history``, ``files``, ``sessions``) of ``tenant`` is built on.
+
+        Returns the handle and the options that place the store: by default the shared handle
+        and ``tenant=`` (the core's stores keep everything under the tenant's root). A backend
+        whose stores are rooted in a folder of their kind overrides this to root them in the
+        tenant's folder instead.
+        """
         del kind
-        return self.handle
+        return self.handle, ({} if tenant is None else {"tenant": tenant})
 
-    def history_provider(self, *, source_id: str, **options: Any) -> Any:
+    def history_provider(self, *, source_id: str, tenant: str | None = None, **options: Any) -> Any:
         """Return a history provider on the shared handle; ``options`` as its class takes them."""
-        return self._build("history provider", self.history_type, "history", source_id=source_id, **options)
+        shares = isinstance(self.history_type, type) and "decode_cache" in store_options(self.history_type)
+        if shares and CACHE_BYTES not in options:
+            options.setdefault("decode_cache", self.decode_cache)
+        return self._build("history provider", self.history_type, "history", tenant, source_id=source_id, **options)
 
-    def file_store(self, **options: Any) -> Any:
+    def file_store(self, *, tenant: str | None = None, **options: Any) -> Any:
         """Return a file store on the shared handle."""
-        return self._build("file store", self.file_store_type, "files", **options)
+        return self._build("file store", self.file_store_type, "files", tenant, **options)
 
-    def session_store(self, **options: Any) -> Any:
+    def session_store(self, *, tenant: str | None = None, **options: Any) -> Any:
         """Return a session store on the shared handle."""
-        return self._build("session store", self.session_store_type, "sessions", **options)
+        return self._build("session store", self.session_store_type, "sessions", tenant, **options)
 
-    def _build(self, what: str, store_type: Callable[..., Any], kind: str, **options: Any) -> Any:
+    def _build(self, what: str, store_type: Callable[..., Any], kind: str, tenant: str | None, **options: Any) -> Any:
         takes = store_options(store_type) if isinstance(store_type, type) else None
         if takes is not None:
             unknown = sorted(set(options) - takes)
             if unknown:
                 raise ValueError(f"unknown {what} options {unknown}; it takes {_names(takes)}")
-        return store_type(self.scoped(kind), **options)
+        handle, placement = self.scoped(kind, tenant)
+        return store_type(handle, **placement, **options)
 
     def object_driver(self) -> ObjectDriver:
         """An object driver on the shared handle, for stores the core builds over any backend."""

@@ -13,11 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .codec import DecodeCache, validate_cache_bytes
 from .drivers import Listing, LogInfo, LogRecord, LogTail, LogVersion, StoredObject
 from .errors import StoreConflictError
 from .files import ObjectAgentFileStore
 from .history import LogHistoryProvider
-from .lifecycle import adapter_capabilities
+from .lifecycle import CACHE_BYTES, adapter_capabilities, take_query_option
 from .sessions import ObjectSessionStore
 
 __all__ = ["MemoryBackend", "MemoryLogDriver", "MemoryObjectDriver"]
@@ -175,10 +176,13 @@ class MemoryBackend:
     """The ``memory://`` backend of :func:`~agent_stores.core.open_stores`: all three stores in this process."""
 
     def __init__(self, url: str = "memory://", **options: Any) -> None:
+        url, from_url = take_query_option(url, CACHE_BYTES)
+        cache_bytes = options.pop(CACHE_BYTES, from_url)
         if url.rstrip("/") != "memory:":
             raise ValueError(f"memory URLs take no host or path: {url!r}")
         if options:
             raise ValueError(f"unknown memory backend options: {sorted(options)}")
+        self.decode_cache = DecodeCache(validate_cache_bytes(cache_bytes))
         self._log = MemoryLogDriver()
         self._objects = MemoryObjectDriver()
 
@@ -192,6 +196,8 @@ class MemoryBackend:
 
     def history_provider(self, *, source_id: str, **options: Any) -> LogHistoryProvider:
         """Return a provider over this backend's log driver."""
+        if CACHE_BYTES not in options:
+            options.setdefault("decode_cache", self.decode_cache)
         return LogHistoryProvider(self._log, source_id=source_id, **options)
 
     def file_store(self, **options: Any) -> ObjectAgentFileStore:

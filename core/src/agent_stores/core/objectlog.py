@@ -1093,6 +1093,22 @@ class ObjectLogDriver:
             cursor = keys[-1]
         return purged
 
+    def within(self, prefix: str) -> ObjectLogDriver:
+        """The same log layout under ``prefix`` of the object driver (a tenant's root): ``<prefix><self.prefix><key>/``.
+
+        The object driver is shared and borrowed; the settings are this driver's.
+        """
+        return ObjectLogDriver(
+            self.objects,
+            prefix=prefix + self.prefix,
+            concurrency=self.concurrency,
+            compact_after=self.compact_after,
+            tail_after=self.tail_after,
+            tail_records=self.tail_records,
+            cache_bytes=self.cache_bytes,
+            clock=self._clock,
+        )
+
     async def aclose(self) -> None:
         """Close the object driver if this driver owns it."""
         if self.owns_objects:

@@ -1,10 +1,13 @@
-"""``PrefixedObjectDriver``: one object driver seen from under a key prefix."""
+"""Drivers seen from under a key prefix: ``PrefixedObjectDriver``, ``PrefixedLogDriver``, :func:`within`."""
 
 from __future__ import annotations
 
-from .drivers import Listing, ObjectDriver, StoredObject
+from collections.abc import Sequence
+from typing import cast
 
-__all__ = ["PrefixedObjectDriver"]
+from .drivers import Listing, LogDriver, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
+
+__all__ = ["PrefixedLogDriver", "PrefixedObjectDriver", "within"]
 
 
 class PrefixedObjectDriver:
@@ -64,3 +67,88 @@ class PrefixedObjectDriver:
 
     def __repr__(self) -> str:
         return f"PrefixedObjectDriver({self.driver!r}, prefix={self.prefix!r})"
+
+
+class PrefixedLogDriver:
+    """A :class:`~agent_stores.core.drivers.LogDriver` whose keys all live under ``prefix`` of another.
+
+    Every log key is ``prefix + key`` on the underlying driver, and listings come back without
+    the prefix, so a history provider built on the view never sees, lists or writes a log
+    outside it (a tenant's root). The underlying driver is borrowed: :meth:`aclose` leaves it open.
+
+    Args:
+        driver: The driver to view.
+        prefix: A prefix ending with ``/``.
+
+    Raises:
+        ValueError: ``prefix`` is empty or does not end with ``/``.
+    """
+
+    def __init__(self, driver: LogDriver, prefix: str) -> None:
+        if not prefix.endswith("/"):
+            raise ValueError(f"a log driver prefix ends with '/': {prefix!r}")
+        self.driver = driver
+        self.prefix = prefix
+
+    async def tail(self, key: str, count: int) -> LogTail:
+        """The tail of ``prefix + key``."""
+        return await self.driver.tail(self.prefix + key, count)
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        """Append to ``prefix + key`` (conditions as the underlying driver)."""
+        return await self.driver.append(
+            self.prefix + key, records, expected_version=expected_version, session_id=session_id, ttl=ttl
+        )
+
+    async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
+        """Read ``prefix + key``."""
+        return await self.driver.read(self.prefix + key, last=last)
+
+    async def length(self, key: str) -> int:
+        """The length of ``prefix + key``."""
+        return await self.driver.length(self.prefix + key)
+
+    async def delete(self, key: str) -> bool:
+        """Delete ``prefix + key``."""
+        return await self.driver.delete(self.prefix + key)
+
+    async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
+        """List under ``self.prefix + prefix``; keys come back relative to the view."""
+        cut = len(self.prefix)
+        logs = await self.driver.list_logs(
+            self.prefix + prefix, after=None if after is None else self.prefix + after, limit=limit
+        )
+        return [LogInfo(log.key[cut:], log.session_id) for log in logs]
+
+    async def purge_expired(self) -> int:
+        """Remove every expired log of the underlying driver (expiry is not per prefix)."""
+        return await self.driver.purge_expired()
+
+    async def aclose(self) -> None:
+        """Nothing to release: the underlying driver is borrowed."""
+        return None
+
+    def __repr__(self) -> str:
+        return f"PrefixedLogDriver({self.driver!r}, prefix={self.prefix!r})"
+
+
+def within(driver: LogDriver, prefix: str) -> LogDriver:
+    """Return ``driver`` seen from under ``prefix``: its own view when it offers one, else a :class:`PrefixedLogDriver`.
+
+    A driver that keeps logs somewhere a key prefix does not reach (the object-store log keeps
+    each tenant's history in that tenant's folder) offers ``within(prefix)`` itself.
+    """
+    if not prefix:
+        return driver
+    own = getattr(driver, "within", None)
+    if callable(own):
+        return cast(LogDriver, own(prefix))
+    return PrefixedLogDriver(driver, prefix)

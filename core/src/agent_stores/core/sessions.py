@@ -19,7 +19,7 @@ from ._framework import (
 )
 from .drivers import ObjectDriver
 from .errors import CorruptRecordError, StoreConflictError
-from .keys import key_segment
+from .keys import KeySpace, key_segment
 from .lifecycle import OwnedResource
 
 __all__ = ["ObjectSessionStore", "decode_snapshot", "encode_snapshot"]
@@ -91,16 +91,20 @@ class ObjectSessionStore(OwnedResource, SessionStore):
     Args:
         driver: The object driver; borrowed unless ``owns_driver``.
         prefix: Key prefix of every snapshot (``""`` or ending with ``/``).
+        tenant: Keep every snapshot under ``tenants/<tenant>/`` (what a tenant view passes).
         owns_driver: Close the driver on ``aclose()``.
 
+    Raises:
+        ValueError: ``prefix`` does not end with ``/``, or ``tenant`` is empty.
     """
 
-    def __init__(self, driver: ObjectDriver, *, prefix: str = "sessions/", owns_driver: bool = False) -> None:
-        if prefix and not prefix.endswith("/"):
-            raise ValueError(f"prefix must be empty or end with '/', got {prefix!r}")
+    def __init__(
+        self, driver: ObjectDriver, *, prefix: str = "sessions/", tenant: str | None = None, owns_driver: bool = False
+    ) -> None:
         super().__init__()
         self.driver = driver
-        self.prefix = prefix
+        self.prefix = KeySpace(tenant=tenant).under(prefix)
+        self.tenant = tenant
         self._adopt(driver, owned=owns_driver)
 
     def _key(self, session_id: str) -> str:

@@ -5,9 +5,9 @@ per URL scheme, so installed backends (ours and third parties') are found withou
 knowing their names::
 
     [project.entry-points."agent_stores.backends"]
-    sqlite = "agent_stores.sqlite:open_backend"
+    sqlite = "agent_stores.sqlite:SQLiteBackend"
 
-A factory takes ``(url, **options)`` and returns a :class:`Backend` without doing I/O:
+A factory (a class or a function) takes ``(url, **options)`` and returns a :class:`Backend` without doing I/O:
 connections open lazily on first use, so ``open_stores`` can be called outside an event loop.
 A backend declared with :class:`~agent_stores.core.lifecycle.ConnectedBackend` is one; a
 backend that also offers ``object_driver()`` (and ``log_driver()``) gets every store the core
@@ -16,43 +16,26 @@ builds generically over those drivers with no wiring of its own.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from agent_framework import AgentFileStore, HistoryProvider, SessionStore, TodoProvider
+from agent_framework import AgentFileStore, HistoryProvider, SessionStore
 
 from .checkpoints import ObjectCheckpointStorage
 from .drivers import LogDriver, ObjectDriver
+from .harness import harness_kwargs
+from .keys import TENANTS, KeySpace
 from .lifecycle import OwnedResource
+from .listing import Segment, iter_pages, log_segments, object_segments, segments
+from .prefixed import within
 from .redaction import redact_url
+from .tenants import TenantStores
 from .todos import ObjectTodoStore
 
-if TYPE_CHECKING:
-    from .tenants import TenantStores
-
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "OPENAI_API_ENV",
-    "Backend",
-    "BackendFactory",
-    "DriverBackend",
-    "Stores",
-    "harness_kwargs",
-    "open_stores",
-    "openai_client",
-]
+__all__ = ["ENTRY_POINT_GROUP", "Backend", "BackendFactory", "DriverBackend", "Stores", "open_stores"]
 
 ENTRY_POINT_GROUP = "agent_stores.backends"
-
-#: Environment variable choosing the OpenAI API :func:`openai_client` speaks: ``chat`` or ``responses``.
-OPENAI_API_ENV = "AGENT_STORES_OPENAI_API"
-
-# Sent as the key to an OpenAI-compatible server reached through OPENAI_BASE_URL without one
-# (a local server that checks no key); the OpenAI SDK refuses to build a client without a key.
-_NO_KEY = "no-key"
-_DEFAULT_MODEL = "gpt-4o-mini"
 
 # Schemes of the backends this project ships, and the extra that installs each.
 _EXTRAS = {
@@ -71,7 +54,13 @@ _EXTRAS = {
 
 @runtime_checkable
 class Backend(Protocol):
-    """The stores of one backend, sharing one connection or client."""
+    """The stores of one backend, sharing one connection or client.
+
+    Each method takes the store's own options, and ``tenant=`` when a tenant view asks: the
+    store must then keep everything under ``tenants/<tenant>/`` of the layout
+    (:mod:`agent_stores.core.keys`; the core's stores do, given ``tenant``). A backend that
+    cannot refuses the option with ``TypeError`` or ``ValueError``.
+    """
 
     def history_provider(self, *, source_id: str, **options: Any) -> HistoryProvider:
         """Return a history provider; ``options`` are the provider's own (``max_messages``, ``ttl``, ...)."""
@@ -116,10 +105,12 @@ class BackendFactory(Protocol):
 
 
 class Stores(OwnedResource):
-    """The history provider, file store and session store of one backend.
+    """Every store of one backend: history, files, sessions, todos, checkpoints.
 
     Use as ``async with open_stores(url) as stores:`` or call ``aclose()`` when done: it closes
-    the backend's connections, and the stores handed out stop working.
+    the backend's connections, and the stores handed out stop working. Every method that hands
+    out a store takes ``tenant=`` (what :meth:`tenant`'s view passes): the store then keeps
+    everything under ``tenants/<tenant>/`` (see :mod:`agent_stores.core.keys`).
     """
 
     def __init__(self, url: str, backend: Backend) -> None:
@@ -139,24 +130,31 @@ class Stores(OwnedResource):
         """The backend's shared log driver (see :meth:`object_driver`)."""
         return self._drivers().log_driver()
 
+    @property
+    def offers_drivers(self) -> bool:
+        """Whether the backend hands out its drivers (todos, checkpoints and listings need them)."""
+        return isinstance(self.backend, DriverBackend)
+
     def _drivers(self) -> DriverBackend:
         if not isinstance(self.backend, DriverBackend):
             raise TypeError(f"the backend for {redact_url(self.url)!r} does not offer object_driver() and log_driver()")
         return self.backend
 
-    def history_provider(self, source_id: str = "history", **options: Any) -> HistoryProvider:
+    def history_provider(
+        self, source_id: str = "history", *, tenant: str | None = None, **options: Any
+    ) -> HistoryProvider:
         """Return a history provider for ``source_id``; ``options`` as the backend's provider takes them."""
-        return self.backend.history_provider(source_id=source_id, **options)
+        return self.backend.history_provider(source_id=source_id, **_scoped(options, tenant))
 
-    def file_store(self, **options: Any) -> AgentFileStore:
+    def file_store(self, *, tenant: str | None = None, **options: Any) -> AgentFileStore:
         """Return the backend's ``AgentFileStore``."""
-        return self.backend.file_store(**options)
+        return self.backend.file_store(**_scoped(options, tenant))
 
-    def session_store(self, **options: Any) -> SessionStore:
+    def session_store(self, *, tenant: str | None = None, **options: Any) -> SessionStore:
         """Return the backend's ``SessionStore``."""
-        return self.backend.session_store(**options)
+        return self.backend.session_store(**_scoped(options, tenant))
 
-    def checkpoint_storage(self, **options: Any) -> ObjectCheckpointStorage:
+    def checkpoint_storage(self, *, tenant: str | None = None, **options: Any) -> ObjectCheckpointStorage:
         """Return workflow checkpoint storage over the backend's object driver.
 
         ``options`` as :class:`~agent_stores.core.checkpoints.ObjectCheckpointStorage` takes
@@ -165,15 +163,15 @@ class Stores(OwnedResource):
         Raises:
             TypeError: The backend does not hand out its drivers (see :class:`DriverBackend`).
         """
-        return ObjectCheckpointStorage(self.object_driver(), **options)
+        return ObjectCheckpointStorage(self.object_driver(), tenant=tenant, **options)
 
-    def todo_store(self, **options: Any) -> ObjectTodoStore:
+    def todo_store(self, *, tenant: str | None = None, **options: Any) -> ObjectTodoStore:
         """Return the harness ``TodoStore`` over the backend's object driver (``namespace``, ``prefix``).
 
         Raises:
             TypeError: The backend does not hand out its drivers (see :class:`DriverBackend`).
         """
-        return ObjectTodoStore(self.object_driver(), **options)
+        return ObjectTodoStore(self.object_driver(), tenant=tenant, **options)
 
     def harness_kwargs(
         self,
@@ -187,9 +185,10 @@ class Stores(OwnedResource):
 
         ``history_provider`` (``history_options`` as :meth:`history_provider` takes them),
         ``file_memory_store`` (the file store), ``file_access_store`` (the same file store, when
-        ``file_access``) and ``default_options`` with ``store=False``: the conversation the
-        model sees is loaded from our history provider on every model call, never from a copy
-        the model service keeps (a Responses API client would otherwise send
+        ``file_access``), ``todo_provider`` (the harness's todo list, kept per session, when the
+        backend offers its drivers) and ``default_options`` with ``store=False``: the
+        conversation the model sees is loaded from our history provider on every model call,
+        never from a copy the model service keeps (a Responses API client would otherwise send
         ``previous_response_id`` and skip our history). Pass your own chat options as
         ``default_options``; they are merged.
 
@@ -200,16 +199,15 @@ class Stores(OwnedResource):
         Raises:
             ValueError: ``default_options`` sets ``store`` to something else than ``service_history`` implies.
         """
-        kwargs = harness_kwargs(
-            self.history_provider(**history_options),
-            self.file_store(),
+        tenant = history_options.pop("tenant", None)
+        return harness_kwargs(
+            self.history_provider(tenant=tenant, **history_options),
+            self.file_store(tenant=tenant),
+            todos=self.todo_store(tenant=tenant) if self.offers_drivers else None,
             file_access=file_access,
             service_history=service_history,
             default_options=default_options,
         )
-        if isinstance(self.backend, DriverBackend):  # the harness's todo list, kept per session
-            kwargs["todo_provider"] = TodoProvider(store=self.todo_store())
-        return kwargs
 
     def tenant(self, tenant: str) -> TenantStores:
         """Return the view of these stores bound to one authenticated tenant (see :class:`TenantStores`).
@@ -217,38 +215,88 @@ class Stores(OwnedResource):
         Raises:
             ValueError: ``tenant`` is not a non-empty string.
         """
-        from .tenants import TenantStores
-
         return TenantStores(self, tenant)
+
+    async def list_tenants(self, *, after: str | None = None, limit: int = 100) -> list[Segment]:
+        """Return up to ``limit`` tenants holding data, in key order, each after the segment ``after``.
+
+        Each entry is the tenant's key segment and its id (``None`` for an id so long that its
+        segment is a digest). Page with ``after=<segment of the last entry>``.
+
+        Raises:
+            TypeError: The backend does not hand out its drivers (see :class:`DriverBackend`).
+            ValueError: ``limit`` is not positive.
+        """
+        objects, logs = self.object_driver(), self.log_driver()
+
+        async def from_objects(after: str | None, limit: int) -> list[str]:
+            return await object_segments(objects, TENANTS + "/", after=after, limit=limit)
+
+        async def from_logs(after: str | None, limit: int) -> list[str]:
+            return await log_segments(logs, TENANTS + "/", after=after, limit=limit)
+
+        return await segments([from_objects, from_logs], after=after, limit=limit)
+
+    def iter_tenants(self, *, page_size: int = 100) -> AsyncIterator[Segment]:
+        """Yield every tenant holding data (see :meth:`list_tenants`)."""
+        return iter_pages(lambda after, limit: self.list_tenants(after=after, limit=limit), size=page_size)
+
+    async def list_namespaces(
+        self, kind: str, *, tenant_segment: str | None = None, after: str | None = None, limit: int = 100
+    ) -> list[Segment]:
+        """Return up to ``limit`` namespaces of ``kind`` holding data, outside every tenant or in one.
+
+        ``kind`` is ``history``, ``todos`` or ``checkpoints`` (the kinds that take a
+        ``namespace``); ``tenant_segment`` a segment :meth:`list_tenants` returned. History
+        namespaces outside tenants never include the reserved ``tenants``.
+
+        Raises:
+            TypeError: The backend does not hand out its drivers.
+            ValueError: ``kind`` is not one of those, or ``limit`` is not positive.
+        """
+        root = "" if tenant_segment is None else f"{TENANTS}/{tenant_segment}/"
+        if kind == "history":
+            logs = within(self.log_driver(), root)
+
+            async def from_logs(after: str | None, limit: int) -> list[str]:
+                return await log_segments(logs, "", after=after, limit=limit)
+
+            exclude: frozenset[str] = frozenset({TENANTS}) if tenant_segment is None else frozenset()
+            return await segments([from_logs], after=after, limit=limit, exclude=exclude)
+        if kind not in ("todos", "checkpoints"):
+            raise ValueError(f"kind must be 'history', 'todos' or 'checkpoints', got {kind!r}")
+        objects = self.object_driver()
+
+        async def from_objects(after: str | None, limit: int) -> list[str]:
+            return await object_segments(objects, f"{root}{kind}/", after=after, limit=limit)
+
+        return await segments([from_objects], after=after, limit=limit)
+
+    async def list_source_ids(
+        self, namespace: str = "", *, tenant_segment: str | None = None, after: str | None = None, limit: int = 100
+    ) -> list[Segment]:
+        """Return up to ``limit`` history source ids holding sessions in ``namespace`` (see :meth:`list_namespaces`).
+
+        Raises:
+            TypeError: The backend does not hand out its drivers.
+            ValueError: ``limit`` is not positive.
+        """
+        root = "" if tenant_segment is None else f"{TENANTS}/{tenant_segment}/"
+        logs = within(self.log_driver(), root)
+        prefix = KeySpace(namespace).namespace_segment + "/"
+
+        async def from_logs(after: str | None, limit: int) -> list[str]:
+            return await log_segments(logs, prefix, after=after, limit=limit)
+
+        return await segments([from_logs], after=after, limit=limit)
 
     def __repr__(self) -> str:
         return f"Stores({redact_url(self.url)!r})"
 
 
-def harness_kwargs(
-    history: HistoryProvider,
-    files: AgentFileStore,
-    *,
-    file_access: bool = False,
-    service_history: bool = False,
-    default_options: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Return ``create_harness_agent`` keyword arguments for ``history`` and ``files``.
-
-    See :meth:`Stores.harness_kwargs`; this builds them for stores you made yourself.
-
-    Raises:
-        ValueError: ``default_options`` sets ``store`` to something else than ``service_history`` implies.
-    """
-    options = dict(default_options or {})
-    if not service_history:
-        if options.get("store") not in (None, False):
-            raise ValueError("default_options['store'] must be False unless service_history=True")
-        options["store"] = False
-    kwargs: dict[str, Any] = {"history_provider": history, "file_memory_store": files, "default_options": options}
-    if file_access:
-        kwargs["file_access_store"] = files
-    return kwargs
+def _scoped(options: dict[str, Any], tenant: str | None) -> dict[str, Any]:
+    """``options`` with ``tenant`` when one is given (a backend without tenant views never sees the option)."""
+    return options if tenant is None else {**options, "tenant": tenant}
 
 
 def _scheme(url: str) -> str:
@@ -283,44 +331,3 @@ def open_stores(url: str, **options: Any) -> Stores:
         )
     factory: BackendFactory = entry.load()
     return Stores(url, factory(url, **options))
-
-
-def openai_client(
-    api: Literal["chat", "responses"] | None = None,
-    *,
-    model: str | None = None,
-    api_key: str | None = None,
-    base_url: str | None = None,
-    **options: Any,
-) -> Any:
-    """Return the framework's OpenAI chat client for OpenAI or any OpenAI-compatible server.
-
-    ``api`` chooses the API: ``"chat"`` (Chat Completions, the default: every OpenAI-compatible
-    server speaks it) or ``"responses"`` (the Responses API); when not given, the
-    ``AGENT_STORES_OPENAI_API`` environment variable decides, else ``"chat"``. Both keep the
-    conversation in the history provider when the agent is built with
-    :meth:`Stores.harness_kwargs` (``store=False``).
-
-    ``model``, ``api_key`` and ``base_url`` default to ``OPENAI_MODEL`` (else ``gpt-4o-mini``),
-    ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL``. A base URL without a key (a local server
-    that checks none) works: a placeholder key is sent. ``options`` go to the client class
-    (``OpenAIChatCompletionClient`` or ``OpenAIChatClient`` of ``agent-framework-openai``).
-
-    Raises:
-        ImportError: ``agent-framework-openai`` is not installed (``pip install "agent-stores[openai]"``).
-        ValueError: ``api`` is not ``chat`` or ``responses``, or neither a key nor a base URL is configured.
-    """
-    chosen = api or os.environ.get(OPENAI_API_ENV, "").strip().lower() or "chat"
-    if chosen not in ("chat", "responses"):
-        raise ValueError(f"api must be 'chat' or 'responses' (from {OPENAI_API_ENV} or the argument), got {chosen!r}")
-    try:
-        from agent_framework.openai import OpenAIChatClient, OpenAIChatCompletionClient
-    except ImportError as err:
-        raise ImportError('the OpenAI clients need agent-framework-openai: pip install "agent-stores[openai]"') from err
-    key = api_key or os.environ.get("OPENAI_API_KEY") or None
-    url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-    if key is None and url is None:
-        raise ValueError("set OPENAI_API_KEY (api.openai.com) or OPENAI_BASE_URL (an OpenAI-compatible server)")
-    name = model or os.environ.get("OPENAI_MODEL") or _DEFAULT_MODEL
-    client_type = OpenAIChatClient if chosen == "responses" else OpenAIChatCompletionClient
-    return client_type(model=name, api_key=key or _NO_KEY, base_url=url, **options)

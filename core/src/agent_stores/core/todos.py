@@ -70,23 +70,30 @@ class ObjectTodoStore(OwnedResource, TodoStore):
     Args:
         driver: The object driver; borrowed unless ``owns_driver``.
         prefix: Key prefix of every object (``""`` or ending with ``/``).
-        namespace: Tenant or application; namespaces never share state.
+        namespace: Application prefix; namespaces never share state.
+        tenant: Keep every object under ``tenants/<tenant>/`` (what a tenant view passes).
         owns_driver: Close the driver on ``aclose()``.
 
     Raises:
-        ValueError: ``prefix`` does not end with ``/``.
+        ValueError: ``prefix`` does not end with ``/``, or ``tenant`` is empty.
     """
 
     def __init__(
-        self, driver: ObjectDriver, *, prefix: str = "todos/", namespace: str = "", owns_driver: bool = False
+        self,
+        driver: ObjectDriver,
+        *,
+        prefix: str = "todos/",
+        namespace: str = "",
+        tenant: str | None = None,
+        owns_driver: bool = False,
     ) -> None:
-        if prefix and not prefix.endswith("/"):
-            raise ValueError(f"prefix must be empty or end with '/', got {prefix!r}")
+        keys = KeySpace(namespace, tenant)
         super().__init__()
         self.driver = driver
-        self.prefix = prefix
+        self.prefix = keys.under(prefix)
         self.namespace = namespace
-        self._root = f"{prefix}{KeySpace(namespace).root}/"
+        self.tenant = tenant
+        self._root = f"{self.prefix}{keys.namespace_segment}/"
         self._adopt(driver, owned=owns_driver)
 
     def _key(self, session: AgentSession, source_id: str) -> str:
@@ -129,4 +136,7 @@ class ObjectTodoStore(OwnedResource, TodoStore):
         return await self.driver.delete(self._key(session, source_id))
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.driver!r}, prefix={self.prefix!r}, namespace={self.namespace!r})"
+        return (
+            f"{type(self).__name__}({self.driver!r}, prefix={self.prefix!r}, namespace={self.namespace!r}, "
+            f"tenant={self.tenant!r})"
+        )

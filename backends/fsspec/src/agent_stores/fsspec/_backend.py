@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from agent_stores.core import ConnectedBackend, Connector, ObjectLogDriver
+from agent_stores.core import ConnectedBackend, Connector, KeySpace, ObjectLogDriver
 
 from ._connect import CONNECTOR
 from ._driver import FsspecObjectDriver
@@ -55,17 +55,17 @@ class FsspecBackend(ConnectedBackend[FsspecObjectDriver]):
         """The driver at the root."""
         return self.handle
 
-    def scoped(self, kind: str) -> FsspecObjectDriver:
-        """The ``<root>/<kind>`` folder: files list directories as markers, the others do not."""
-        return self.handle.child(kind, markers=kind == "files")
+    def scoped(self, kind: str, tenant: str | None) -> tuple[FsspecObjectDriver, dict[str, Any]]:
+        """The ``<root>/<kind>`` folder, or ``<root>/tenants/<tenant>/<kind>``: files list directories as markers."""
+        return self.handle.child(KeySpace(tenant=tenant).root + kind, markers=kind == "files"), {}
 
     def object_driver(self) -> FsspecObjectDriver:
         """The root, without directory markers: each store the core builds keeps to its own prefix."""
         return self.handle.child("", markers=False)
 
     def log_driver(self) -> ObjectLogDriver:
-        """The object-store log under ``<root>/history``."""
-        return ObjectLogDriver(self.scoped("history"), prefix="")
+        """The object-store log under ``<root>/history`` (``within`` a tenant's root, its history)."""
+        return ObjectLogDriver(self.object_driver(), prefix="history/")
 
     def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
         """The core's adapters (see ``ConnectedBackend``), with this backend's history, files and drivers."""

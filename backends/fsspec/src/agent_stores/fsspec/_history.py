@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Any
+from typing import Unpack
 
 from agent_stores.core import LogHistoryProvider, ObjectLogDriver
+from agent_stores.core.history import HistoryOptions, window_cache_bytes
 from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
 from ._capabilities import FilesystemCapabilities
@@ -40,9 +40,10 @@ class FsspecHistoryProvider(FsspecStore, LogHistoryProvider):
     Security posture:
         Messages are stored as plaintext (msgpack framing around the message JSON) in
         files under ``root``: protect the folder as you would the conversations. Keys
-        derive injectively from ``namespace``, ``source_id`` and the session id, so no id
-        can reach another session's files or leave the root; ``namespace`` isolates tenants
-        sharing one root, but anyone who can read the folder reads every tenant.
+        derive injectively from the tenant, ``namespace``, ``source_id`` and the session id,
+        so no id can reach another session's files or leave the root; each tenant's data lies
+        in its own folder (``tenants/<tenant>/``), but anyone who can read the root reads
+        every tenant.
 
     Borrowing and owning the filesystem work as in :class:`FsspecAgentFileStore`; the history
     lives directly under the root.
@@ -51,20 +52,13 @@ class FsspecHistoryProvider(FsspecStore, LogHistoryProvider):
         fs: The fsspec filesystem to borrow (never closed), or an :class:`FsspecObjectDriver`
             shared with other stores.
         root: The directory on ``fs`` holding the history (created on first write; omitted with a driver).
-        source_id: Provider id; part of every key, so two providers never share history.
-        namespace: Tenant or application prefix; isolation is total.
-        max_messages: Load only the newest N messages (reads only the newest segments).
-        ttl: Sliding expiry in seconds or a ``timedelta``; expired sessions read as empty,
-            :meth:`purge_expired` blanks them.
-        skip_excluded: Omit messages whose ``additional_properties["_excluded"]`` is truthy.
         fsync: Local only: flush each segment to disk before it becomes visible.
         capabilities: Override the capabilities declared for the filesystem.
-        **kwargs: ``load_messages``, ``store_inputs``, ``store_context_messages``,
-            ``store_context_from``, ``store_outputs`` as in ``HistoryProvider``.
-
-    Raises:
-        ValueError: ``source_id`` is empty, ``max_messages`` is not a positive int, or
-            ``ttl`` is not positive.
+        **options: The options of every history provider (``source_id``, ``namespace``,
+            ``tenant``, ``max_messages``, ``ttl``, ``skip_excluded``, ``cache_bytes``...), as
+            :class:`~agent_stores.core.LogHistoryProvider` documents them; expired sessions
+            read as empty and :meth:`purge_expired` blanks them; ``cache_bytes`` also bounds
+            the remembered windows.
     """
 
     def __init__(
@@ -72,26 +66,13 @@ class FsspecHistoryProvider(FsspecStore, LogHistoryProvider):
         fs: AbstractFileSystem | FsspecObjectDriver,
         root: str | None = None,
         *,
-        source_id: str = "history",
-        namespace: str = "",
-        max_messages: int | None = None,
-        ttl: float | timedelta | None = None,
-        skip_excluded: bool = False,
         fsync: bool | None = None,
         capabilities: FilesystemCapabilities | None = None,
-        **kwargs: Any,
+        **options: Unpack[HistoryOptions],
     ) -> None:
         objects = self._connect_root(fs, root, fsync=fsync, capabilities=capabilities)
         self.objects = objects
-        super().__init__(
-            ObjectLogDriver(objects, prefix=""),
-            source_id=source_id,
-            namespace=namespace,
-            max_messages=max_messages,
-            ttl=ttl,
-            skip_excluded=skip_excluded,
-            **kwargs,
-        )
+        super().__init__(ObjectLogDriver(objects, prefix="", cache_bytes=window_cache_bytes(options)), **options)
 
     @property
     def capabilities(self) -> FilesystemCapabilities:

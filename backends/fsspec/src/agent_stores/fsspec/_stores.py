@@ -44,6 +44,7 @@ class FsspecAgentFileStore(FsspecStore, ObjectAgentFileStore):
         root: The directory on ``fs`` holding the files (created on first write; omitted with a driver).
         fsync: Local only: flush each write to disk before it becomes visible.
         capabilities: Override the capabilities declared for the filesystem.
+        tenant: Keep the files in ``<root>/tenants/<tenant>/``.
     """
 
     markers = True
@@ -55,9 +56,10 @@ class FsspecAgentFileStore(FsspecStore, ObjectAgentFileStore):
         *,
         fsync: bool | None = None,
         capabilities: FilesystemCapabilities | None = None,
+        tenant: str | None = None,
     ) -> None:
         driver = self._connect_root(fs, root, fsync=fsync, capabilities=capabilities)
-        super().__init__(driver, prefix="")
+        super().__init__(driver, prefix="", tenant=tenant)
         self.objects = driver
         self.case_sensitive = driver.capabilities.case_sensitive
         self.empty_directories = driver.capabilities.empty_directories
@@ -92,6 +94,7 @@ class FsspecSessionStore(FsspecStore, ObjectSessionStore):
         root: The directory on ``fs`` holding the snapshots (created on first write; omitted with a driver).
         fsync: Local only: flush each write to disk before it becomes visible.
         capabilities: Override the capabilities declared for the filesystem.
+        tenant: Keep the snapshots in ``<root>/tenants/<tenant>/``.
     """
 
     def __init__(
@@ -101,9 +104,10 @@ class FsspecSessionStore(FsspecStore, ObjectSessionStore):
         *,
         fsync: bool | None = None,
         capabilities: FilesystemCapabilities | None = None,
+        tenant: str | None = None,
     ) -> None:
         driver = self._connect_root(fs, root, fsync=fsync, capabilities=capabilities)
-        super().__init__(driver, prefix="")
+        super().__init__(driver, prefix="", tenant=tenant)
         self.objects = driver
 
     @property

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from agent_stores.core import ObjectAgentFileStore, plain_literal
+from agent_stores.core.files import ObjectStoreOptions
 
 from ._connect import Connectable, MongoDBStore
 from ._driver import MongoDBObjectDriver
@@ -29,18 +32,18 @@ class MongoDBAgentFileStore(MongoDBStore, ObjectAgentFileStore):
         and roles as for the history provider (``readWrite`` on the database). Every key
         starts with ``prefix`` and no path can escape it (``..`` and rooted paths are
         rejected); paths are string values in queries, and patterns pushed into ``$regex``
-        are escaped. Tenants sharing a collection are isolated only by distinct prefixes.
+        are escaped. Tenants sharing a collection are isolated by their roots (``tenants/<tenant>/``).
 
     Args:
         connection: The client, database or shared :class:`MongoDBDatabase` to borrow.
-        prefix: Key prefix of every file (``""`` or ending with ``/``); stores sharing a
-            collection need distinct prefixes.
+        **options: ``prefix`` and ``tenant``, as :class:`~agent_stores.core.ObjectAgentFileStore`
+            documents them.
     """
 
-    def __init__(self, connection: Connectable, *, prefix: str = "files/") -> None:
+    def __init__(self, connection: Connectable, **options: Unpack[ObjectStoreOptions]) -> None:
         self.database = self._connect(connection)
         self.objects = MongoDBObjectDriver(self.database)
-        super().__init__(self.objects, prefix=prefix)
+        super().__init__(self.objects, **options)
 
     async def _candidate_keys(self, base: str, regex_pattern: str, *, recursive: bool) -> list[str]:
         """Narrow the search in one query: key range and depth, and a literal filter (``plain_literal``)."""

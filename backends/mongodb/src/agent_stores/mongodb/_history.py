@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Any
+from typing import Unpack
 
 from agent_stores.core import LogHistoryProvider
+from agent_stores.core.history import HistoryOptions
 
 from ._connect import Connectable, MongoDBStore
 from ._driver import MongoDBLogDriver
@@ -38,52 +38,28 @@ class MongoDBHistoryProvider(MongoDBStore, LogHistoryProvider):
         always on for ``mongodb+srv``), and encryption at rest where the deployment offers it.
         The stores need ``find``, ``insert``, ``update``, ``remove`` and ``createIndex`` on
         their collections (the built-in ``readWrite`` role on the database covers them).
-        Keys are derived injectively from ``namespace``, ``source_id`` and the session id and
-        are only ever used as string values in queries, never as field names or operators, so
-        no id can reach another session's documents or inject a query. ``namespace`` isolates
-        tenants sharing a database; anyone with read access to the collections reads every tenant.
+        Keys are derived injectively from the tenant, ``namespace``, ``source_id`` and the
+        session id and are only ever used as string values in queries, never as field names or
+        operators, so no id can reach another session's documents or inject a query. Tenants
+        sharing a database are isolated by their roots (``tenants/<tenant>/``); anyone with
+        read access to the collections reads every tenant.
 
     Args:
         connection: The client, database or shared :class:`MongoDBDatabase` to borrow.
-        source_id: Provider id; part of every key, so two providers never share history.
-        namespace: Tenant or application prefix; isolation is total.
-        max_messages: Load only the newest N messages; the window never starts with a tool
-            result or approval response whose request lies outside it.
-        ttl: Sliding expiry (seconds or ``timedelta``): a session expires this long after the
-            last save that stored messages, then reads as empty (exact to the millisecond);
-            a later save starts a fresh history. MongoDB's TTL monitor removes the expired
-            session's head within about a minute; its message documents are removed by
-            :meth:`purge_expired` (schedule it), or at once by a save to the session that
-            comes before the monitor.
-        skip_excluded: Omit messages whose ``additional_properties["_excluded"]`` is truthy.
-        **kwargs: ``load_messages``, ``store_inputs``, ``store_context_messages``,
-            ``store_context_from``, ``store_outputs`` as in ``HistoryProvider``.
+        **options: The options of every history provider (``source_id``, ``namespace``,
+            ``tenant``, ``max_messages``, ``ttl``, ``skip_excluded``, ``cache_bytes``...), as
+            :class:`~agent_stores.core.LogHistoryProvider` documents them. An expired session
+            reads as empty at once (exact to the millisecond); MongoDB's TTL monitor removes
+            its head within about a minute, and its message documents go with
+            :meth:`purge_expired` (schedule it) or with the next save to the session.
 
     Raises:
         TypeError: ``connection`` is not an ``AsyncMongoClient``, ``AsyncDatabase`` or ``MongoDBDatabase``.
-        ValueError: ``source_id`` is empty, ``max_messages`` is not a positive int, or ``ttl``
-            is not positive; on save, a batch that would exceed MongoDB's 16 MiB document limit.
+        ValueError: An option is invalid; on save, a batch that would exceed MongoDB's 16 MiB
+            document limit.
         StoreUnavailableError: The server cannot be reached within the client's server selection timeout.
     """
 
-    def __init__(
-        self,
-        connection: Connectable,
-        *,
-        source_id: str = "history",
-        namespace: str = "",
-        max_messages: int | None = None,
-        ttl: float | timedelta | None = None,
-        skip_excluded: bool = False,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, connection: Connectable, **options: Unpack[HistoryOptions]) -> None:
         self.database = self._connect(connection)
-        super().__init__(
-            MongoDBLogDriver(self.database),
-            source_id=source_id,
-            namespace=namespace,
-            max_messages=max_messages,
-            ttl=ttl,
-            skip_excluded=skip_excluded,
-            **kwargs,
-        )
+        super().__init__(MongoDBLogDriver(self.database), **options)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from agent_stores.core import ObjectSessionStore
+from agent_stores.core.files import ObjectStoreOptions
 
 from ._connect import Connectable, MongoDBStore
 from ._driver import MongoDBObjectDriver
@@ -27,10 +30,10 @@ class MongoDBSessionStore(MongoDBStore, ObjectSessionStore):
 
     Args:
         connection: The client, database or shared :class:`MongoDBDatabase` to borrow.
-        prefix: Key prefix of every snapshot (``""`` or ending with ``/``); stores sharing a
-            collection need distinct prefixes.
+        **options: ``prefix`` and ``tenant``, as :class:`~agent_stores.core.ObjectSessionStore`
+            documents them.
     """
 
-    def __init__(self, connection: Connectable, *, prefix: str = "sessions/") -> None:
+    def __init__(self, connection: Connectable, **options: Unpack[ObjectStoreOptions]) -> None:
         self.database = self._connect(connection)
-        super().__init__(MongoDBObjectDriver(self.database), prefix=prefix)
+        super().__init__(MongoDBObjectDriver(self.database), **options)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from agent_stores.core import ObjectAgentFileStore, plain_literal
+from agent_stores.core.files import ObjectStoreOptions
 
 from ._connect import Connectable, RedisStore
 from ._driver import RedisObjectDriver
@@ -29,27 +32,27 @@ class RedisAgentFileStore(RedisStore, ObjectAgentFileStore):
         who can run commands on the server reads it. Use TLS (``rediss://``) and AUTH/ACL as
         described on ``RedisHistoryProvider``. Every key starts with ``prefix`` and no path
         can escape it (``..`` and rooted paths are rejected); paths are never glob patterns.
-        Tenants sharing a server are isolated only by distinct prefixes or key prefixes.
+        Tenants sharing a server are isolated by their roots (``tenants/<tenant>/``).
 
     Args:
         client: The ``redis.asyncio`` client or shared connection to borrow.
-        prefix: Key prefix of every file (``""`` or ending with ``/``); stores sharing a
-            connection need distinct prefixes.
-        key_prefix: With a bare client: prefix of every Redis key (default ``agent-stores:``).
-        shards: With a bare client: index shards (default 16).
+        key_prefix: With a bare client, as in :class:`RedisHistoryProvider`.
+        shards: With a bare client, as in :class:`RedisHistoryProvider`.
+        **options: ``prefix`` and ``tenant``, as :class:`~agent_stores.core.ObjectAgentFileStore`
+            documents them.
     """
 
     def __init__(
         self,
         client: Connectable,
         *,
-        prefix: str = "files/",
         key_prefix: str | None = None,
         shards: int | None = None,
+        **options: Unpack[ObjectStoreOptions],
     ) -> None:
         self.connection = self._connect(client, key_prefix=key_prefix, shards=shards)
         self.objects = RedisObjectDriver(self.connection)
-        super().__init__(self.objects, prefix=prefix)
+        super().__init__(self.objects, **options)
 
     async def _candidate_keys(self, base: str, regex_pattern: str, *, recursive: bool) -> list[str]:
         """Narrow the search on the server: key range, depth, and a literal filter (``plain_literal``)."""

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Any
+from typing import Unpack
 
 from agent_stores.core import LogHistoryProvider
+from agent_stores.core.history import HistoryOptions
 
 from ._connect import Connectable, RedisStore
 from ._driver import RedisLogDriver
@@ -38,52 +38,32 @@ class RedisHistoryProvider(RedisStore, LogHistoryProvider):
         ``rediss://`` for TLS on the wire, a password or an ACL user (``redis://user:pass@...``)
         limited to the key prefix (``~agent-stores:*`` does not match hash-tagged keys: allow
         ``~{agent-stores:*``) and the commands used (``EVALSHA``, ``SCRIPT LOAD``, ``LRANGE``,
-        ``LLEN``, ``HGET``, ``HMGET``). Keys are derived injectively from ``namespace``,
-        ``source_id`` and the session id, so no id can reach another session's keys;
-        ``namespace`` (or ``key_prefix``) isolates tenants sharing a server only as far as
-        they cannot run commands of their own. Passwords never appear in errors or ``repr``.
+        ``LLEN``, ``HGET``, ``HMGET``). Keys are derived injectively from the tenant,
+        ``namespace``, ``source_id`` and the session id, so no id can reach another session's
+        keys; tenants (``tenants/<tenant>/``) and ``key_prefix`` isolate applications sharing
+        a server only as far as they cannot run commands of their own. Passwords never appear in errors or ``repr``.
 
     Args:
         client: The ``redis.asyncio`` client or shared connection to borrow.
-        source_id: Provider id; part of every key, so two providers never share history.
-        namespace: Tenant or application prefix; isolation is total.
-        max_messages: Load only the newest N messages; the window never starts with a tool
-            result or approval response whose request lies outside it.
-        ttl: Sliding expiry (seconds or ``timedelta``): every key of a session gets
-            ``PEXPIRE`` on each save that stores messages, so Redis removes the session that
-            long after its last save; a later save starts a fresh history.
-        skip_excluded: Omit messages whose ``additional_properties["_excluded"]`` is truthy.
         key_prefix: With a bare client: prefix of every key (default ``agent-stores:``).
         shards: With a bare client: index shards (default 16); see :class:`RedisConnection`.
-        **kwargs: ``load_messages``, ``store_inputs``, ``store_context_messages``,
-            ``store_context_from``, ``store_outputs`` as in ``HistoryProvider``.
+        **options: The options of every history provider (``source_id``, ``namespace``,
+            ``tenant``, ``max_messages``, ``ttl``, ``skip_excluded``, ``cache_bytes``...), as
+            :class:`~agent_stores.core.LogHistoryProvider` documents them; with ``ttl`` every
+            key of a session gets ``PEXPIRE`` on each save that stores messages.
 
     Raises:
         TypeError: ``client`` is not a ``redis.asyncio`` client or ``RedisConnection``.
-        ValueError: ``source_id`` is empty, ``max_messages`` is not a positive int, or ``ttl``
-            is not positive.
+        ValueError: An option is invalid.
     """
 
     def __init__(
         self,
         client: Connectable,
         *,
-        source_id: str = "history",
-        namespace: str = "",
-        max_messages: int | None = None,
-        ttl: float | timedelta | None = None,
-        skip_excluded: bool = False,
         key_prefix: str | None = None,
         shards: int | None = None,
-        **kwargs: Any,
+        **options: Unpack[HistoryOptions],
     ) -> None:
         self.connection = self._connect(client, key_prefix=key_prefix, shards=shards)
-        super().__init__(
-            RedisLogDriver(self.connection),
-            source_id=source_id,
-            namespace=namespace,
-            max_messages=max_messages,
-            ttl=ttl,
-            skip_excluded=skip_excluded,
-            **kwargs,
-        )
+        super().__init__(RedisLogDriver(self.connection), **options)

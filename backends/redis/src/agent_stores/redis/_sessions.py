@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from agent_stores.core import ObjectSessionStore
+from agent_stores.core.files import ObjectStoreOptions
 
 from ._connect import Connectable, RedisStore
 from ._driver import RedisObjectDriver
@@ -27,19 +30,19 @@ class RedisSessionStore(RedisStore, ObjectSessionStore):
 
     Args:
         client: The ``redis.asyncio`` client or shared connection to borrow.
-        prefix: Key prefix of every snapshot (``""`` or ending with ``/``); stores sharing a
-            connection need distinct prefixes.
-        key_prefix: With a bare client: prefix of every Redis key (default ``agent-stores:``).
-        shards: With a bare client: index shards (default 16).
+        key_prefix: With a bare client, as in :class:`RedisHistoryProvider`.
+        shards: With a bare client, as in :class:`RedisHistoryProvider`.
+        **options: ``prefix`` and ``tenant``, as :class:`~agent_stores.core.ObjectSessionStore`
+            documents them.
     """
 
     def __init__(
         self,
         client: Connectable,
         *,
-        prefix: str = "sessions/",
         key_prefix: str | None = None,
         shards: int | None = None,
+        **options: Unpack[ObjectStoreOptions],
     ) -> None:
         self.connection = self._connect(client, key_prefix=key_prefix, shards=shards)
-        super().__init__(RedisObjectDriver(self.connection), prefix=prefix)
+        super().__init__(RedisObjectDriver(self.connection), **options)

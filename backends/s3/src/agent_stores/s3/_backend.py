@@ -56,8 +56,8 @@ class S3Backend(ConnectedBackend[S3Bucket]):
         return PrefixedObjectDriver(self.handle.driver, self.handle.prefix)
 
     def log_driver(self) -> ObjectLogDriver:
-        """The object-store log under ``<prefix>history/`` on the shared driver."""
-        return ObjectLogDriver(self.handle.driver, prefix=self.handle.under("history"))
+        """The object-store log under ``<prefix>history/`` (``within`` a tenant's root: its history)."""
+        return ObjectLogDriver(self.object_driver(), prefix="history/")
 
     def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
         """The core's adapters (see ``ConnectedBackend``), with this backend's history, files and drivers."""

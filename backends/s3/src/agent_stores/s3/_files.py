@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from agent_framework import FileSearchResult
 
-from agent_stores.core import ObjectAgentFileStore, StoredObject, decode_text
+from agent_stores.core import KeySpace, ObjectAgentFileStore, StoredObject, decode_text
 
 from ._connect import S3Bucket, S3Store
 from ._driver import S3ObjectDriver
@@ -69,18 +69,17 @@ class S3AgentFileStore(S3Store, ObjectAgentFileStore):
     Security posture:
         Content is stored as plaintext UTF-8 objects; use bucket encryption (SSE-S3 or SSE-KMS)
         and a bucket policy for confidentiality. Every key starts with ``<prefix>files/`` and no
-        path can leave it. Tenants sharing a bucket are isolated only by distinct prefixes: an
+        path can leave it. Tenants sharing a bucket are isolated by their roots, but an
         IAM principal that can read the bucket reads every tenant unless its policy restricts
-        it to its prefix (``s3:prefix`` conditions, resource ARNs ending in ``<prefix>*``).
+        it to the tenant's root (``s3:prefix`` conditions, resource ARNs ending in
+        ``<prefix>tenants/<tenant>/*``: everything of one tenant, of every kind, lies there).
 
     Args:
         client: A boto3 S3 client to borrow, or an :class:`S3ObjectDriver` or :class:`S3Bucket`
             shared with other stores.
-        bucket: The bucket (omitted with a driver or bucket handle).
-        prefix: Key prefix of this store's data (``""`` or a path such as ``"agents/a1"``);
+        bucket, prefix, driver_options: Where the data lives, as in :class:`S3HistoryProvider`;
             files live under ``<prefix>files/``.
-        driver_options: With a client, ``S3ObjectDriver`` options (``create_bucket``,
-            ``conditional_delete``, ``ordered_listing``, ``path_keys``, ``max_concurrency``).
+        tenant: Keep the files under ``<prefix>tenants/<tenant>/files/``.
 
     Raises:
         ValueError: No bucket with a client, or an unknown option.
@@ -93,9 +92,11 @@ class S3AgentFileStore(S3Store, ObjectAgentFileStore):
         *,
         prefix: str | None = None,
         driver_options: dict[str, Any] | None = None,
+        tenant: str | None = None,
     ) -> None:
         handle = self._connect(client, bucket=bucket, prefix=prefix, **(driver_options or {}))
-        super().__init__(handle.driver, prefix=handle.under("files"))
+        super().__init__(handle.driver, prefix=handle.under(KeySpace(tenant=tenant).root, "files"))
+        self.tenant = tenant
 
     async def read(self, path: str) -> str | None:
         """Return the file's text, or ``None`` when absent (one GET; during a search, fetched ahead).

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
-from agent_stores.core import LogHistoryProvider
+from agent_stores.core import LogHistoryProvider, PrefixedObjectDriver
+from agent_stores.core.history import HistoryOptions, window_cache_bytes
 from agent_stores.core.objectlog import ObjectLogDriver
 
 from ._connect import S3Bucket, S3Store
@@ -56,17 +56,14 @@ class S3HistoryProvider(S3Store, LogHistoryProvider):
             shared with other stores.
         bucket: The bucket (omitted with a driver or bucket handle).
         prefix: Key prefix of this store's data; history lives under ``<prefix>history/``
-            (omitted with a bucket handle, which has its own).
-        source_id: Provider id; part of every key, so two providers never share history.
-        namespace: Tenant or application prefix; isolation is total.
-        max_messages: Load only the newest N messages; the window never starts with a tool
-            result or approval response whose request lies outside it.
-        ttl: Sliding expiry (seconds or ``timedelta``), see above.
-        skip_excluded: Omit messages whose ``additional_properties["_excluded"]`` is truthy.
+            (``<prefix>tenants/<tenant>/history/`` with ``tenant``); omitted with a bucket
+            handle, which has its own.
         driver_options: With a client, ``S3ObjectDriver`` options (``create_bucket``,
             ``conditional_delete``, ``ordered_listing``, ``path_keys``, ``max_concurrency``).
-        **kwargs: ``load_messages``, ``store_inputs``, ``store_context_messages``,
-            ``store_context_from``, ``store_outputs`` as in ``HistoryProvider``.
+        **options: The options of every history provider (``source_id``, ``namespace``,
+            ``tenant``, ``max_messages``, ``ttl``, ``skip_excluded``, ``cache_bytes``...), as
+            :class:`~agent_stores.core.LogHistoryProvider` documents them; ``cache_bytes`` also
+            bounds the remembered windows.
     """
 
     def __init__(
@@ -75,22 +72,10 @@ class S3HistoryProvider(S3Store, LogHistoryProvider):
         bucket: str | None = None,
         *,
         prefix: str | None = None,
-        source_id: str = "history",
-        namespace: str = "",
-        max_messages: int | None = None,
-        ttl: float | timedelta | None = None,
-        skip_excluded: bool = False,
         driver_options: dict[str, Any] | None = None,
-        **kwargs: Any,
+        **options: Unpack[HistoryOptions],
     ) -> None:
         handle = self._connect(client, bucket=bucket, prefix=prefix, **(driver_options or {}))
         self.objects = handle.driver
-        super().__init__(
-            ObjectLogDriver(handle.driver, prefix=handle.under("history")),
-            source_id=source_id,
-            namespace=namespace,
-            max_messages=max_messages,
-            ttl=ttl,
-            skip_excluded=skip_excluded,
-            **kwargs,
-        )
+        view = PrefixedObjectDriver(handle.driver, handle.prefix) if handle.prefix else handle.driver
+        super().__init__(ObjectLogDriver(view, prefix="history/", cache_bytes=window_cache_bytes(options)), **options)

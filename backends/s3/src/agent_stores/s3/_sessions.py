@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agent_stores.core import ObjectSessionStore
+from agent_stores.core import KeySpace, ObjectSessionStore
 
 from ._connect import S3Bucket, S3Store
 from ._driver import S3ObjectDriver
@@ -36,10 +36,9 @@ class S3SessionStore(S3Store, ObjectSessionStore):
     Args:
         client: A boto3 S3 client to borrow, or an :class:`S3ObjectDriver` or :class:`S3Bucket`
             shared with other stores.
-        bucket: The bucket (omitted with a driver or bucket handle).
-        prefix: Key prefix of this store's data; snapshots live under ``<prefix>sessions/``.
-        driver_options: With a client, ``S3ObjectDriver`` options (``create_bucket``,
-            ``conditional_delete``, ``ordered_listing``, ``path_keys``, ``max_concurrency``).
+        bucket, prefix, driver_options: Where the data lives, as in :class:`S3HistoryProvider`;
+            snapshots live under ``<prefix>sessions/``.
+        tenant: Keep the snapshots under ``<prefix>tenants/<tenant>/sessions/``.
     """
 
     def __init__(
@@ -49,6 +48,8 @@ class S3SessionStore(S3Store, ObjectSessionStore):
         *,
         prefix: str | None = None,
         driver_options: dict[str, Any] | None = None,
+        tenant: str | None = None,
     ) -> None:
         handle = self._connect(client, bucket=bucket, prefix=prefix, **(driver_options or {}))
-        super().__init__(handle.driver, prefix=handle.under("sessions"))
+        super().__init__(handle.driver, prefix=handle.under(KeySpace(tenant=tenant).root, "sessions"))
+        self.tenant = tenant

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from agent_stores.core import ObjectAgentFileStore, plain_literal
+from agent_stores.core.files import ObjectStoreOptions
 
 from ._connect import Connectable, SQLiteStore
 from ._driver import SQLiteObjectDriver
@@ -27,18 +30,18 @@ class SQLiteAgentFileStore(SQLiteStore, ObjectAgentFileStore):
         Content is stored as plaintext in the database file: protect the file as you would
         the files themselves. Every key starts with ``prefix`` and no path can escape it
         (``..`` and rooted paths are rejected); all SQL is parameterised. Tenants sharing one
-        database are isolated only by distinct prefixes.
+        database are isolated by their roots (``tenants/<tenant>/``).
 
     Args:
         connection: The aiosqlite connection or shared database to borrow.
-        prefix: Key prefix of every file (``""`` or ending with ``/``); stores sharing a
-            database need distinct prefixes.
+        **options: ``prefix`` and ``tenant``, as :class:`~agent_stores.core.ObjectAgentFileStore`
+            documents them.
     """
 
-    def __init__(self, connection: Connectable, *, prefix: str = "files/") -> None:
+    def __init__(self, connection: Connectable, **options: Unpack[ObjectStoreOptions]) -> None:
         self.database = self._connect(connection)
         self.objects = SQLiteObjectDriver(self.database)
-        super().__init__(self.objects, prefix=prefix)
+        super().__init__(self.objects, **options)
 
     async def _candidate_keys(self, base: str, regex_pattern: str, *, recursive: bool) -> list[str]:
         """Narrow the search in one statement: key range, depth, and a literal filter (``plain_literal``)."""

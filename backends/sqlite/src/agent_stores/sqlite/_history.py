@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Any
+from typing import Unpack
 
 from agent_stores.core import LogHistoryProvider
+from agent_stores.core.history import HistoryOptions
 
 from ._connect import Connectable, SQLiteStore
 from ._driver import SQLiteLogDriver
@@ -37,50 +37,24 @@ class SQLiteHistoryProvider(SQLiteStore, LogHistoryProvider):
         Messages are stored as plaintext JSON in the database file (and its ``-wal`` file). A
         file the stores create is ``0600`` (``file_mode`` to choose), an existing file keeps its
         mode; use disk encryption as you would for the conversations themselves. Keys are
-        derived injectively from ``namespace``, ``source_id`` and the session id, so no id can
-        reach another session's rows; ``namespace`` isolates tenants sharing one file, but
-        anyone who can open the file reads every tenant. All SQL is parameterised; ids never
-        become SQL text.
+        derived injectively from the tenant, ``namespace``, ``source_id`` and the session id,
+        so no id can reach another session's rows; tenants sharing one file are isolated by
+        their root (``tenants/<tenant>/``), but anyone who can open the file reads every
+        tenant. All SQL is parameterised; ids never become SQL text.
 
     Args:
         connection: The aiosqlite connection or shared database to borrow.
-        source_id: Provider id; part of every key, so two providers never share history.
-        namespace: Tenant or application prefix; isolation is total.
-        max_messages: Load only the newest N messages; the window never starts with a tool
-            result or approval response whose request lies outside it.
-        ttl: Sliding expiry (seconds or ``timedelta``): a session expires this long after
-            the last save that stored messages, then reads as empty; a later save starts a
-            fresh history. Expired rows are removed when the session is written again or by
-            :meth:`purge_expired`.
-        skip_excluded: Omit messages whose ``additional_properties["_excluded"]`` is truthy.
-        **kwargs: ``load_messages``, ``store_inputs``, ``store_context_messages``,
-            ``store_context_from``, ``store_outputs`` as in ``HistoryProvider``.
+        **options: The options of every history provider (``source_id``, ``namespace``,
+            ``tenant``, ``max_messages``, ``ttl``, ``skip_excluded``, ``cache_bytes``...), as
+            :class:`~agent_stores.core.LogHistoryProvider` documents them. Expired rows are
+            removed when the session is written again or by :meth:`purge_expired`.
 
     Raises:
         TypeError: ``connection`` is not an ``aiosqlite.Connection`` or ``SQLiteDatabase``.
-        ValueError: ``source_id`` is empty, ``max_messages`` is not a positive int, or ``ttl``
-            is not positive. A borrowed connection not in autocommit mode is a ``ValueError``
-            on first use.
+        ValueError: An option is invalid. A borrowed connection not in autocommit mode is a
+            ``ValueError`` on first use.
     """
 
-    def __init__(
-        self,
-        connection: Connectable,
-        *,
-        source_id: str = "history",
-        namespace: str = "",
-        max_messages: int | None = None,
-        ttl: float | timedelta | None = None,
-        skip_excluded: bool = False,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, connection: Connectable, **options: Unpack[HistoryOptions]) -> None:
         self.database = self._connect(connection)
-        super().__init__(
-            SQLiteLogDriver(self.database),
-            source_id=source_id,
-            namespace=namespace,
-            max_messages=max_messages,
-            ttl=ttl,
-            skip_excluded=skip_excluded,
-            **kwargs,
-        )
+        super().__init__(SQLiteLogDriver(self.database), **options)

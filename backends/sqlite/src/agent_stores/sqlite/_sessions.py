@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from agent_stores.core import ObjectSessionStore
+from agent_stores.core.files import ObjectStoreOptions
 
 from ._connect import Connectable, SQLiteStore
 from ._driver import SQLiteObjectDriver
@@ -26,10 +29,10 @@ class SQLiteSessionStore(SQLiteStore, ObjectSessionStore):
 
     Args:
         connection: The aiosqlite connection or shared database to borrow.
-        prefix: Key prefix of every snapshot (``""`` or ending with ``/``); stores sharing a
-            database need distinct prefixes.
+        **options: ``prefix`` and ``tenant``, as :class:`~agent_stores.core.ObjectSessionStore`
+            documents them.
     """
 
-    def __init__(self, connection: Connectable, *, prefix: str = "sessions/") -> None:
+    def __init__(self, connection: Connectable, **options: Unpack[ObjectStoreOptions]) -> None:
         self.database = self._connect(connection)
-        super().__init__(SQLiteObjectDriver(self.database), prefix=prefix)
+        super().__init__(SQLiteObjectDriver(self.database), **options)
