@@ -131,13 +131,13 @@ def test_a_target_holding_the_beginning_gets_the_rest(tmp_path: Path) -> None:
     """The agent went on on the source after a first migration: the re-run copies the new messages."""
     source, target = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
     save(source, "s", "one")
-    save(source, "s", "ns-only", namespace="tenants/acme")
-    migrate_json(source, target)
+    migrate_json(source, target, "--namespace", "")
     save(source, "s", "two")
-    report = migrate_json(source, target, "--namespace", "", "--namespace", "tenants/acme")
+    save(source, "s", "ns-only", namespace="team-b")
+    report = migrate_json(source, target)  # every namespace the source holds
     actions = {item["name"]: item["action"] for item in report["items"] if item["kind"] == "history"}
-    assert actions == {"history/s": "extend", "tenants/acme/history/s": "copy"}
-    assert held(target, "s") == ["one", "two"] and held(target, "s", "tenants/acme") == ["ns-only"]
+    assert actions == {"history/s": "extend", "team-b/history/s": "copy"}
+    assert held(target, "s") == ["one", "two"] and held(target, "s", "team-b") == ["ns-only"]
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:

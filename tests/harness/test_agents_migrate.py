@@ -69,3 +69,62 @@ async def test_an_agent_resumes_on_the_target_where_it_stopped_on_the_source(
         assert_turn_two_from_store(server, turn_one_requests)
     assert len((await _everything(target, "s-1"))["history"]) > len(before["history"])
     assert await _everything(source, "s-1") == before  # the source is untouched
+
+
+async def _tenant_contents(target: StoreTarget, tenant: str) -> dict[str, Any]:
+    from agent_framework import AgentSession
+
+    async with target.open() as stores:
+        view = stores.tenant(tenant)
+        history: Any = view.history_provider(namespace="support")
+        snapshot = await view.session_store().get("chat")
+        todos = await view.todo_store().load_state(AgentSession(session_id="chat"), source_id="todos")
+        return {
+            "history": [m.text for m in await history.export_messages("chat")],
+            "file": await view.file_store().read("memories/notes.md"),
+            "snapshot": None if snapshot is None else snapshot.state,
+            "todos": [item.title for item in todos[0]],
+            "checkpoints": len(await view.checkpoint_storage().list_checkpoints(workflow_name="flow")),
+        }
+
+
+async def test_every_tenant_is_copied_by_default(
+    store_pair: tuple[StoreTarget, StoreTarget], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_framework import AgentSession, Message, WorkflowCheckpoint
+    from agent_framework._harness._todo import TodoItem
+
+    source, target = store_pair
+    for name, value in source.env.items() | target.env.items():
+        monkeypatch.setenv(name, value)
+    tenants = ["acme", "Team X/1"]
+    async with source.open() as stores:
+        for tenant in tenants:
+            view = stores.tenant(tenant)
+            history: Any = view.history_provider(namespace="support")
+            await history.save_messages("chat", [Message(role="user", contents=[f"hi from {tenant}"])])
+            await view.file_store().write("memories/notes.md", f"notes of {tenant}")
+            session = AgentSession(session_id="chat")
+            session.state["owner"] = tenant
+            await view.session_store().set("chat", session)
+            await view.todo_store().save_state(session, [TodoItem(id=1, title=tenant)], next_id=2, source_id="todos")
+            await view.checkpoint_storage().save(WorkflowCheckpoint(workflow_name="flow", graph_signature_hash="g"))
+    expected = {tenant: await _tenant_contents(source, tenant) for tenant in tenants}
+    assert expected["acme"]["history"] == ["hi from acme"] and expected["acme"]["checkpoints"] == 1
+
+    only = await asyncio.to_thread(
+        CliRunner().invoke, app, ["migrate", source.url, target.url, "--tenant", "acme", "--json"]
+    )
+    assert only.exit_code == 0, only.output
+    assert {item["tenant"] for item in json.loads(only.stdout)["items"]} == {"acme"}
+    assert await _tenant_contents(target, "Team X/1") == {
+        "history": [],
+        "file": None,
+        "snapshot": None,
+        "todos": [],
+        "checkpoints": 0,
+    }
+
+    report = await _migrate(source, target)
+    assert report["ok"]
+    assert {tenant: await _tenant_contents(target, tenant) for tenant in tenants} == expected

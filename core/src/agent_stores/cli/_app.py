@@ -358,7 +358,7 @@ def show(
     epilog="[bold]Examples[/]\n\n"
     "  agent-stores migrate sqlite:///agent.db redis://localhost:6379/0\n\n"
     "  agent-stores migrate framework:///srv/agent-data sqlite:///agent.db   # FileHistoryProvider & co.\n\n"
-    "  agent-stores migrate sqlite:///agent.db s3://bucket/agents --namespace '' --namespace tenants/acme\n\n"
+    "  agent-stores migrate sqlite:///agent.db s3://bucket/agents --tenant acme   # one tenant only\n\n"
     "  agent-stores migrate sqlite:///old.db sqlite:///new.db --dry-run --json",
 )
 def migrate(
@@ -367,11 +367,18 @@ def migrate(
     ],
     target: Annotated[str, typer.Argument(help="A store URL.")],
     source_id: Annotated[
-        list[str] | None, typer.Option("--source-id", help="History source id to copy (repeatable; default history).")
+        list[str] | None,
+        typer.Option("--source-id", help="History source id to copy (repeatable; default every one the source holds)."),
     ] = None,
     namespace: Annotated[
         list[str] | None,
-        typer.Option("--namespace", help="History namespace to copy (repeatable; default the empty namespace)."),
+        typer.Option("--namespace", help="History namespace to copy (repeatable; default every one the source holds)."),
+    ] = None,
+    tenant: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tenant", help="Copy only this tenant (repeatable; default the unscoped stores and every tenant)."
+        ),
     ] = None,
     append: Annotated[
         bool,
@@ -388,14 +395,15 @@ def migrate(
     as_json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Copy every history, file and session snapshot from SOURCE to TARGET, then verify the copy.
+    """Copy every history, file, session snapshot, todo list and checkpoint from SOURCE to TARGET, then verify.
 
-    Re-running is safe: what the target already holds identically is skipped, and a history
-    the target holds the beginning of gets the rest. When the target holds [bold]different[/]
-    data for the same session, file or snapshot, nothing is written and the command exits 3,
-    unless [bold]--append[/] or [bold]--replace[/]; two histories are never interleaved. After
-    copying, the target is read back and every item's count and record digests are compared
-    with the source's.
+    Everything is copied by default: the unscoped stores and every tenant, every history
+    namespace and source id the source holds. Re-running is safe: what the target already
+    holds identically is skipped, and a history the target holds the beginning of gets the
+    rest. When the target holds [bold]different[/] data for the same session, file or
+    snapshot, nothing is written and the command exits 3, unless [bold]--append[/] or
+    [bold]--replace[/]; two histories are never interleaved. After copying, the target is read
+    back and every item's count and record digests are compared with the source's.
 
     [bold]framework://DIR[/] reads the framework's FileHistoryProvider folder DIR/history,
     FileSessionStore folder DIR/sessions and FileSystemAgentFileStore folder DIR/files
@@ -423,8 +431,9 @@ def migrate(
                 run_migration(
                     source,
                     target,
-                    source_ids=source_id or ["history"],
-                    namespaces=namespace if namespace is not None else [""],
+                    source_ids=source_id,
+                    namespaces=namespace,
+                    tenants=tenant,
                     conflicts="append" if append else "replace" if replace else "refuse",
                     dry_run=dry_run,
                     progress=advance,
@@ -452,15 +461,16 @@ def _print_migration(report: Any, *, verbose: bool) -> None:
         table.add_row(kind, *(str(row.get(a, "-")) for a in [*actions, "messages_copied"]))
     out.print(table)
     for item in report.items:
+        where = "" if item.tenant is None else f" of tenant {escape(item.tenant)}"
         if item.action == "conflict":
             out.print(
-                f"[yellow]conflict[/] {item.kind} [bold]{escape(item.name)}[/]: the target holds different data "
-                f"({item.target_count} vs {item.source_count} on the source)"
+                f"[yellow]conflict[/] {item.kind} [bold]{escape(item.name)}[/]{where}: the target holds different "
+                f"data ({item.target_count} vs {item.source_count} on the source)"
             )
         elif item.action == "error" or item.verified is False:
-            out.print(f"[red]failed[/] {item.kind} [bold]{escape(item.name)}[/]: {escape(item.detail)}")
+            out.print(f"[red]failed[/] {item.kind} [bold]{escape(item.name)}[/]{where}: {escape(item.detail)}")
         elif verbose and item.action != "skip":
-            out.print(f"  {item.action} {item.kind} {escape(item.name)}")
+            out.print(f"  {item.action} {item.kind} {escape(item.name)}{where}")
     if report.refused:
         out.print(
             "[bold yellow]refused[/]: the target holds different data for the items above; nothing was written. "
@@ -473,6 +483,56 @@ def _print_migration(report: Any, *, verbose: bool) -> None:
         out.print(f"[bold green]ok[/]: {verified} items copied and verified, {len(report.of('skip'))} already there")
     else:
         out.print(f"[bold red]{len(report.failures)} items failed[/]")
+
+
+# -- upgrade ---------------------------------------------------------------------------------------
+
+
+@app.command(
+    epilog="[bold]Examples[/]\n\n"
+    "  agent-stores upgrade sqlite:///agent.db --dry-run\n\n"
+    "  agent-stores upgrade s3://bucket/agents?endpoint_url=http://127.0.0.1:8333 --json",
+)
+def upgrade(
+    url: Annotated[str, typer.Argument(help="A store URL.")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would move; write nothing.")] = False,
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Move tenant data written by release 0.1 into the tenants' own roots (tenants/<tenant>/).
+
+    Release 0.1 kept a tenant view's files in the folder tenants/<tenant>/ of the file store,
+    its sessions under the id tenants/<tenant>/<id> and its history in the namespace
+    tenants/<tenant>; today every kind of a tenant lies under tenants/<tenant>/ of the store,
+    and tenant views read only there. Each item is copied, read back and compared, and only
+    then removed from its old place: an interrupted upgrade loses nothing, and running it again
+    finishes it. An item whose new place already holds different data is a conflict and stays.
+
+    Exit 0 when everything moved (or nothing was left to move), 1 when an item failed or
+    conflicted, 2 on bad input or an unreachable store.
+    """
+    import asyncio
+
+    from ._upgrade import upgrade as run_upgrade
+
+    report = guarded(verbose, lambda: asyncio.run(run_upgrade(url, dry_run=dry_run)))
+    if as_json:
+        print_json(report.to_json())
+    else:
+        out.print(f"[bold]agent-stores upgrade[/] {escape(report.url)}")
+        for item in report.items:
+            colour = {"move": "green", "done": "green", "conflict": "yellow"}.get(item.action, "red")
+            detail = f": {escape(item.detail)}" if item.detail else ""
+            out.print(f"  [{colour}]{item.action}[/] {item.kind} {escape(item.tenant)} {escape(item.name)}{detail}")
+        moved = sum(1 for item in report.items if item.action in ("move", "done"))
+        if not report.items:
+            out.print("[bold green]ok[/]: nothing written by release 0.1 is left to move")
+        elif report.dry_run:
+            out.print(f"[bold]dry run[/]: {moved} items would move; nothing was written")
+        elif report.ok:
+            out.print(f"[bold green]ok[/]: {moved} items moved and verified")
+    if not report.ok:
+        raise typer.Exit(EXIT_FAILED)
 
 
 # -- demo ------------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """``agent-stores migrate``: copy every history, file and session from one store to another, verified.
 
-The source is a store URL, or ``framework://DIR``: the folders of the framework's own
+Everything is copied by default: the unscoped stores and every tenant, every history namespace
+and source id the source holds, todos and checkpoints; options narrow it. The source is a
+store URL, or ``framework://DIR``: the folders of the framework's own
 ``FileHistoryProvider`` (``DIR/history``), ``FileSessionStore`` (``DIR/sessions``) and
 ``FileSystemAgentFileStore`` (``DIR/files``); ``?history=…&sessions=…&files=…`` name other
 folders (relative to ``DIR``). The target is a store URL.
@@ -19,8 +21,6 @@ back and compares counts and record digests with what it wrote. Per item:
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -32,59 +32,53 @@ from urllib.parse import parse_qsl, urlsplit
 
 from agent_framework import AgentFileStore, AgentSession, FileSessionStore, Message, SessionStore
 
-from agent_stores.core import ObjectDriver, ObjectSessionStore, Stores, decode_snapshot, redact_url
+from agent_stores.core import (
+    TENANTS,
+    ObjectDriver,
+    ObjectSessionStore,
+    Stores,
+    decode_segment,
+    decode_snapshot,
+    redact_url,
+    tenant_root,
+)
+from agent_stores.core.listing import iter_pages
 
 from ._errors import CliError
 from ._inspect import open_url
 
-__all__ = [
-    "FRAMEWORK_SCHEME",
-    "MigrationItem",
-    "MigrationReport",
-    "message_digest",
-    "migrate",
-    "snapshot_digest",
-]
+__all__ = ["FRAMEWORK_SCHEME", "MigrationItem", "MigrationReport", "migrate"]
 
 FRAMEWORK_SCHEME = "framework"
-#: Object-driver prefixes copied verbatim between two stores that both have an object driver.
+#: Object-driver prefixes (under each scope's root) copied verbatim between two stores that both have an object driver.
 OBJECT_PREFIXES = ("todos/", "checkpoints/")
 
 Conflicts = Literal["refuse", "append", "replace"]
 Progress = Callable[[str, int, int], None]
 
 
-def message_digest(message: Message) -> str:
-    """SHA-256 of the message's canonical JSON (``to_dict``, sorted keys): equal messages, equal digests."""
+def _content_digest(message: Message) -> str:
+    """SHA-256 of the message's canonical JSON (``to_dict``, sorted keys): equal content, equal digests.
+
+    Not the core's ``message_digest`` (the framework's identity, used for de-duplication): a
+    migration verifies that every message arrived whole, so it compares everything.
+    """
     text = json.dumps(message.to_dict(), sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def snapshot_digest(session: AgentSession) -> str:
+def _snapshot_digest(session: AgentSession) -> str:
     """SHA-256 of a session snapshot's canonical JSON (``to_dict``, sorted keys)."""
     text = json.dumps(session.to_dict(), sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _digests(messages: Sequence[Message]) -> list[str]:
-    return [message_digest(m) for m in messages]
+    return [_content_digest(m) for m in messages]
 
 
 def _combined(digests: Sequence[str]) -> str:
     return hashlib.sha256("".join(digests).encode("ascii")).hexdigest()
-
-
-def decode_segment(segment: str, encoded_prefix: str) -> str | None:
-    """The identifier a storage key segment was derived from, or ``None`` when it is a digest (one-way)."""
-    if not segment.startswith("~"):
-        return segment
-    if not segment.startswith(encoded_prefix) or segment[len(encoded_prefix) :].startswith("sha256-"):
-        return None
-    encoded = segment[len(encoded_prefix) :].upper()
-    try:
-        return base64.b32decode(encoded + "=" * (-len(encoded) % 8)).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return None
 
 
 @dataclass
@@ -100,11 +94,15 @@ class MigrationItem:
     verified: bool | None = None
     # where the item lives: (source_id, namespace, session_id) / (rel_key, session_id) / path / key
     where: Any = field(default=None, repr=False)
+    #: The tenant whose stores hold it (``None``: the unscoped stores).
+    tenant: str | None = None
     expected: list[str] = field(default_factory=list[str], repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The item as the ``--json`` report shows it."""
         document: dict[str, Any] = {"kind": self.kind, "name": self.name, "action": self.action}
+        if self.tenant is not None:
+            document["tenant"] = self.tenant
         if self.kind == "history":
             document |= {"source_messages": self.source_count, "target_messages_before": self.target_count}
             if self.expected:
@@ -193,17 +191,27 @@ class _Side:
 
 
 class _StoresSide(_Side):
-    def __init__(self, stores: Stores, url: str) -> None:
+    def __init__(self, stores: Stores, url: str, tenant: str | None = None) -> None:
         self.stores = stores
+        self.url = url
+        self.tenant = tenant
         self.label = redact_url(url)
-        self._sessions = stores.session_store()
-        self._files = stores.file_store()
+        self._sessions = stores.session_store(tenant=tenant)
+        self._files = stores.file_store(tenant=tenant)
         self._providers: dict[tuple[str, str], Any] = {}
+
+    def scope(self, tenant: str | None) -> _StoresSide:
+        """The same stores as ``tenant`` sees them."""
+        return _StoresSide(self.stores, self.url, tenant)
+
+    @property
+    def root(self) -> str:
+        return "" if self.tenant is None else tenant_root(self.tenant)
 
     def history(self, source_id: str, namespace: str) -> Any:
         key = (source_id, namespace)
         if key not in self._providers:
-            self._providers[key] = self.stores.history_provider(source_id, namespace=namespace)
+            self._providers[key] = self.stores.history_provider(source_id, namespace=namespace, tenant=self.tenant)
         return self._providers[key]
 
     def files(self) -> AgentFileStore:
@@ -229,7 +237,7 @@ class _StoresSide(_Side):
             for key in listing.keys:
                 relative = key[len(store.prefix) :]
                 if relative.endswith(".json"):
-                    yield relative, decode_segment(relative[: -len(".json")], "~")
+                    yield relative, decode_segment(relative[: -len(".json")])
             if len(listing.keys) < 500:
                 return
             after = listing.keys[-1]
@@ -286,6 +294,10 @@ class _FrameworkSide(_Side):
     def map_history(self, source_id: str, namespace: str) -> None:
         self._mapping = (source_id, namespace)
 
+    @property
+    def mapping(self) -> tuple[str, str]:
+        return self._mapping or ("history", "")
+
     def _stems(self, folder: Path, suffixes: tuple[str, ...]) -> list[tuple[Path, str]]:
         if not folder.is_dir():
             return []
@@ -302,7 +314,7 @@ class _FrameworkSide(_Side):
         if (source_id, namespace) != self._mapping:
             return
         for path, stem in self._stems(self.history_dir, (".jsonl", ".msgpack")):
-            session_id = decode_segment(stem, self.ENCODED)
+            session_id = decode_segment(stem, encoded_prefix=self.ENCODED)
             yield session_id, path.name
 
     def files(self) -> AgentFileStore | None:
@@ -317,7 +329,7 @@ class _FrameworkSide(_Side):
 
     async def snapshots(self) -> AsyncIterator[tuple[str, str | None]]:
         for path, stem in self._stems(self.sessions_dir, (".json", ".msgpack")):
-            yield path.name, decode_segment(stem, self.ENCODED)
+            yield path.name, decode_segment(stem, encoded_prefix=self.ENCODED)
 
     async def read_snapshot(self, rel_key: str, session_id: str | None) -> AgentSession | None:
         if session_id is None:
@@ -419,22 +431,96 @@ def _text_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+async def _scopes(source: Any, tenants: Sequence[str] | None, report: MigrationReport) -> list[str | None]:
+    """The unscoped stores and every tenant of the source (or the ``tenants`` asked for)."""
+    if tenants is not None:
+        return list(tenants)
+    if not isinstance(source, _StoresSide) or not source.stores.offers_drivers:
+        return [None]
+    found: list[str | None] = [None]
+    async for entry in source.stores.iter_tenants():
+        if entry.name is None:
+            report.items.append(
+                MigrationItem(
+                    "history",
+                    f"{TENANTS}/{entry.segment}",
+                    action="error",
+                    detail="the tenant's id is a digest (an id over 110 characters) and cannot be recovered",
+                )
+            )
+            continue
+        found.append(entry.name)
+    return found
+
+
+async def _histories(
+    source: Any, source_ids: Sequence[str] | None, namespaces: Sequence[str] | None, report: MigrationReport
+) -> list[tuple[str, str]]:
+    """The (source id, namespace) pairs of one scope: those asked for, else every pair the source holds."""
+    if not isinstance(source, _StoresSide) or not source.stores.offers_drivers:
+        return [(s, n) for s in source_ids or ("history",) for n in (namespaces if namespaces is not None else ("",))]
+    stores, segment = source.stores, source.root.removeprefix(f"{TENANTS}/").rstrip("/") or None
+    if namespaces is None:
+        found = [
+            e
+            async for e in iter_pages(
+                lambda a, n: stores.list_namespaces("history", tenant_segment=segment, after=a, limit=n)
+            )
+        ]
+        for entry in (e for e in found if e.name is None):
+            report.items.append(
+                MigrationItem(
+                    "history",
+                    entry.segment,
+                    action="error",
+                    tenant=source.tenant,
+                    detail="the namespace is a digest (a name over 110 characters): pass it with --namespace",
+                )
+            )
+        namespaces = [e.name for e in found if e.name is not None]
+    pairs: list[tuple[str, str]] = []
+    for namespace in namespaces:
+        if source_ids is not None:
+            pairs.extend((s, namespace) for s in source_ids)
+            continue
+        async for entry in iter_pages(
+            lambda a, n, ns=namespace: stores.list_source_ids(ns, tenant_segment=segment, after=a, limit=n)
+        ):
+            if entry.name is None:
+                report.items.append(
+                    MigrationItem(
+                        "history",
+                        f"{namespace}/{entry.segment}",
+                        action="error",
+                        tenant=source.tenant,
+                        detail="the source id is a digest (over 110 characters): pass it with --source-id",
+                    )
+                )
+            else:
+                pairs.append((entry.name, namespace))
+    return pairs
+
+
 async def migrate(
     source_url: str,
     target_url: str,
     *,
-    source_ids: Sequence[str] = ("history",),
-    namespaces: Sequence[str] = ("",),
+    source_ids: Sequence[str] | None = None,
+    namespaces: Sequence[str] | None = None,
+    tenants: Sequence[str] | None = None,
     conflicts: Conflicts = "refuse",
     dry_run: bool = False,
     progress: Progress | None = None,
 ) -> MigrationReport:
-    """Copy every history, file and session snapshot of ``source_url`` to ``target_url``, verified.
+    """Copy every history, file, snapshot, todo list and checkpoint of ``source_url`` to ``target_url``, verified.
 
-    Histories are those of every ``source_ids`` and ``namespaces`` pair (a ``framework://`` source has
-    one history folder; it goes to the first pair). When both stores have object drivers, the
-    harness's todo lists and workflow checkpoints are copied too (objects under ``todos/`` and
-    ``checkpoints/``). The report says what each item became; ``refused`` when a conflict stopped it.
+    By default everything: the unscoped stores and every tenant the source lists, and in each
+    every history namespace and source id it holds. ``tenants``, ``namespaces`` and
+    ``source_ids`` narrow that to the ones named (``tenants`` then leaves the unscoped stores
+    out). A ``framework://`` source has one history folder: it goes to the first source id and
+    namespace given (default ``history`` and ``""``). When both stores have object drivers, the
+    harness's todo lists and workflow checkpoints are copied too. The report says what each item
+    became; ``refused`` when a conflict stopped it.
 
     Raises:
         CliError: A URL is malformed, names no installed backend, or a store cannot list its content.
@@ -443,92 +529,30 @@ async def migrate(
     tick: Progress = progress or (lambda _phase, _done, _total: None)
     if target_url.split("://", 1)[0].lower() == FRAMEWORK_SCHEME:
         raise CliError("framework:// folders are a migration source only; the target must be a store URL")
-    if not source_ids or not namespaces:
-        raise CliError("give at least one --source-id and one --namespace")
+    if (source_ids is not None and not source_ids) or (namespaces is not None and not namespaces):
+        raise CliError("give at least one --source-id and one --namespace, or none to copy every one")
     async with AsyncExitStack() as stack:
-        source = _open_source(source_url, stack)
-        target = _StoresSide(_enter(open_url(target_url), stack), target_url)
-        pairs = [(s, n) for s in source_ids for n in namespaces]
-        if isinstance(source, _FrameworkSide):
-            if len(pairs) > 1:
+        opened = _open_source(source_url, stack)
+        target_stores = _StoresSide(_enter(open_url(target_url), stack), target_url)
+        if isinstance(opened, _FrameworkSide):
+            if tenants:
+                raise CliError("a framework:// source has no tenants")
+            if len(source_ids or ()) > 1 or len(namespaces or ()) > 1:
                 raise CliError("a framework:// source has one history folder: give one --source-id and --namespace")
-            source.map_history(*pairs[0])
+            opened.map_history((source_ids or ["history"])[0], (namespaces or [""])[0])
+            sides: list[tuple[Any, _StoresSide, list[tuple[str, str]]]] = [(opened, target_stores, [opened.mapping])]
+        else:
+            sides = []
+            for tenant in await _scopes(opened, tenants, report):
+                source = opened.scope(tenant)
+                sides.append(
+                    (source, target_stores.scope(tenant), await _histories(source, source_ids, namespaces, report))
+                )
 
         # plan: read both sides, write nothing
-        for source_id, namespace in pairs:
-            async for session_id, name in source.history_sessions(source_id, namespace):
-                label = "/".join(p for p in (namespace, source_id, session_id or name) if p)
-                item = MigrationItem("history", label, where=(source_id, namespace, session_id, name))
-                report.items.append(item)
-                if session_id is None:
-                    item.action = "error"
-                    item.detail = f"the session id of {name!r} is a digest and cannot be recovered"
-                    continue
-                src = _digests(await _read_history(source, source_id, namespace, session_id, name))
-                dst = _digests(await target.history(source_id, namespace).export_messages(session_id))
-                item.source_count, item.target_count = len(src), len(dst)
-                item.action, item.expected = _history_action(src, dst, conflicts)
-                tick("planning", len(report.items), 0)
-        async for rel_key, session_id in source.snapshots():
-            name = session_id if session_id is not None else rel_key
-            item = MigrationItem("snapshot", name, where=(rel_key, session_id))
-            report.items.append(item)
-            try:
-                session = await source.read_snapshot(rel_key, session_id)
-            except ValueError as err:
-                item.action, item.detail = "error", str(err)
-                continue
-            if session is None:
-                item.action = "error"
-                item.detail = "the session id is a digest and cannot be recovered" if session_id is None else "vanished"
-                continue
-            try:
-                mine = await target.read_snapshot(rel_key, session_id)
-            except ValueError as err:
-                item.action, item.detail = "error", f"the target's snapshot is unreadable: {err}"
-                continue
-            item.expected = [snapshot_digest(session)]
-            item.action = _single_action(item.expected[0], None if mine is None else snapshot_digest(mine), conflicts)
-            item.source_count, item.target_count = 1, int(mine is not None)
-            tick("planning", len(report.items), 0)
-        source_files = source.files()
-        if source_files is not None:
-            for path, is_directory in await _walk_files(source_files):
-                item = MigrationItem("file", path + ("/" if is_directory else ""), where=(path, is_directory))
-                report.items.append(item)
-                if is_directory:
-                    exists = path in {p for p, d in await _walk_children(target.files(), path) if d}
-                    item.action = "skip" if exists else "copy"
-                    continue
-                text = await source_files.read(path)
-                if text is None:
-                    item.action, item.detail = "error", "vanished"
-                    continue
-                mine_text = await target.files().read(path)
-                item.expected = [_text_digest(text)]
-                item.source_count, item.target_count = len(text), len(mine_text or "")
-                item.action = _single_action(
-                    item.expected[0], None if mine_text is None else _text_digest(mine_text), conflicts
-                )
-                tick("planning", len(report.items), 0)
-        source_driver, target_driver = source.object_driver(), target.object_driver()
-        if source_driver is not None and target_driver is not None:
-            for prefix in OBJECT_PREFIXES:
-                for key in await _walk_objects(source_driver, prefix):
-                    stored = await source_driver.get(key)
-                    if stored is None:
-                        continue
-                    item = MigrationItem("object", key, where=key)
-                    report.items.append(item)
-                    mine_object = await target_driver.get(key)
-                    item.expected = [hashlib.sha256(stored.data).hexdigest()]
-                    item.action = _single_action(
-                        item.expected[0],
-                        None if mine_object is None else hashlib.sha256(mine_object.data).hexdigest(),
-                        conflicts,
-                    )
-                    tick("planning", len(report.items), 0)
-
+        source_driver, target_driver = opened.object_driver(), target_stores.object_driver()
+        for source, target, pairs in sides:
+            await _plan(report, source, target, pairs, source_driver, target_driver, conflicts, tick)
         tick("planning", len(report.items), len(report.items))
         if report.of("conflict"):
             report.refused = True
@@ -537,8 +561,10 @@ async def migrate(
             return report
 
         # copy
+        scoped = {side[1].tenant: side for side in sides}
         work = [i for i in report.items if i.action in ("copy", "extend", "append", "replace")]
         for done, item in enumerate(work, 1):
+            source, target, _ = scoped[item.tenant]
             try:
                 await _copy(item, source, target, source_driver, target_driver)
             except Exception as err:  # one item's failure is reported; the others go on
@@ -548,11 +574,105 @@ async def migrate(
         # verify: read the target back
         for done, item in enumerate(work, 1):
             if item.action != "error":
-                item.verified = await _verify(item, target, target_driver)
+                item.verified = await _verify(item, scoped[item.tenant][1], target_driver)
                 if not item.verified:
                     item.detail = "the target does not hold what was copied (count or digest differs)"
             tick("verifying", done, len(work))
     return report
+
+
+def _label(tenant: str | None, *parts: str) -> str:
+    """An item's name in the report: its place in its stores (the item's ``tenant`` says whose)."""
+    del tenant
+    return "/".join(p for p in parts if p)
+
+
+async def _plan(
+    report: MigrationReport,
+    source: Any,
+    target: _StoresSide,
+    pairs: list[tuple[str, str]],
+    source_driver: ObjectDriver | None,
+    target_driver: ObjectDriver | None,
+    conflicts: Conflicts,
+    tick: Progress,
+) -> None:
+    """Add the items of one scope to ``report``: what each would become, read from both sides."""
+    tenant = target.tenant
+    for source_id, namespace in pairs:
+        async for session_id, name in source.history_sessions(source_id, namespace):
+            label = _label(tenant, namespace, source_id, session_id or name)
+            item = MigrationItem("history", label, where=(source_id, namespace, session_id, name), tenant=tenant)
+            report.items.append(item)
+            if session_id is None:
+                item.action = "error"
+                item.detail = f"the session id of {name!r} is a digest and cannot be recovered"
+                continue
+            src = _digests(await _read_history(source, source_id, namespace, session_id, name))
+            dst = _digests(await target.history(source_id, namespace).export_messages(session_id))
+            item.source_count, item.target_count = len(src), len(dst)
+            item.action, item.expected = _history_action(src, dst, conflicts)
+            tick("planning", len(report.items), 0)
+    async for rel_key, session_id in source.snapshots():
+        item = MigrationItem(
+            "snapshot", _label(tenant, session_id or rel_key), where=(rel_key, session_id), tenant=tenant
+        )
+        report.items.append(item)
+        try:
+            session = await source.read_snapshot(rel_key, session_id)
+        except ValueError as err:
+            item.action, item.detail = "error", str(err)
+            continue
+        if session is None:
+            item.action = "error"
+            item.detail = "the session id is a digest and cannot be recovered" if session_id is None else "vanished"
+            continue
+        try:
+            mine = await target.read_snapshot(rel_key, session_id)
+        except ValueError as err:
+            item.action, item.detail = "error", f"the target's snapshot is unreadable: {err}"
+            continue
+        item.expected = [_snapshot_digest(session)]
+        item.action = _single_action(item.expected[0], None if mine is None else _snapshot_digest(mine), conflicts)
+        item.source_count, item.target_count = 1, int(mine is not None)
+        tick("planning", len(report.items), 0)
+    source_files = source.files()
+    if source_files is not None:
+        for path, is_directory in await _walk_files(source_files):
+            name = _label(tenant, path + ("/" if is_directory else ""))
+            item = MigrationItem("file", name, where=(path, is_directory), tenant=tenant)
+            report.items.append(item)
+            if is_directory:
+                exists = path in {p for p, d in await _walk_children(target.files(), path) if d}
+                item.action = "skip" if exists else "copy"
+                continue
+            text = await source_files.read(path)
+            if text is None:
+                item.action, item.detail = "error", "vanished"
+                continue
+            mine_text = await target.files().read(path)
+            item.expected = [_text_digest(text)]
+            item.source_count, item.target_count = len(text), len(mine_text or "")
+            item.action = _single_action(
+                item.expected[0], None if mine_text is None else _text_digest(mine_text), conflicts
+            )
+            tick("planning", len(report.items), 0)
+    if source_driver is not None and target_driver is not None:
+        for prefix in OBJECT_PREFIXES:
+            for key in await _walk_objects(source_driver, target.root + prefix):
+                stored = await source_driver.get(key)
+                if stored is None:
+                    continue
+                item = MigrationItem("object", key, where=key, tenant=tenant)
+                report.items.append(item)
+                mine_object = await target_driver.get(key)
+                item.expected = [hashlib.sha256(stored.data).hexdigest()]
+                item.action = _single_action(
+                    item.expected[0],
+                    None if mine_object is None else hashlib.sha256(mine_object.data).hexdigest(),
+                    conflicts,
+                )
+                tick("planning", len(report.items), 0)
 
 
 async def _walk_children(files: AgentFileStore, path: str) -> list[tuple[str, bool]]:
@@ -604,7 +724,7 @@ async def _verify(item: MigrationItem, target: _StoresSide, target_driver: Any) 
     if item.kind == "snapshot":
         rel_key, session_id = item.where
         session = await target.read_snapshot(rel_key, session_id)
-        return session is not None and [snapshot_digest(session)] == item.expected
+        return session is not None and [_snapshot_digest(session)] == item.expected
     if item.kind == "file":
         path, is_directory = item.where
         if is_directory:
