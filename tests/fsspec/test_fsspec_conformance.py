@@ -21,6 +21,7 @@ from fsspec.implementations.memory import MemoryFileSystem
 from agent_stores.fsspec import (
     FilesystemCapabilities,
     FsspecAgentFileStore,
+    FsspecBackend,
     FsspecHistoryProvider,
     FsspecSessionStore,
     parse_url,
@@ -28,24 +29,17 @@ from agent_stores.fsspec import (
 from agent_stores.testing import (
     FileStoreCapabilities,
     FileStoreConformance,
-    HistoryCapabilities,
     HistoryProviderConformance,
-    SessionStoreCapabilities,
     SessionStoreConformance,
     corrupt_object_session,
+    declared,
 )
 from agent_stores.testing.servers.sftp import sftp_server, with_path
 
 
-def file_capabilities(declared: FilesystemCapabilities) -> FileStoreCapabilities:
-    """The suite's capabilities, taken from what the filesystem declares (nothing probed)."""
-    return FileStoreCapabilities(
-        case_sensitive=declared.case_sensitive,
-        empty_directories=declared.empty_directories,
-        atomic_create_across_instances=declared.atomic_create,
-        rejects_file_directory_conflicts=declared.rejects_file_directory_conflicts,
-        long_names=declared.long_names,
-    )
+def file_capabilities(filesystem: FilesystemCapabilities) -> FileStoreCapabilities:
+    """The suite's capabilities, as the backend declares them on this filesystem (nothing probed)."""
+    return declared(FsspecBackend.declared_on(filesystem), "files")
 
 
 class TestLocalFiles(FileStoreConformance):
@@ -75,7 +69,7 @@ class TestMemoryFiles(FileStoreConformance):
 
 
 class TestLocalSessions(SessionStoreConformance):
-    capabilities = SessionStoreCapabilities(durable=True, corruptible=True)
+    capabilities = declared(FsspecBackend, "sessions")
 
     @pytest.fixture
     def session_store_factory(self, tmp_path: Path) -> Callable[[], FsspecSessionStore]:
@@ -87,7 +81,7 @@ class TestLocalSessions(SessionStoreConformance):
 
 
 class TestMemorySessions(SessionStoreConformance):
-    capabilities = SessionStoreCapabilities(durable=True, corruptible=True)
+    capabilities = declared(FsspecBackend, "sessions")
 
     @pytest.fixture
     def session_store_factory(self) -> Callable[[], FsspecSessionStore]:
@@ -143,7 +137,7 @@ class TestSftpFilesOwnConnections(FileStoreConformance):
 
 
 class TestSftpSessions(SessionStoreConformance):
-    capabilities = SessionStoreCapabilities(durable=True, corruptible=True)
+    capabilities = declared(FsspecBackend, "sessions")
 
     @pytest.fixture
     def session_store_factory(self, sftp_fs: AbstractFileSystem, sftp_url: str) -> Callable[[], FsspecSessionStore]:
@@ -188,7 +182,7 @@ class TestGenericFiles(FileStoreConformance):
 
 
 class TestGenericSessions(SessionStoreConformance):
-    capabilities = SessionStoreCapabilities(durable=True, corruptible=True)
+    capabilities = declared(FsspecBackend, "sessions")
 
     @pytest.fixture
     def session_store_factory(self, tmp_path: Path) -> Callable[[], FsspecSessionStore]:
@@ -202,7 +196,7 @@ class TestGenericSessions(SessionStoreConformance):
 class TestGenericHistory(HistoryProviderConformance):
     """No atomic create: one writer per session at a time, so no concurrency clause is declared."""
 
-    capabilities = HistoryCapabilities(windowed_load=True, skip_excluded=True, admin=True, ttl=True)
+    capabilities = declared(FsspecBackend.declared_on(DIR_OVER_LOCAL), "history")
 
     @pytest.fixture
     def history_factory(self, tmp_path: Path) -> Callable[..., FsspecHistoryProvider]:

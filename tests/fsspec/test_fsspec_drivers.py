@@ -17,13 +17,13 @@ from fsspec.implementations.local import LocalFileSystem
 from fsspec.implementations.memory import MemoryFileSystem
 
 from agent_stores.core import ObjectLogDriver
-from agent_stores.fsspec import FilesystemCapabilities, FsspecObjectDriver, parse_url
+from agent_stores.fsspec import FilesystemCapabilities, FsspecBackend, FsspecObjectDriver, parse_url
 from agent_stores.testing import (
     OBJECT_LOG_DIVERGENCES,
-    LogDriverCapabilities,
     LogDriverConformance,
     ObjectDriverCapabilities,
     ObjectDriverConformance,
+    declared,
 )
 from agent_stores.testing.servers.sftp import sftp_server, with_path
 
@@ -60,11 +60,9 @@ LOG_DIVERGENCES = OBJECT_LOG_DIVERGENCES | {
 }
 
 
-def object_capabilities(declared: FilesystemCapabilities) -> ObjectDriverCapabilities:
-    return ObjectDriverCapabilities(
-        atomic_create_across_instances=declared.atomic_create,
-        atomic_if_version_across_instances=declared.atomic_compare_and_set,
-    )
+def object_capabilities(filesystem: FilesystemCapabilities) -> ObjectDriverCapabilities:
+    """The suite's capabilities, as the backend declares them on this filesystem (nothing probed)."""
+    return declared(FsspecBackend.declared_on(filesystem), "object_driver")
 
 
 class TestLocalObjectDriver(ObjectDriverConformance):
@@ -89,7 +87,7 @@ class TestMemoryObjectDriver(ObjectDriverConformance):
 
 
 class TestLocalObjectLogDriver(LogDriverConformance):
-    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+    capabilities = declared(FsspecBackend.declared_on(FilesystemCapabilities.local()), "log_driver")
     divergences = LOG_DIVERGENCES
 
     @pytest.fixture

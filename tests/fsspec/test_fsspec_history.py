@@ -17,16 +17,12 @@ from fsspec import AbstractFileSystem
 from fsspec.implementations.local import LocalFileSystem
 from fsspec.implementations.memory import MemoryFileSystem
 
-from agent_stores.fsspec import FsspecHistoryProvider, parse_url
-from agent_stores.testing import HistoryCapabilities, HistoryProviderConformance
+from agent_stores.fsspec import FilesystemCapabilities, FsspecBackend, FsspecHistoryProvider, parse_url
+from agent_stores.testing import HistoryProviderConformance, declared
 from agent_stores.testing.servers.sftp import sftp_server, with_path
 
-ACROSS_PROCESSES = HistoryCapabilities(
-    windowed_load=True, skip_excluded=True, concurrent_instances=True, multi_process=True, admin=True, ttl=True
-)
-IN_PROCESS = HistoryCapabilities(
-    windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True
-)
+ACROSS_PROCESSES = declared(FsspecBackend.declared_on(FilesystemCapabilities.local()), "history")
+IN_PROCESS = declared(FsspecBackend.declared_on(FilesystemCapabilities.memory(), processes=False), "history")
 
 
 def open_history(url: str, **options: Any) -> FsspecHistoryProvider:

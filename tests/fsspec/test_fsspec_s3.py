@@ -26,15 +26,12 @@ from agent_stores.fsspec import (
     parse_url,
 )
 from agent_stores.testing import (
-    FileStoreCapabilities,
     FileStoreConformance,
-    HistoryCapabilities,
     HistoryProviderConformance,
-    ObjectDriverCapabilities,
     ObjectDriverConformance,
-    SessionStoreCapabilities,
     SessionStoreConformance,
     corrupt_object_session,
+    declared,
 )
 from agent_stores.testing.servers.s3 import provide_seaweedfs, s3_endpoint
 
@@ -67,13 +64,7 @@ def s3_fs(bucket_url: str) -> AbstractFileSystem:
 
 
 class TestS3Files(FileStoreConformance):
-    capabilities = FileStoreCapabilities(
-        case_sensitive=S3.case_sensitive,
-        empty_directories=S3.empty_directories,
-        atomic_create_across_instances=S3.atomic_create,
-        rejects_file_directory_conflicts=S3.rejects_file_directory_conflicts,
-        long_names=S3.long_names,
-    )
+    capabilities = declared(FsspecBackend.declared_on(S3), "files")
 
     @pytest.fixture
     def file_store_factory(self, s3_fs: AbstractFileSystem, bucket_url: str) -> Callable[..., FsspecAgentFileStore]:
@@ -82,7 +73,7 @@ class TestS3Files(FileStoreConformance):
 
 
 class TestS3Sessions(SessionStoreConformance):
-    capabilities = SessionStoreCapabilities(durable=True, corruptible=True)
+    capabilities = declared(FsspecBackend.declared_on(S3), "sessions")
 
     @pytest.fixture
     def session_store_factory(self, bucket_url: str) -> Callable[[], FsspecSessionStore]:
@@ -99,9 +90,7 @@ def open_history(url: str, **options: Any) -> FsspecHistoryProvider:
 
 
 class TestS3History(HistoryProviderConformance):
-    capabilities = HistoryCapabilities(
-        windowed_load=True, skip_excluded=True, concurrent_instances=True, multi_process=True, admin=True, ttl=True
-    )
+    capabilities = declared(FsspecBackend.declared_on(S3), "history")
 
     @pytest.fixture
     def history_url(self, bucket_url: str) -> str:
@@ -154,12 +143,8 @@ _S3_KEY_RULES = (
 
 
 class TestS3ObjectDriver(ObjectDriverConformance):
-    capabilities = ObjectDriverCapabilities(
-        atomic_create_across_instances=S3.atomic_create,
-        atomic_if_version_across_instances=S3.atomic_compare_and_set,
-        # Keys go under the root folder objects-<32 hex>/ (41 bytes of S3's 1,024).
-        max_key_bytes=1024 - 41,
-    )
+    # Keys go under the root folder objects-<32 hex>/ (41 bytes of S3's 1,024).
+    capabilities = declared(FsspecBackend.declared_on(S3), "object_driver", max_key_bytes=1024 - 41)
     divergences = {
         name: _S3_KEY_RULES
         for name in (

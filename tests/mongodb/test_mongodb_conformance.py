@@ -19,25 +19,22 @@ from pymongo import AsyncMongoClient
 from agent_stores.mongodb import (
     CollectionNames,
     MongoDBAgentFileStore,
+    MongoDBBackend,
     MongoDBDatabase,
     MongoDBHistoryProvider,
     MongoDBSessionStore,
 )
 from agent_stores.testing import (
-    FileStoreCapabilities,
     FileStoreConformance,
-    HistoryCapabilities,
     HistoryProviderConformance,
-    SessionStoreCapabilities,
     SessionStoreConformance,
     corrupt_object_session,
+    declared,
 )
 from agent_stores.testing.servers import Server
 from mongodb_support import client_options, stand_in_divergences
 
-ALL_HISTORY = HistoryCapabilities(
-    windowed_load=True, skip_excluded=True, concurrent_instances=True, multi_process=True, admin=True, ttl=True
-)
+ALL_HISTORY = declared(MongoDBBackend, "history")
 
 # Clauses the nx-27017 stand-in cannot pass, and why. Empty means it passes them all.
 HISTORY_STAND_IN: dict[str, str] = {}
@@ -73,9 +70,7 @@ class TestMongoDBHistoryOwnedClients(HistoryProviderConformance):
 class TestMongoDBHistoryBorrowedClient(HistoryProviderConformance):
     """Providers borrowing the user's own ``AsyncMongoClient`` (never closed by them)."""
 
-    capabilities = HistoryCapabilities(
-        windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True
-    )
+    capabilities = declared(MongoDBBackend, "history", multi_process=False)  # the class opens no second process
 
     @property
     def divergences(self) -> dict[str, str]:  # pyright: ignore[reportIncompatibleVariableOverride]
@@ -98,16 +93,7 @@ class TestMongoDBHistoryBorrowedClient(HistoryProviderConformance):
 
 @pytest.mark.usefixtures("stand_in")
 class TestMongoDBAgentFileStore(FileStoreConformance):
-    # Keys are the exact normalized paths (``_id``, binary order: case sensitive); create_directory
-    # stores a marker document; exclusive create is an insert the unique ``_id`` index decides,
-    # across clients and processes; a key "x" and keys under "x/" coexist; no name limit below 16 MiB.
-    capabilities = FileStoreCapabilities(
-        case_sensitive=True,
-        empty_directories=True,
-        atomic_create_across_instances=True,
-        rejects_file_directory_conflicts=False,
-        long_names=True,
-    )
+    capabilities = declared(MongoDBBackend, "files")
 
     @property
     def divergences(self) -> dict[str, str]:  # pyright: ignore[reportIncompatibleVariableOverride]
@@ -122,7 +108,7 @@ class TestMongoDBAgentFileStore(FileStoreConformance):
 
 @pytest.mark.usefixtures("stand_in")
 class TestMongoDBSessionStore(SessionStoreConformance):
-    capabilities = SessionStoreCapabilities(durable=True, corruptible=True)
+    capabilities = declared(MongoDBBackend, "sessions")
 
     @property
     def divergences(self) -> dict[str, str]:  # pyright: ignore[reportIncompatibleVariableOverride]

@@ -10,19 +10,18 @@ from collections.abc import Callable
 
 import pytest
 
-from agent_stores.mongodb import CollectionNames, MongoDBDatabase, MongoDBLogDriver, MongoDBObjectDriver
+from agent_stores.mongodb import CollectionNames, MongoDBBackend, MongoDBDatabase, MongoDBLogDriver, MongoDBObjectDriver
 from agent_stores.testing import (
-    LogDriverCapabilities,
     LogDriverConformance,
-    ObjectDriverCapabilities,
     ObjectDriverConformance,
+    declared,
 )
 from agent_stores.testing.servers import Server
 from mongodb_support import client_options, stand_in_divergences
 
 # Expiry is filtered exactly on read; the TTL monitor removes heads on its own about once a minute.
-LOG = LogDriverCapabilities(ttl=True, native_expiry=True, concurrent_instances=True)
-OBJECTS = ObjectDriverCapabilities(atomic_create_across_instances=True, atomic_if_version_across_instances=True)
+LOG = declared(MongoDBBackend, "log_driver")
+OBJECTS = declared(MongoDBBackend, "object_driver")
 
 
 def _database(server: Server, prefix: str) -> MongoDBDatabase:

@@ -16,32 +16,25 @@ import pytest
 import pytest_asyncio
 from redis.asyncio import Redis
 
-from agent_stores.redis import RedisAgentFileStore, RedisConnection, RedisHistoryProvider, RedisSessionStore
+from agent_stores.redis import (
+    RedisAgentFileStore,
+    RedisBackend,
+    RedisConnection,
+    RedisHistoryProvider,
+    RedisSessionStore,
+)
 from agent_stores.testing import (
-    FileStoreCapabilities,
     FileStoreConformance,
-    HistoryCapabilities,
     HistoryProviderConformance,
-    SessionStoreCapabilities,
     SessionStoreConformance,
     corrupt_object_session,
+    declared,
 )
 from agent_stores.testing.servers import Server
 
-ALL_HISTORY = HistoryCapabilities(
-    windowed_load=True, skip_excluded=True, concurrent_instances=True, multi_process=True, admin=True, ttl=True
-)
-# Keys are the exact normalized paths (case sensitive, any length); create_directory stores a
-# marker; exclusive create is one script that writes only when the key is absent; a key "x"
-# and keys under "x/" coexist, as in S3.
-ALL_FILES = FileStoreCapabilities(
-    case_sensitive=True,
-    empty_directories=True,
-    atomic_create_across_instances=True,
-    rejects_file_directory_conflicts=False,
-    long_names=True,
-)
-ALL_SESSIONS = SessionStoreCapabilities(durable=True, corruptible=True)
+ALL_HISTORY = declared(RedisBackend, "history")
+ALL_FILES = declared(RedisBackend, "files")
+ALL_SESSIONS = declared(RedisBackend, "sessions")
 
 
 def open_history(url: str, key_prefix: str, **options: Any) -> RedisHistoryProvider:
@@ -106,9 +99,7 @@ class TestRedisHistory(_History):
 class TestRedisHistoryOnBorrowedDecodingClient(HistoryProviderConformance):
     """Providers borrowing one user-configured client with ``decode_responses=True``, never closing it."""
 
-    capabilities = HistoryCapabilities(
-        windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True
-    )
+    capabilities = declared(RedisBackend, "history", multi_process=False)  # the class opens no second process
 
     @pytest_asyncio.fixture(autouse=True)
     async def client(self, redis_single: Server) -> AsyncIterator[Redis]:

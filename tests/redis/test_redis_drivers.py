@@ -10,18 +10,17 @@ from collections.abc import Callable
 
 import pytest
 
-from agent_stores.redis import RedisConnection, RedisLogDriver, RedisObjectDriver
+from agent_stores.redis import RedisBackend, RedisConnection, RedisLogDriver, RedisObjectDriver
 from agent_stores.testing import (
-    LogDriverCapabilities,
     LogDriverConformance,
-    ObjectDriverCapabilities,
     ObjectDriverConformance,
+    declared,
 )
 from agent_stores.testing.servers import Server
 
 # Expiry is Redis's own PEXPIRE; conditions are checked inside one script on the server.
-LOG = LogDriverCapabilities(ttl=True, native_expiry=True, concurrent_instances=True)
-OBJECTS = ObjectDriverCapabilities(atomic_create_across_instances=True, atomic_if_version_across_instances=True)
+LOG = declared(RedisBackend, "log_driver")
+OBJECTS = declared(RedisBackend, "object_driver")
 
 
 class _Log(LogDriverConformance):

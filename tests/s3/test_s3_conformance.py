@@ -11,26 +11,16 @@ from typing import Any
 
 import pytest
 
-from agent_stores.s3 import S3AgentFileStore, S3SessionStore
+from agent_stores.s3 import S3AgentFileStore, S3Backend, S3SessionStore
 from agent_stores.testing import (
-    FileStoreCapabilities,
     FileStoreConformance,
-    SessionStoreCapabilities,
     SessionStoreConformance,
     corrupt_object_session,
+    declared,
 )
 from s3_support import S3Target
 
-# Keys are the exact normalized paths (case sensitive); create_directory stores a "<dir>/"
-# marker; exclusive create is If-None-Match: *, decided by the server across processes; a
-# path is at most S3's 1,024-byte key limit, so 4,000-character paths are refused.
-S3_FILES = FileStoreCapabilities(
-    case_sensitive=True,
-    empty_directories=True,
-    atomic_create_across_instances=True,
-    rejects_file_directory_conflicts=False,
-    long_names=False,
-)
+S3_FILES = declared(S3Backend, "files")
 
 
 class _S3Files(FileStoreConformance):
@@ -44,7 +34,7 @@ class _S3Files(FileStoreConformance):
 
 
 class _S3Sessions(SessionStoreConformance):
-    capabilities = SessionStoreCapabilities(durable=True, corruptible=True)
+    capabilities = declared(S3Backend, "sessions")
     target_fixture = ""
 
     @pytest.fixture

@@ -12,22 +12,18 @@ from collections.abc import Callable
 import pytest
 
 from agent_stores.core import ObjectLogDriver
-from agent_stores.s3 import S3ObjectDriver
+from agent_stores.s3 import S3Backend, S3ObjectDriver
 from agent_stores.testing import (
     OBJECT_LOG_DIVERGENCES,
-    LogDriverCapabilities,
     LogDriverConformance,
-    ObjectDriverCapabilities,
     ObjectDriverConformance,
+    declared,
 )
 from s3_support import S3Target
 
 
 class _S3Objects(ObjectDriverConformance):
-    # If-None-Match: * and If-Match are decided by the server, whichever client sends them.
-    capabilities = ObjectDriverCapabilities(
-        atomic_create_across_instances=True, atomic_if_version_across_instances=True
-    )
+    capabilities = declared(S3Backend, "object_driver")
     target_fixture = ""
 
     @pytest.fixture
@@ -61,7 +57,7 @@ class TestMotoObjectDriver(_S3Objects):
 class _S3Log(LogDriverConformance):
     # Expiry is recorded in the segments and applied by reads; segments are claimed with
     # If-None-Match: *, so appends racing from two clients have one winner.
-    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+    capabilities = declared(S3Backend, "log_driver")
     target_fixture = ""
 
     @pytest.fixture

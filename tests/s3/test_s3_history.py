@@ -15,13 +15,11 @@ import boto3
 import pytest
 
 from agent_stores.core import LogHistoryProvider, ObjectLogDriver
-from agent_stores.s3 import S3HistoryProvider, S3ObjectDriver
-from agent_stores.testing import HistoryCapabilities, HistoryProviderConformance
+from agent_stores.s3 import S3Backend, S3HistoryProvider, S3ObjectDriver
+from agent_stores.testing import HistoryProviderConformance, declared
 from s3_support import S3Target
 
-ALL = HistoryCapabilities(
-    windowed_load=True, skip_excluded=True, concurrent_instances=True, multi_process=True, admin=True, ttl=True
-)
+ALL = declared(S3Backend, "history")
 
 
 _sessions: dict[str, boto3.Session] = {}
@@ -70,9 +68,7 @@ class TestMotoHistory(_S3History):
 class TestSeaweedFSHistoryCompacting(HistoryProviderConformance):
     """The object log on S3 with a checkpoint after every 3 segments a full read fetches."""
 
-    capabilities = HistoryCapabilities(
-        windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True
-    )
+    capabilities = declared(S3Backend, "history", multi_process=False)  # the class opens no second process
 
     @pytest.fixture
     def history_factory(self, seaweedfs: S3Target, s3_prefix: str) -> Callable[..., LogHistoryProvider]:

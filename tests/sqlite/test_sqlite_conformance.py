@@ -14,20 +14,22 @@ import aiosqlite
 import pytest
 import pytest_asyncio
 
-from agent_stores.sqlite import SQLiteAgentFileStore, SQLiteDatabase, SQLiteHistoryProvider, SQLiteSessionStore
+from agent_stores.sqlite import (
+    SQLiteAgentFileStore,
+    SQLiteBackend,
+    SQLiteDatabase,
+    SQLiteHistoryProvider,
+    SQLiteSessionStore,
+)
 from agent_stores.testing import (
-    FileStoreCapabilities,
     FileStoreConformance,
-    HistoryCapabilities,
     HistoryProviderConformance,
-    SessionStoreCapabilities,
     SessionStoreConformance,
     corrupt_object_session,
+    declared,
 )
 
-ALL_HISTORY = HistoryCapabilities(
-    windowed_load=True, skip_excluded=True, concurrent_instances=True, multi_process=True, admin=True, ttl=True
-)
+ALL_HISTORY = declared(SQLiteBackend, "history")
 
 
 def open_history(path: str, **options: Any) -> SQLiteHistoryProvider:
@@ -56,9 +58,7 @@ class TestSQLiteHistoryOnSharedConnection(HistoryProviderConformance):
     Not ``multi_process``: an in-memory database lives in one connection of one process.
     """
 
-    capabilities = HistoryCapabilities(
-        windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True
-    )
+    capabilities = declared(SQLiteBackend, "history", multi_process=False)  # an in-memory database: one process
 
     # The factory is resolved inside the suite's async fixture, where only sync or already
     # set-up fixtures can be requested: open without I/O here, close in an autouse fixture.
@@ -79,9 +79,7 @@ class TestSQLiteHistoryOnSharedConnection(HistoryProviderConformance):
 class TestSQLiteHistoryOnBorrowedConnection(HistoryProviderConformance):
     """Providers borrowing the user's own aiosqlite connection to a file (autocommit)."""
 
-    capabilities = HistoryCapabilities(
-        windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True
-    )
+    capabilities = declared(SQLiteBackend, "history", multi_process=False)  # the class opens no second process
 
     # autouse: set up before the suite's async fixture resolves the (sync) factory below.
     @pytest_asyncio.fixture(autouse=True)
@@ -96,16 +94,7 @@ class TestSQLiteHistoryOnBorrowedConnection(HistoryProviderConformance):
 
 
 class TestSQLiteAgentFileStore(FileStoreConformance):
-    # Keys are the exact normalized paths (BINARY collation: case sensitive); create_directory
-    # stores a marker row; exclusive create is an INSERT that the key's uniqueness decides,
-    # across connections and processes; a key "x" and keys under "x/" coexist; no name limit.
-    capabilities = FileStoreCapabilities(
-        case_sensitive=True,
-        empty_directories=True,
-        atomic_create_across_instances=True,
-        rejects_file_directory_conflicts=False,
-        long_names=True,
-    )
+    capabilities = declared(SQLiteBackend, "files")
 
     @pytest.fixture
     def file_store_factory(self, tmp_path: Path) -> Callable[..., SQLiteAgentFileStore]:
@@ -114,7 +103,7 @@ class TestSQLiteAgentFileStore(FileStoreConformance):
 
 
 class TestSQLiteSessionStore(SessionStoreConformance):
-    capabilities = SessionStoreCapabilities(durable=True, corruptible=True)
+    capabilities = declared(SQLiteBackend, "sessions")
 
     @pytest.fixture
     def session_store_factory(self, tmp_path: Path) -> Callable[[], SQLiteSessionStore]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import inspect
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 from urllib.parse import parse_qsl, quote, urlencode
@@ -42,6 +42,7 @@ __all__ = [
     "Handle",
     "OwnedResource",
     "adapter_capabilities",
+    "merge_capabilities",
     "route_options",
     "store_options",
     "take_query_option",
@@ -292,13 +293,30 @@ class ConnectedStore(OwnedResource, Generic[HandleT]):
 
 
 def adapter_capabilities() -> dict[str, dict[str, Any]]:
-    """What the stores the core builds over a backend's object driver declare to ``agent-stores check``.
+    """What the stores the core builds over a backend's drivers declare, per conformance suite.
 
-    Session stores on ``ObjectSessionStore``, ``ObjectCheckpointStorage`` and ``ObjectTodoStore``
-    hold every optional capability of their suites on any driver that passes
-    ``ObjectDriverConformance``. A fresh dict each call: suite name to capability fields.
+    Every optional capability of each suite, on drivers that pass ``LogDriverConformance`` and
+    ``ObjectDriverConformance`` with every capability but ``native_expiry`` (and that run in
+    a server, so several processes share them). A backend declares only where it differs
+    (:attr:`ConnectedBackend.capabilities`). A fresh dict each call: suite name to capability
+    fields, as the suites' capabilities classes take them.
     """
     return {
+        "history": {
+            "windowed_load": True,
+            "skip_excluded": True,
+            "concurrent_instances": True,
+            "multi_process": True,
+            "admin": True,
+            "ttl": True,
+        },
+        "files": {
+            "case_sensitive": True,
+            "empty_directories": True,
+            "atomic_create_across_instances": True,
+            "rejects_file_directory_conflicts": False,
+            "long_names": True,
+        },
         "sessions": {"durable": True, "corruptible": True},
         "checkpoints": {
             "durable": True,
@@ -310,7 +328,19 @@ def adapter_capabilities() -> dict[str, dict[str, Any]]:
             "corruptible": True,
         },
         "todos": {"durable": True, "namespaces": True, "corruptible": True},
+        "log_driver": {"ttl": True, "native_expiry": False, "concurrent_instances": True},
+        "object_driver": {"atomic_create_across_instances": True, "atomic_if_version_across_instances": True},
     }
+
+
+def merge_capabilities(
+    base: dict[str, dict[str, Any]], changes: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """``base`` with the fields of ``changes`` set, suite by suite (a new dict)."""
+    merged = {suite: dict(fields) for suite, fields in base.items()}
+    for suite, fields in changes.items():
+        merged.setdefault(suite, {}).update(fields)
+    return merged
 
 
 class ConnectedBackend(Generic[HandleT]):
@@ -335,6 +365,10 @@ class ConnectedBackend(Generic[HandleT]):
     session_store_type: ClassVar[Callable[..., Any]]
     object_driver_type: ClassVar[Callable[[Any], ObjectDriver]]
     log_driver_type: ClassVar[Callable[[Any], LogDriver]]
+    #: Where this backend's stores and drivers differ from :func:`adapter_capabilities`: suite
+    #: name to the capability fields that differ. The one declaration its tests, ``agent-stores
+    #: check`` and the docs read (see :meth:`declared_capabilities`).
+    capabilities: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
 
     def __init__(self, url: str, **options: Any) -> None:
         url, from_url = take_query_option(url, CACHE_BYTES)
@@ -392,16 +426,23 @@ class ConnectedBackend(Generic[HandleT]):
         """A log driver on the shared handle, for stores the core builds over any backend."""
         return type(self).log_driver_type(self.handle)
 
-    def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
-        """What ``agent-stores check`` declares for these stores: capability fields per conformance suite.
+    @classmethod
+    def declared_capabilities(cls) -> dict[str, dict[str, Any]]:
+        """What this backend's stores and drivers declare, per conformance suite: :attr:`capabilities` over the core's.
 
         Plain data (no test imports): suite name (``history``, ``files``, ``sessions``,
         ``checkpoints``, ``todos``, ``log_driver``, ``object_driver``) to the fields of that
-        suite's capabilities class, as the backend's own tests declare them. This default holds
-        the stores the core builds over the object driver (:func:`adapter_capabilities`); a
-        backend adds its own: ``{**super().conformance_capabilities(), "history": {...}, ...}``.
+        suite's capabilities class. A fresh dict each call.
         """
-        return adapter_capabilities()
+        return merge_capabilities(adapter_capabilities(), cls.capabilities)
+
+    def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
+        """What ``agent-stores check`` declares for the stores of this URL: :meth:`declared_capabilities`.
+
+        A backend whose guarantees depend on the URL (an in-process database, a filesystem's
+        own) adjusts them here.
+        """
+        return self.declared_capabilities()
 
     async def aclose(self) -> None:
         """Close the shared handle; the stores handed out stop working."""

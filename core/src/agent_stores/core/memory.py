@@ -18,7 +18,7 @@ from .drivers import Listing, LogInfo, LogRecord, LogTail, LogVersion, StoredObj
 from .errors import StoreConflictError
 from .files import ObjectAgentFileStore
 from .history import LogHistoryProvider
-from .lifecycle import CACHE_BYTES, adapter_capabilities, take_query_option
+from .lifecycle import CACHE_BYTES, adapter_capabilities, merge_capabilities, take_query_option
 from .sessions import ObjectSessionStore
 
 __all__ = ["MemoryBackend", "MemoryLogDriver", "MemoryObjectDriver"]
@@ -209,20 +209,11 @@ class MemoryBackend:
         return ObjectSessionStore(self._objects, **options)
 
     def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
-        """What ``agent-stores check`` declares for these stores (see ``docs/cli.md``): one process only."""
-        return {
-            **adapter_capabilities(),
-            "history": {
-                "windowed_load": True,
-                "skip_excluded": True,
-                "concurrent_instances": True,
-                "admin": True,
-                "ttl": True,
-            },
-            "files": {"case_sensitive": True, "empty_directories": True, "atomic_create_across_instances": True},
-            "log_driver": {"ttl": True, "concurrent_instances": True},
-            "object_driver": {"atomic_create_across_instances": True, "atomic_if_version_across_instances": True},
-        }
+        """What ``agent-stores check`` declares for these stores: the core's, in one process only."""
+        return merge_capabilities(
+            adapter_capabilities(),
+            {"history": {"multi_process": False}},
+        )
 
     async def aclose(self) -> None:
         """Nothing to close."""

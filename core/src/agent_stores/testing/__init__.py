@@ -42,6 +42,7 @@ from .checkpoints import (
     checkpoint_storage_at,
     corrupt_object_checkpoint,
 )
+from .declared import CAPABILITY_TYPES, declared
 from .files import FileStoreCapabilities, FileStoreConformance
 from .history import HistoryCapabilities, HistoryProviderConformance
 from .log_driver import OBJECT_LOG_DIVERGENCES, LogDriverCapabilities, LogDriverConformance
@@ -58,6 +59,7 @@ from .todos import (
 )
 
 __all__ = [
+    "CAPABILITY_TYPES",
     "OBJECT_CHECKPOINT_CAPABILITIES",
     "OBJECT_LOG_DIVERGENCES",
     "OBJECT_TODO_CAPABILITIES",
@@ -85,6 +87,7 @@ __all__ = [
     "corrupt_object_checkpoint",
     "corrupt_object_session",
     "corrupt_object_todos",
+    "declared",
     "incompressible",
     "requires",
     "todo_store_at",

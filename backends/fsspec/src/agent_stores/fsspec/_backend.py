@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from agent_stores.core import ConnectedBackend, Connector, KeySpace, ObjectLogDriver
+from agent_stores.core.lifecycle import merge_capabilities
 
+from ._capabilities import FilesystemCapabilities
 from ._connect import CONNECTOR
 from ._driver import FsspecObjectDriver
 from ._history import FsspecHistoryProvider
@@ -67,33 +69,17 @@ class FsspecBackend(ConnectedBackend[FsspecObjectDriver]):
         """The object-store log under ``<root>/history`` (``within`` a tenant's root, its history)."""
         return ObjectLogDriver(self.object_driver(), prefix="history/")
 
+    @classmethod
+    def declared_on(cls, filesystem: FilesystemCapabilities, *, processes: bool = True) -> dict[str, dict[str, Any]]:
+        """What the stores and drivers declare on a filesystem that guarantees ``filesystem``.
+
+        ``processes``: the filesystem is shared between processes (all but fsspec's memory filesystem).
+        """
+        return merge_capabilities(cls.declared_capabilities(), filesystem.suites(processes=processes))
+
     def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
-        """The core's adapters (see ``ConnectedBackend``), with this backend's history, files and drivers."""
-        declared = self.handle.capabilities
-        atomic = declared.atomic_create
-        return {
-            **super().conformance_capabilities(),
-            "history": {
-                "windowed_load": True,
-                "skip_excluded": True,
-                "concurrent_instances": atomic,
-                "multi_process": atomic and self.handle.protocol != "memory",  # memory lives in one process
-                "admin": True,
-                "ttl": True,
-            },
-            "files": {
-                "case_sensitive": declared.case_sensitive,
-                "empty_directories": declared.empty_directories,
-                "atomic_create_across_instances": atomic,
-                "rejects_file_directory_conflicts": declared.rejects_file_directory_conflicts,
-                "long_names": declared.long_names,
-            },
-            "log_driver": {"ttl": True, "concurrent_instances": atomic},
-            "object_driver": {
-                "atomic_create_across_instances": atomic,
-                "atomic_if_version_across_instances": declared.atomic_compare_and_set,
-            },
-        }
+        """The core's capabilities, as far as this filesystem guarantees them (:meth:`declared_on`)."""
+        return self.declared_on(self.handle.capabilities, processes=self.handle.protocol != "memory")
 
     def __repr__(self) -> str:
         return f"FsspecBackend({self.handle!r})"

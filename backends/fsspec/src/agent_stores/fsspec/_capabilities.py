@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["FilesystemCapabilities"]
 
@@ -38,6 +39,30 @@ class FilesystemCapabilities:
     empty_directories: bool
     rejects_file_directory_conflicts: bool
     long_names: bool
+
+    def suites(self, *, processes: bool = True) -> dict[str, dict[str, Any]]:
+        """What the stores and drivers of a backend on this filesystem declare, where it differs from the core's.
+
+        ``processes``: the filesystem is shared between processes (every one but fsspec's
+        in-process memory filesystem). Suite name to capability fields, as
+        ``ConnectedBackend.capabilities`` takes them.
+        """
+        atomic = self.atomic_create
+        return {
+            "history": {"concurrent_instances": atomic, "multi_process": atomic and processes},
+            "files": {
+                "case_sensitive": self.case_sensitive,
+                "empty_directories": self.empty_directories,
+                "atomic_create_across_instances": atomic,
+                "rejects_file_directory_conflicts": self.rejects_file_directory_conflicts,
+                "long_names": self.long_names,
+            },
+            "log_driver": {"concurrent_instances": atomic},
+            "object_driver": {
+                "atomic_create_across_instances": atomic,
+                "atomic_if_version_across_instances": self.atomic_compare_and_set,
+            },
+        }
 
     @classmethod
     def local(cls) -> FilesystemCapabilities:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from agent_stores.core import ConnectedBackend, Connector
@@ -40,29 +41,8 @@ class RedisBackend(ConnectedBackend[RedisConnection]):
     session_store_type = RedisSessionStore
     object_driver_type = RedisObjectDriver
     log_driver_type = RedisLogDriver
-
-    def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
-        """The core's adapters (see ``ConnectedBackend``), with this backend's history, files and drivers."""
-        return {
-            **super().conformance_capabilities(),
-            "history": {
-                "windowed_load": True,
-                "skip_excluded": True,
-                "concurrent_instances": True,
-                "multi_process": True,
-                "admin": True,
-                "ttl": True,
-            },
-            "files": {
-                "case_sensitive": True,
-                "empty_directories": True,
-                "atomic_create_across_instances": True,
-                "rejects_file_directory_conflicts": False,
-                "long_names": True,
-            },
-            "log_driver": {"ttl": True, "native_expiry": True, "concurrent_instances": True},
-            "object_driver": {"atomic_create_across_instances": True, "atomic_if_version_across_instances": True},
-        }
+    #: Redis removes an expired session's keys itself (``PEXPIRE``).
+    capabilities: ClassVar[Mapping[str, Mapping[str, Any]]] = {"log_driver": {"native_expiry": True}}
 
     def __repr__(self) -> str:
         return f"RedisBackend({self.handle!r})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from agent_stores.core import ConnectedBackend, Connector, ObjectDriver, PrefixedObjectDriver
@@ -43,6 +44,8 @@ class S3Backend(ConnectedBackend[S3Bucket]):
     history_type = S3HistoryProvider
     file_store_type = S3AgentFileStore
     session_store_type = S3SessionStore
+    #: A key is at most S3's 1,024 bytes: no 4,000-character paths.
+    capabilities: ClassVar[Mapping[str, Mapping[str, Any]]] = {"files": {"long_names": False}}
 
     @property
     def driver(self) -> S3ObjectDriver:
@@ -58,27 +61,3 @@ class S3Backend(ConnectedBackend[S3Bucket]):
     def log_driver(self) -> ObjectLogDriver:
         """The object-store log under ``<prefix>history/`` (``within`` a tenant's root: its history)."""
         return ObjectLogDriver(self.object_driver(), prefix="history/")
-
-    def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
-        """The core's adapters (see ``ConnectedBackend``), with this backend's history, files and drivers."""
-        return {
-            **super().conformance_capabilities(),
-            "history": {
-                "windowed_load": True,
-                "skip_excluded": True,
-                "concurrent_instances": True,
-                "multi_process": True,
-                "admin": True,
-                "ttl": True,
-            },
-            # A key is at most S3's 1,024 bytes: no 4,000-character paths.
-            "files": {
-                "case_sensitive": True,
-                "empty_directories": True,
-                "atomic_create_across_instances": True,
-                "rejects_file_directory_conflicts": False,
-                "long_names": False,
-            },
-            "log_driver": {"ttl": True, "concurrent_instances": True},
-            "object_driver": {"atomic_create_across_instances": True, "atomic_if_version_across_instances": True},
-        }

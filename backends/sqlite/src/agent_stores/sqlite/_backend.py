@@ -40,25 +40,7 @@ class SQLiteBackend(ConnectedBackend[SQLiteDatabase]):
     log_driver_type = SQLiteLogDriver
 
     def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
-        """The core's adapters (see ``ConnectedBackend``), with this backend's history, files and drivers."""
-        return {
-            **super().conformance_capabilities(),
-            "history": {
-                "windowed_load": True,
-                "skip_excluded": True,
-                "concurrent_instances": True,
-                # An in-memory database (``sqlite://``) lives in one process.
-                "multi_process": self.url.rstrip("/") != "sqlite:",
-                "admin": True,
-                "ttl": True,
-            },
-            "files": {
-                "case_sensitive": True,
-                "empty_directories": True,
-                "atomic_create_across_instances": True,
-                "rejects_file_directory_conflicts": False,
-                "long_names": True,
-            },
-            "log_driver": {"ttl": True, "native_expiry": False, "concurrent_instances": True},
-            "object_driver": {"atomic_create_across_instances": True, "atomic_if_version_across_instances": True},
-        }
+        """The declared capabilities; an in-memory database (``sqlite://``) lives in one process."""
+        declared = super().conformance_capabilities()
+        declared["history"]["multi_process"] = self.url.rstrip("/") != "sqlite:"
+        return declared
