@@ -1,0 +1,9 @@
+"""The object-store log: a :class:`~agent_stores.core.drivers.LogDriver` of immutable segment objects.
+
+Its stored format is in ``_format``, what a driver remembers of the logs it read in ``_ends``,
+and the driver in ``_driver``; ``docs/core.md`` describes how it works.
+"""
+
+from ._driver import ObjectLogDriver
+
+__all__ = ["ObjectLogDriver"]
