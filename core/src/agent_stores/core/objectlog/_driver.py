@@ -24,6 +24,7 @@ from ._format import (
     LOG_OBJECT,
     PAST_LOG,
     SEGMENT,
+    SNAPSHOT_OBJECT,
     TAIL,
     Checkpoint,
     Head,
@@ -40,6 +41,7 @@ from ._format import (
     seq_of,
     try_decode,
 )
+from ._gaps import Gap, LogGapError, Salvage, absent_runs, salvage_of
 
 __all__ = ["CACHE_BYTES", "ObjectLogDriver"]
 
@@ -79,6 +81,15 @@ class _Caught(NamedTuple):
 
 class _Restart(Exception):
     """A concurrent delete or compaction changed what a read was reading: read again."""
+
+
+class _Missing(Exception):
+    """A segment a read needs is absent or blank: a concurrent delete, or a gap if the log did not move on."""
+
+    def __init__(self, hole: int, above: Segment) -> None:
+        super().__init__(hole)
+        self.hole = hole  # the missing segment's sequence number
+        self.above = above  # the readable segment just above it
 
 
 class ObjectLogDriver:
@@ -410,15 +421,15 @@ class ObjectLogDriver:
             await self.objects.put(self._names.of(key, SEGMENT, slot), encode(replacement))
         return replacement
 
-    async def _segments(self, key: str, seqs: Sequence[int]) -> list[Segment]:
-        """Fetch the segments ``seqs`` in parallel, in that order."""
+    async def _segments(self, key: str, seqs: Sequence[int]) -> list[Segment | None]:
+        """Fetch the segments ``seqs`` in parallel, in that order; ``None`` for an absent or blank one."""
         names = [self._names.of(key, SEGMENT, seq) for seq in seqs]
 
-        def fetch(name: str) -> Callable[[], Awaitable[Segment]]:
-            async def call() -> Segment:
+        def fetch(name: str) -> Callable[[], Awaitable[Segment | None]]:
+            async def call() -> Segment | None:
                 stored = await self.objects.get(name)
                 if stored is None or not stored.data:
-                    raise _Restart
+                    return None
                 return self._decode(name, stored.data)
 
             return call
@@ -439,8 +450,39 @@ class ObjectLogDriver:
                 digests, payloads = await self._records(key, head, last, prefetch)
             except _Restart:
                 continue
+            except _Missing as missing:
+                gap = await self._gap_error(key, head, missing)
+                if gap is None:
+                    continue
+                raise gap from None
             return head, digests, payloads
         raise StoreConflictError(f"log {key!r} kept changing while it was read")
+
+    async def _gap_error(self, key: str, head: Head, missing: _Missing) -> LogGapError | None:
+        """The gap a read met below ``missing.above``, or ``None`` when the log moved on (read again).
+
+        Segments are only ever blanked below a newer segment, so a segment of the newest
+        segment's life that is absent or blank while that segment is still the newest is a gap.
+        Costs one listing of the newest segment and, for a gap, a listing of the log's segments
+        and one ``get`` of the segment below it.
+        """
+        if await self._newest(key) != self._names.of(key, SEGMENT, head.segment.seq):
+            return None
+        top = head.segment
+        listing = await self.objects.list(self._names.folder(key) + SEGMENT, delimiter=None)
+        present = [seq_of(name) for name in listing.keys if LOG_OBJECT.fullmatch(name.rpartition("/")[2])]
+        runs = absent_runs(present, top.base, top.seq, also=[missing.hole])
+        gaps: list[Gap] = []
+        for first, last in runs:
+            if not first <= missing.hole <= last:
+                gaps.append(Gap(first, last, None, None))
+                continue
+            first_record: int | None = 0
+            if first > top.base:
+                below = await self._segments(key, [first - 1])
+                first_record = None if below[0] is None or below[0].base != top.base else below[0].end
+            gaps.append(Gap(first, last, first_record, missing.above.start))
+        return LogGapError(key, head.length, gaps)
 
     def _estimate(self, top: Segment, missing: int) -> int:
         """How many segments below ``top`` hold ``missing`` records, at the log's average per segment."""
@@ -468,10 +510,15 @@ class ObjectLogDriver:
             # log's average records per segment, in one parallel round.
             count = min(lowest.seq - 1 - floor, self._estimate(top, lowest.start - wanted_from))
             older = await self._segments(key, range(lowest.seq - 1, lowest.seq - 1 - count, -1))
-            if any(segment.base != top.base for segment in older):
-                raise _Restart  # a segment of another life: the log was reset under us
-            chunks.extend(older)
-            lowest = older[-1]
+            for segment in older:
+                if segment is None:
+                    if lowest.start > wanted_from:
+                        raise _Missing(lowest.seq - 1, lowest)
+                    break  # below what the window needs
+                if segment.base != top.base:
+                    raise _Restart  # a segment of another life: the log was reset under us
+                chunks.append(segment)
+                lowest = segment
         chunks.reverse()
         digests: list[str] = list(checkpoint.digests) if checkpoint is not None else []
         payloads: list[bytes] = list(checkpoint.payloads) if checkpoint is not None else []
@@ -515,7 +562,12 @@ class ObjectLogDriver:
         seqs = range(tail.seq + 1, top.seq)
         missing = [seq for seq in seqs if seq not in prefetch.segments]
         fetched = dict(zip(missing, await self._segments(key, missing), strict=True)) if missing else {}
-        chunks = [prefetch.segments.get(seq) or fetched[seq] for seq in seqs]
+        chunks: list[Segment] = []
+        for seq in seqs:
+            segment = prefetch.segments.get(seq) or fetched[seq]
+            if segment is None:
+                return None  # a segment is missing: the plain read tells a delete from a gap
+            chunks.append(segment)
         if top.seq > tail.seq:
             chunks.append(top)
         if any(segment.base != top.base for segment in chunks):
@@ -601,7 +653,11 @@ class ObjectLogDriver:
         await self._gather([_deleter(self.objects, k) for k in older.keys])
 
     async def tail(self, key: str, count: int) -> LogTail:
-        """Return the log's length, version and the digests of its last ``min(length, count)`` records."""
+        """Return the log's length, version and the digests of its last ``min(length, count)`` records.
+
+        Raises:
+            LogGapError: Segments holding some of those records are missing from the store.
+        """
         found = await self._tail_from_end(key, count)
         if found is not None:
             return found
@@ -613,7 +669,13 @@ class ObjectLogDriver:
         return LogTail(head.length, digests, head.version)
 
     async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
-        """Return the payloads in append order; with ``last``, only the newest ``last`` of them."""
+        """Return the payloads in append order; with ``last``, only the newest ``last`` of them.
+
+        Raises:
+            LogGapError: Segments holding some of those records are missing from the store (a
+                window wholly after them still reads).
+            CorruptRecordError: A segment cannot be decoded.
+        """
         if last is not None and last <= 0:
             return []
         window = _WHOLE if last is None else last
@@ -802,6 +864,80 @@ class ObjectLogDriver:
         """
         return bool(await self._reset(key, only_expired=False))
 
+    # -- repairing -------------------------------------------------------------------------
+
+    async def salvage(self, key: str) -> Salvage | None:
+        """Everything readable of the log and what is lost, without writing; ``None`` when it is absent or expired.
+
+        Fetches every segment of the log's current life and its checkpoints and tails (one
+        ``get`` each: the cost of a repair tool, not of a read). A segment that is absent,
+        blank or cannot be decoded is part of a gap; a checkpoint or tail holding records of
+        a gap fills them.
+
+        Raises:
+            StoreConflictError: The log kept changing while it was read.
+        """
+        for _ in range(_READ_ATTEMPTS):
+            head = await self._head(key)
+            if head is None or not head.live:
+                return None
+            top = head.segment
+            listing = await self.objects.list(self._names.folder(key), delimiter=None)
+            snapshots = [
+                name
+                for name in listing.keys
+                if SNAPSHOT_OBJECT.fullmatch(name.rpartition("/")[2]) and top.base <= seq_of(name) <= top.seq
+            ]
+            seqs = range(top.base, top.seq)
+            names = [*(self._names.of(key, SEGMENT, seq) for seq in seqs), *snapshots]
+            found = await self._gather([_getter(self.objects, n) for n in names])
+            segments: dict[int, Segment | None] = {top.seq: top}
+            for seq, stored in zip(seqs, found, strict=False):
+                segments[seq] = None if stored is None else try_decode(stored.data)
+            held: list[Checkpoint | Tail] = []
+            for name, stored in zip(snapshots, found[len(seqs) :], strict=True):
+                if stored is not None:
+                    snapshot = _try_snapshot(name, stored.data)
+                    if snapshot is not None:
+                        held.append(snapshot)
+            if await self._newest(key) != self._names.of(key, SEGMENT, top.seq):
+                continue  # written or deleted meanwhile: survey again
+            return salvage_of(head, segments, held)
+        raise StoreConflictError(f"log {key!r} kept changing while it was read")
+
+    async def rewrite(
+        self, key: str, records: Sequence[LogRecord], *, expected_version: LogVersion, session_id: str
+    ) -> LogVersion:
+        """Replace the log's records with ``records``, only if the log is still at ``expected_version``.
+
+        One conditional ``put``: a segment at the next sequence number starting a new life of
+        the log, so every reader sees the old records or the new ones, never a mix, and every
+        writer holding an older version conflicts. The older segments (missing ones included:
+        they come back as empty placeholders), checkpoints and tails are then erased as a
+        delete erases them, resumably. The log keeps its expiry.
+
+        Raises:
+            StoreConflictError: The log moved on, was deleted, or expired; nothing was written.
+            ValueError: ``records`` is empty (delete the log instead), or ``expected_version``
+                is not a version this driver handed out.
+        """
+        if not records:
+            raise ValueError("rewrite needs at least one record (delete the log to keep none)")
+        if expected_version is None:
+            raise StoreConflictError(f"log {key!r}: a rewrite needs the version of a live log")
+        seq, _, _, expiry, tag, known = parse_version(expected_version)
+        if tag != key_tag(key):
+            raise StoreConflictError(f"version {expected_version!r} is not a version of log {key!r}")
+        if expiry is not None and expiry <= self._clock():
+            raise StoreConflictError(f"log {key!r} expired after version {expected_version!r}")
+        digests = [r.digest for r in records]
+        payloads = [bytes(r.payload) for r in records]
+        segment = Segment(seq + 1, seq + 1, 0, session_id, expiry, digests, payloads, known, new_token())
+        await self._claim(key, segment)
+        self._ends.forget(key)
+        await self._erase(key, known, segment.seq)
+        return Head(key, segment, live=True).version
+
     # -- listing ---------------------------------------------------------------------------
 
     async def _log_keys(self, prefix: str, after: str | None) -> list[str]:
@@ -889,3 +1025,11 @@ def _header(driver: ObjectLogDriver, key: str) -> Callable[[], Awaitable[Head | 
 
 def _expirer(driver: ObjectLogDriver, key: str) -> Callable[[], Awaitable[bool | None]]:
     return lambda: driver._reset(key, only_expired=True)  # pyright: ignore[reportPrivateUsage]
+
+
+def _try_snapshot(name: str, data: bytes) -> Checkpoint | Tail | None:
+    """The checkpoint or tail ``name`` holds, or ``None`` when it cannot be decoded."""
+    try:
+        return decode_tail(data) if name.rpartition("/")[2].startswith(TAIL) else decode_checkpoint(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None

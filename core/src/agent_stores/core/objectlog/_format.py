@@ -17,7 +17,11 @@ __all__ = [
     "LOG_OBJECT",
     "PAST_LOG",
     "SEGMENT",
+    "SEQ_DIGITS",
+    "SEQ_TOP",
+    "SNAPSHOT_OBJECT",
     "TAIL",
+    "TOKEN_BYTES",
     "Checkpoint",
     "Head",
     "LogNames",
@@ -43,6 +47,8 @@ FLOOR = "f"
 TAIL = "t"
 #: The leaf name of a segment or checkpoint: what marks a folder as a log.
 LOG_OBJECT = re.compile(rf"[{SEGMENT}{CHECKPOINT}]\d{{{SEQ_DIGITS}}}")
+#: The leaf name of a checkpoint or tail.
+SNAPSHOT_OBJECT = re.compile(rf"[{CHECKPOINT}{TAIL}]\d{{{SEQ_DIGITS}}}")
 #: Sorts after every object name of a log folder, so a listing can skip the rest of that log.
 PAST_LOG = "/\x7f"
 TOKEN_BYTES = 8
