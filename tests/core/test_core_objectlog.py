@@ -730,5 +730,8 @@ async def test_a_rewrite_keeps_what_was_salvaged_and_the_log_goes_on() -> None:
         stored = await objects.get(name)
         assert stored is not None and all(p not in stored.data for p in written[:3]), name
     assert await log.salvage("absent") is None
-    with pytest.raises(ValueError, match="at least one record"):
-        await log.rewrite("k", [], expected_version=version, session_id="s")
+    version = (await log.tail("k", 0)).version
+    assert await log.rewrite("k", [], expected_version=version, session_id="s") is None, "keeping nothing deletes"
+    assert await other.read("k") == [] and await log.length("k") == 0
+    with pytest.raises(StoreConflictError):
+        await log.rewrite("k", kept, expected_version=version, session_id="s")

@@ -914,15 +914,13 @@ class ObjectLogDriver:
         the log, so every reader sees the old records or the new ones, never a mix, and every
         writer holding an older version conflicts. The older segments (missing ones included:
         they come back as empty placeholders), checkpoints and tails are then erased as a
-        delete erases them, resumably. The log keeps its expiry.
+        delete erases them, resumably. The log keeps its expiry; with no ``records`` it is
+        deleted (the new segment is a reset) and the returned version is ``None``.
 
         Raises:
             StoreConflictError: The log moved on, was deleted, or expired; nothing was written.
-            ValueError: ``records`` is empty (delete the log instead), or ``expected_version``
-                is not a version this driver handed out.
+            ValueError: ``expected_version`` is not a version this driver handed out.
         """
-        if not records:
-            raise ValueError("rewrite needs at least one record (delete the log to keep none)")
         if expected_version is None:
             raise StoreConflictError(f"log {key!r}: a rewrite needs the version of a live log")
         seq, _, _, expiry, tag, known = parse_version(expected_version)
@@ -932,11 +930,12 @@ class ObjectLogDriver:
             raise StoreConflictError(f"log {key!r} expired after version {expected_version!r}")
         digests = [r.digest for r in records]
         payloads = [bytes(r.payload) for r in records]
-        segment = Segment(seq + 1, seq + 1, 0, session_id, expiry, digests, payloads, known, new_token())
+        expires_at = expiry if records else None
+        segment = Segment(seq + 1, seq + 1, 0, session_id, expires_at, digests, payloads, known, new_token())
         await self._claim(key, segment)
         self._ends.forget(key)
         await self._erase(key, known, segment.seq)
-        return Head(key, segment, live=True).version
+        return self._head_of(key, segment).version
 
     # -- listing ---------------------------------------------------------------------------
 
