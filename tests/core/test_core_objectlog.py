@@ -735,3 +735,19 @@ async def test_a_rewrite_keeps_what_was_salvaged_and_the_log_goes_on() -> None:
     assert await other.read("k") == [] and await log.length("k") == 0
     with pytest.raises(StoreConflictError):
         await log.rewrite("k", kept, expected_version=version, session_id="s")
+
+
+async def test_with_cache_bytes_zero_a_driver_keeps_no_records_but_still_knows_the_ends() -> None:
+    """``cache_bytes=0`` turns the remembered windows off, not the remembered ends a save's tail read uses."""
+    objects = Counting()
+    log = ObjectLogDriver(objects, cache_bytes=0)
+    assert log.cache_bytes == 0
+    written = await _fill(log, "k", 12)
+    assert await log.read("k", last=6) == written[-6:]
+    objects.calls.clear()
+    tail = await log.tail("k", 6)
+    assert tail.digests == [f"d-{p.decode()}" for p in written[-6:]]
+    assert objects.calls == ["list s", "get s"], objects.calls
+    objects.calls.clear()
+    assert await log.read("k", last=6) == written[-6:]
+    assert len(objects.calls) > 2, "no window served from memory"
