@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_framework import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_stores.core import LogHistoryProvider, LogRecord, ObjectLogDriver, StoreConflictError
+from agent_stores.core import CorruptRecordError, LogHistoryProvider, LogRecord, ObjectLogDriver, StoreConflictError
 from agent_stores.core.memory import MemoryObjectDriver
+from agent_stores.core.objectlog import Gap, LogGapError
 from agent_stores.sqlite import SQLiteDatabase, SQLiteObjectDriver
 from agent_stores.testing import (
     OBJECT_LOG_DIVERGENCES,
@@ -590,3 +592,162 @@ async def test_two_remembering_drivers_always_read_what_was_written(ops: list[tu
     for log in drivers:
         assert await log.read("k", last=5) == model[-5:]
         assert await log.read("k") == model
+
+
+# -- gaps: segments removed behind the log --------------------------------------------------------
+
+
+async def _remove_oldest_segments(objects: MemoryObjectDriver, key: str, count: int, *, skip: int = 0) -> None:
+    """Remove ``count`` segment objects of ``key`` above its ``skip`` oldest, as a lifecycle rule would."""
+    names = (await objects.list(f"history/{key}/s", delimiter=None)).keys  # newest first
+    for name in names[len(names) - skip - count : len(names) - skip]:
+        await objects.delete(name)
+
+
+async def test_a_gap_is_a_corrupt_record_error_naming_the_missing_segments_and_records() -> None:
+    """Reads that need records of removed segments fail with the gap named; windows after it still read."""
+    objects = MemoryObjectDriver()
+    writer = ObjectLogDriver(objects)
+    written = await _fill(writer, "k", 10, per_segment=1)
+    assert await writer.read("k", last=4) == written[-4:]
+    await _remove_oldest_segments(objects, "k", 3)
+    reader = ObjectLogDriver(objects)
+    for log in (reader, writer):
+        for last, tail in ((None, False), (8, False), (8, True)):
+            with pytest.raises(LogGapError) as caught:
+                await (log.tail("k", 8) if tail else log.read("k", last=last))
+            error = caught.value
+            assert isinstance(error, CorruptRecordError) and isinstance(error, ValueError)
+            assert not isinstance(error, StoreConflictError), "a gap is not transient: nothing to retry"
+            assert error.key == "k" and error.length == 10 and error.gaps == [Gap(1, 3, 0, 3)]
+            assert "'k'" in str(error) and "segments 1 to 3 (records 0 to 2)" in str(error), str(error)
+        assert await log.read("k", last=7) == written[-7:], "a window wholly after the gap reads"
+        tail = await log.tail("k", 7)
+        assert tail.length == 10 and tail.digests == [f"d-{p.decode()}" for p in written[-7:]]
+    assert await reader.length("k") == 10
+
+
+async def test_a_gap_in_the_middle_names_the_records_it_held() -> None:
+    objects = MemoryObjectDriver()
+    log = ObjectLogDriver(objects, tail_after=None, cache_bytes=0)
+    written = await _fill(log, "k", 10)  # two records a segment
+    await _remove_oldest_segments(objects, "k", 2, skip=4)  # segments 5 and 6: records 8 to 11
+    with pytest.raises(LogGapError) as caught:
+        await log.read("k", last=13)
+    assert caught.value.gaps == [Gap(5, 6, 8, 12)]
+    assert "segments 5 to 6 (records 8 to 11)" in str(caught.value)
+    assert await log.read("k", last=8) == written[-8:]
+
+
+async def test_a_history_provider_reports_a_gap_on_load_and_on_save() -> None:
+    """Loading the whole session or saving next to the gap fails with a CorruptRecordError, not a conflict."""
+    objects = MemoryObjectDriver()
+    provider = LogHistoryProvider(ObjectLogDriver(objects))
+    for i in range(10):
+        await provider.save_messages("s1", [Message(role="user", contents=[f"m{i}"], message_id=f"id{i}")])
+    key = provider.keys.history(provider.source_id, "s1")
+    await _remove_oldest_segments(objects, key, 3)
+    fresh = LogHistoryProvider(ObjectLogDriver(objects))
+    with pytest.raises(CorruptRecordError, match="segments 1 to 3"):
+        await fresh.get_messages("s1")
+    with pytest.raises(CorruptRecordError, match="segments 1 to 3"):
+        await fresh.save_messages("s1", [Message(role="user", contents=["next"], message_id="next")])
+    windowed = LogHistoryProvider(ObjectLogDriver(objects), max_messages=5)
+    assert [m.message_id for m in await windowed.get_messages("s1")] == [f"id{i}" for i in range(5, 10)]
+
+
+async def test_a_session_long_after_its_gap_still_loads_and_saves() -> None:
+    objects = MemoryObjectDriver()
+    provider = LogHistoryProvider(ObjectLogDriver(objects), max_messages=10)
+    for i in range(40):
+        await provider.save_messages("s1", [Message(role="user", contents=[f"m{i}"], message_id=f"id{i}")])
+    await _remove_oldest_segments(objects, provider.keys.history(provider.source_id, "s1"), 3)
+    fresh = LogHistoryProvider(ObjectLogDriver(objects), max_messages=10)
+    await fresh.save_messages("s1", [Message(role="user", contents=["next"], message_id="next")])
+    assert [m.message_id for m in await fresh.get_messages("s1")] == [*(f"id{i}" for i in range(31, 40)), "next"]
+
+
+async def test_a_checkpoint_holding_the_removed_records_keeps_the_log_whole() -> None:
+    objects = MemoryObjectDriver()
+    log = ObjectLogDriver(objects, compact_after=3)
+    written = await _fill(log, "k", 10, per_segment=1)
+    assert await log.read("k") == written  # writes a checkpoint of segments 1 to 10
+    written += await _fill_more(log, "k", 2)
+    await _remove_oldest_segments(objects, "k", 3)
+    assert await ObjectLogDriver(objects).read("k") == written
+    salvage = await log.salvage("k")
+    assert salvage is not None and salvage.gaps == [Gap(1, 3, 0, 3)] and salvage.lost == []
+
+
+async def test_a_delete_racing_a_read_is_not_a_gap() -> None:
+    """A reader meeting segments a concurrent delete blanked reads again and finds the log deleted."""
+
+    class DeletingOnce(MemoryObjectDriver):
+        def __init__(self) -> None:
+            super().__init__()
+            self.trigger: str | None = None
+            self.deleter: ObjectLogDriver | None = None
+
+        async def get(self, key: str) -> Any:
+            if key == self.trigger and self.deleter is not None:
+                self.trigger = None
+                assert await self.deleter.delete("k") is True  # blanks this very segment first
+            return await super().get(key)
+
+    objects = DeletingOnce()
+    reader = ObjectLogDriver(objects, tail_after=None, cache_bytes=0)
+    await _fill(reader, "k", 6, per_segment=1)
+    objects.trigger = (await objects.list("history/k/s", delimiter=None)).keys[1]  # the segment below the newest
+    objects.deleter = ObjectLogDriver(objects)
+    assert await reader.read("k") == []
+    assert objects.trigger is None, "the race was not forced"
+
+
+async def test_a_rewrite_keeps_what_was_salvaged_and_the_log_goes_on() -> None:
+    objects = MemoryObjectDriver()
+    log, other = ObjectLogDriver(objects), ObjectLogDriver(objects)
+    written = await _fill(log, "k", 10, per_segment=1)
+    assert await other.read("k", last=3) == written[-3:]  # remembers the old end
+    stale = (await other.tail("k", 0)).version
+    await _remove_oldest_segments(objects, "k", 2, skip=3)  # segments 4 and 5: records 3 and 4
+    salvage = await log.salvage("k")
+    assert salvage is not None and salvage.length == 10 and salvage.session_id == "s"
+    assert salvage.gaps == [Gap(4, 5, 3, 5)] and salvage.lost == [(3, 5)] and salvage.after_gap == 5
+    assert [r.payload for r in salvage.records if r is not None] == written[:3] + written[5:]
+    kept = [r for r in salvage.records[salvage.after_gap :] if r is not None]
+    version = await log.rewrite("k", kept, expected_version=salvage.version, session_id=salvage.session_id)
+    assert await log.read("k") == written[5:]
+    assert await other.read("k", last=3) == written[-3:] and await other.read("k") == written[5:]
+    with pytest.raises(StoreConflictError):
+        await other.append("k", _records("zombie"), expected_version=stale, session_id="s")
+    with pytest.raises(StoreConflictError):  # the salvage's version is gone too
+        await log.rewrite("k", kept, expected_version=salvage.version, session_id="s")
+    await log.append("k", _records("next"), expected_version=version, session_id="s")
+    assert await other.read("k") == [*written[5:], b"next"]
+    repaired = await ObjectLogDriver(objects).salvage("k")
+    assert repaired is not None and repaired.gaps == [] and repaired.lost == []
+    for name in (await objects.list("history/k/", delimiter=None)).keys:
+        stored = await objects.get(name)
+        assert stored is not None and all(p not in stored.data for p in written[:3]), name
+    assert await log.salvage("absent") is None
+    version = (await log.tail("k", 0)).version
+    assert await log.rewrite("k", [], expected_version=version, session_id="s") is None, "keeping nothing deletes"
+    assert await other.read("k") == [] and await log.length("k") == 0
+    with pytest.raises(StoreConflictError):
+        await log.rewrite("k", kept, expected_version=version, session_id="s")
+
+
+async def test_with_cache_bytes_zero_a_driver_keeps_no_records_but_still_knows_the_ends() -> None:
+    """``cache_bytes=0`` turns the remembered windows off, not the remembered ends a save's tail read uses."""
+    objects = Counting()
+    log = ObjectLogDriver(objects, cache_bytes=0)
+    assert log.cache_bytes == 0
+    written = await _fill(log, "k", 12)
+    assert await log.read("k", last=6) == written[-6:]
+    objects.calls.clear()
+    tail = await log.tail("k", 6)
+    assert tail.digests == [f"d-{p.decode()}" for p in written[-6:]]
+    assert objects.calls == ["list s", "get s"], objects.calls
+    objects.calls.clear()
+    assert await log.read("k", last=6) == written[-6:]
+    assert len(objects.calls) > 2, "no window served from memory"

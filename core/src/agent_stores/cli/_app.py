@@ -13,15 +13,15 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ._errors import EXIT_FAILED, EXIT_USAGE, CliError
+from ._errors import EXIT_FAILED, EXIT_USAGE, CliError, CorruptDataError
 
 __all__ = ["app", "main"]
 
 app = typer.Typer(
     name="agent-stores",
-    help="Check, look inside, migrate and demo durable stores for Microsoft Agent Framework agents.\n\n"
+    help="Check, look inside, migrate, repair and demo durable stores for Microsoft Agent Framework agents.\n\n"
     "Exit codes: 0 ok, 1 a check or verification failed, 2 bad input or an unreachable store, "
-    "3 a migration refused by a conflict.",
+    "3 a migration or repair refused by a conflict, 4 stored data that cannot be read.",
     no_args_is_help=True,
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
@@ -31,7 +31,7 @@ app = typer.Typer(
 
 @app.callback()
 def _root() -> None:
-    """Check, look inside, migrate and demo durable stores for Microsoft Agent Framework agents."""
+    """Check, look inside, migrate, repair and demo durable stores for Microsoft Agent Framework agents."""
 
 
 out = Console(highlight=False, soft_wrap=True)
@@ -44,17 +44,20 @@ VerboseOption = Annotated[bool, typer.Option("--verbose", "-v", help="Show trace
 
 
 def fail(error: BaseException, *, verbose: bool) -> NoReturn:
-    """Print ``error`` as one line (and its traceback with ``--verbose``), exit 2."""
+    """Print ``error`` as one line (and its traceback with ``--verbose``), exit with its code (2 by default)."""
     if verbose:
         import traceback
 
         err.print(escape("".join(traceback.format_exception(error))))
     err.print(f"[bold red]error:[/] {escape(str(error))}")
-    raise typer.Exit(EXIT_USAGE)
+    raise typer.Exit(getattr(error, "exit_code", EXIT_USAGE))
 
 
 def guarded(verbose: bool, action: Callable[[], T]) -> T:
-    """Run ``action``; a :class:`CliError` (or a store error outside it) is a one-line error and exit 2."""
+    """Run ``action``; a :class:`CliError` (or a store error outside it) is a one-line error and exit 2.
+
+    Stored data that cannot be read (a ``CorruptRecordError``) exits 4.
+    """
     try:
         return action()
     except (typer.Exit, typer.Abort, KeyboardInterrupt):
@@ -62,7 +65,10 @@ def guarded(verbose: bool, action: Callable[[], T]) -> T:
     except CliError as error:
         fail(error, verbose=verbose)
     except Exception as error:
-        fail(CliError(f"{type(error).__name__}: {error}"), verbose=verbose)
+        from agent_stores.core import CorruptRecordError
+
+        wrapper = CorruptDataError if isinstance(error, CorruptRecordError) else CliError
+        fail(wrapper(f"{type(error).__name__}: {error}"), verbose=verbose)
 
 
 def print_json(document: Any) -> None:
@@ -305,6 +311,70 @@ def history(
         out.print(f"  {message['index']:>4} {message['role']:<10} {escape(text)}")
     if page["next_offset"] is not None:
         out.print(f"more: --offset {page['next_offset']}")
+
+
+@app.command(
+    epilog="[bold]Examples[/]\n\n  agent-stores repair s3://bucket/agents demo --dry-run\n\n"
+    "  agent-stores repair file:///srv/agent demo --namespace tenant-a --keep-all --json"
+)
+def repair(
+    url: Annotated[str, typer.Argument(help="A store URL whose history is an object-store log (S3, fsspec).")],
+    session: Annotated[str, typer.Argument(help="The session id.")],
+    source_id: SourceOption = "history",
+    namespace: NamespaceOption = "",
+    keep_all: Annotated[
+        bool,
+        typer.Option("--keep-all", help="Keep every readable message, with holes where the gaps are."),
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Report what a repair keeps and loses; write nothing.")
+    ] = False,
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Rewrite a session's history whose segments were removed behind it, from what is still readable.
+
+    Keeps the messages after the newest gap (the whole end of the conversation), or with
+    [bold]--keep-all[/] every readable message in order, and reports exactly what is lost
+    (--json lists the dropped readable messages in full). The rewrite is one conditional
+    write: a session saved to meanwhile is left as it is (exit 3).
+
+    Exit 0 when the session is whole (repaired, or nothing to repair), 4 when --dry-run found
+    a gap, 2 on bad input, an unknown session or a store without segments, 3 on a conflict.
+    """
+    from ._repair import repair as run_repair
+
+    report = _run(
+        verbose,
+        lambda: run_repair(url, session, source_id=source_id, namespace=namespace, keep_all=keep_all, dry_run=dry_run),
+    )
+    if as_json:
+        print_json(report.to_json())
+    else:
+        _print_repair(report)
+    if report.status == "would-repair":
+        from ._errors import EXIT_CORRUPT
+
+        raise typer.Exit(EXIT_CORRUPT)
+
+
+def _print_repair(report: Any) -> None:
+    from ._repair import describe_runs
+
+    out.print(f"[bold]agent-stores repair[/] {escape(report.url)} session {escape(report.session_id)!r}")
+    out.print(f"  history log {escape(report.key)!r}: {report.length} records")
+    if report.status == "whole":
+        out.print("[bold green]whole[/]: no segment is missing; nothing to repair")
+        return
+    out.print(f"  missing: {escape(', '.join(map(str, report.gaps)))}")
+    out.print(f"  lost: {describe_runs(report.lost)}" + (": nothing holds them any more" if report.lost else ""))
+    hint = ": readable, before the newest gap (--keep-all keeps them, --json shows them)" if report.dropped else ""
+    out.print(f"  dropped: {describe_runs(report.dropped)}{hint}")
+    out.print(f"  kept: {describe_runs(report.kept)}")
+    if report.status == "would-repair":
+        out.print("[bold]dry run[/]: nothing was written")
+    else:
+        out.print(f"[bold green]repaired[/]: the session holds {report.kept_count} messages and takes new ones")
 
 
 @app.command(

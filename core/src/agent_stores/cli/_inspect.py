@@ -7,8 +7,9 @@ from typing import Any
 from agent_framework import Message
 
 from agent_stores.core import ObjectDriver, ObjectSessionStore, Stores, decode_snapshot, open_stores, redact_url
+from agent_stores.core.objectlog import LogGapError
 
-from ._errors import CliError
+from ._errors import CliError, CorruptDataError
 
 __all__ = ["list_files", "list_sessions", "list_snapshots", "open_url", "read_history", "read_snapshot"]
 
@@ -97,13 +98,24 @@ def message_row(index: int, message: Message) -> dict[str, Any]:
 async def read_history(
     url: str, session_id: str, *, source_id: str, namespace: str, offset: int, limit: int, full: bool
 ) -> dict[str, Any]:
-    """One page of a session's stored messages, oldest first (everything stored, no window applied)."""
+    """One page of a session's stored messages, oldest first (everything stored, no window applied).
+
+    Raises:
+        CorruptDataError: The history has a gap (with the repair command that shows what is left)
+            or a record that cannot be decoded.
+    """
     async with open_url(url) as stores:
         provider: Any = stores.history_provider(source_id, namespace=namespace)
-        if callable(getattr(provider, "export_messages", None)):
-            messages: list[Message] = await provider.export_messages(session_id)
-        else:
-            messages = await provider.get_messages(session_id)
+        try:
+            if callable(getattr(provider, "export_messages", None)):
+                messages: list[Message] = await provider.export_messages(session_id)
+            else:
+                messages = await provider.get_messages(session_id)
+        except LogGapError as err:
+            from ._repair import repair_command
+
+            command = repair_command(url, session_id, source_id=source_id, namespace=namespace)
+            raise CorruptDataError(f"{err} (see what a repair keeps: {command})") from err
         page = messages[offset : offset + limit]
         return {
             "url": redact_url(url),

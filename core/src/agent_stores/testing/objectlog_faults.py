@@ -1,4 +1,4 @@
-"""Faults under the core's ``ObjectLogDriver``: interrupted deletes, lost answers, refused checkpoints, busy logs.
+"""Faults under the core's ``ObjectLogDriver``: interrupted deletes, lost answers, refused checkpoints, busy logs, gaps.
 
 :class:`FaultyObjects` wraps a real :class:`~agent_stores.core.ObjectDriver` and injects one
 kind of fault at a chosen request; :class:`ObjectLogFaults` is a set of clauses a backend runs
@@ -22,7 +22,14 @@ from typing import Any
 
 import pytest
 
-from agent_stores.core import Listing, ObjectDriver, StoreConflictError, StoredObject, StoreUnavailableError
+from agent_stores.core import (
+    CorruptRecordError,
+    Listing,
+    ObjectDriver,
+    StoreConflictError,
+    StoredObject,
+    StoreUnavailableError,
+)
 from agent_stores.core.drivers import LogRecord
 from agent_stores.core.objectlog import ObjectLogDriver
 
@@ -127,7 +134,10 @@ class _Clock:
 
 
 class ObjectLogFaults:
-    """Clauses: an object log survives interrupted erasures, lost answers, refused checkpoints and busy writers."""
+    """Clauses: an object log survives interrupted erasures, lost answers, refused checkpoints and busy writers.
+
+    It also reports segments removed behind it as a gap, which a rewrite repairs.
+    """
 
     secret = b"SECRET-PAYLOAD"
 
@@ -308,5 +318,44 @@ class ObjectLogFaults:
             assert appended, "the rival never appended"
             assert await log.read("k") == []
             assert await self._holding_secret(log, "k") == []
+        finally:
+            await log.aclose()
+
+    # -- defect: segments removed behind the log must be reported, not retried forever ------
+
+    @pytest.mark.asyncio
+    async def test_removed_segments_are_a_gap_named_by_reads_and_a_rewrite_repairs_it(
+        self, objects_factory: Callable[[], Any]
+    ) -> None:
+        """The oldest segments removed (as a lifecycle rule expiring objects by age does) are a gap.
+
+        A read needing them is a ``CorruptRecordError`` naming the segments and records, a window
+        after them reads, and a rewrite of what is readable leaves the log readable and writable
+        by every driver.
+        """
+        log, faulty, _ = await self._open(objects_factory)
+        try:
+            await self._fill(log, "k", 8)
+            assert len(await log.read("k", last=2)) == 2  # this driver remembers the end
+            names = (await log.objects.list(f"{log.prefix}k/s", delimiter=None)).keys  # newest first
+            assert len(names) == 8
+            for name in names[-3:]:
+                assert await faulty.objects.delete(name)
+            reader = ObjectLogDriver(faulty.objects, prefix=log.prefix)
+            for needs_the_gap in (lambda: reader.read("k"), lambda: reader.tail("k", 6), lambda: log.read("k")):
+                with pytest.raises(CorruptRecordError) as caught:
+                    await needs_the_gap()
+                message = str(caught.value)
+                assert "'k'" in message and "segments 1 to 3 (records 0 to 2)" in message, message
+            kept = [self.secret + b"-%d" % i for i in range(3, 8)]
+            assert await reader.read("k", last=5) == kept
+            salvage = await reader.salvage("k")
+            assert salvage is not None and salvage.lost == [(0, 3)]
+            records = [r for r in salvage.records[salvage.after_gap :] if r is not None]
+            version = await reader.rewrite("k", records, expected_version=salvage.version, session_id="s")
+            assert await log.read("k") == kept, "a driver that remembered the old end reads the rewritten log"
+            assert len(await self._holding_secret(log, "k")) == 1, "the old segments are erased"
+            await log.append("k", [LogRecord("n", b"next")], expected_version=version, session_id="s")
+            assert await reader.read("k") == [*kept, b"next"]
         finally:
             await log.aclose()

@@ -37,6 +37,12 @@ class FsspecHistoryProvider(FsspecStore, LogHistoryProvider):
     any other filesystem, used through the plain fsspec API, only for one writer per session
     at a time (two concurrent saves can overwrite each other's segment).
 
+    ``ttl`` is recorded in the segments: an expired session reads as empty and is blanked by
+    its next save or by :meth:`purge_expired` (run it on a schedule to reclaim storage). Never
+    expire or remove history objects by age (no bucket lifecycle rule, no clean-up job): a
+    removed segment is a gap that makes the session unreadable, and the empty placeholders of
+    deleted sessions are what make a stale writer conflict.
+
     Security posture:
         Messages are stored as plaintext (msgpack framing around the message JSON) in
         files under ``root``: protect the folder as you would the conversations. Keys

@@ -34,9 +34,11 @@ class S3HistoryProvider(S3Store, LogHistoryProvider):
     ``InMemoryHistoryProvider`` would (the framework's ``filter_new_messages`` decides).
 
     ``ttl`` is recorded in the segments, not in bucket lifecycle rules: an expired session
-    reads as empty and is removed by its next save or by :meth:`purge_expired`. A bucket
-    lifecycle rule expiring ``<prefix>history/`` objects some days after the TTL is an optional
-    complement that reclaims storage of sessions nobody touches again (see the README).
+    reads as empty and is removed by its next save or by :meth:`purge_expired` (run it on a
+    schedule to reclaim storage). Never expire or remove history objects by age (no bucket
+    lifecycle rule, no clean-up job): a removed segment is a gap that makes the session
+    unreadable, and the empty placeholders of deleted sessions are what make a stale writer
+    conflict.
 
     ``S3HistoryProvider(client, bucket)`` borrows a boto3 S3 client (never closed; ``aclose()``
     stops the worker threads the store made); :meth:`from_url` owns one

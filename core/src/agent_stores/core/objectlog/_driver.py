@@ -1,89 +1,13 @@
-"""``ObjectLogDriver``: a :class:`LogDriver` over any :class:`ObjectDriver` with exclusive create.
+"""``ObjectLogDriver``: a :class:`~agent_stores.core.drivers.LogDriver` over any object driver with exclusive create.
 
-Built for object stores (S3, fsspec filesystems, any third-party ``ObjectDriver``) whose only
-atomic primitives are "create if absent" and an ordered listing. Every save writes **one**
-immutable segment object holding the whole batch, claimed with ``put(..., if_absent=True)``
-on the next sequence number, so concurrent writers can neither lose nor double a batch: of
-two writers that read the same end, exactly one creates the segment, the other conflicts.
-
-Layout under ``prefix`` (the keys stay browsable)::
-
-    <prefix><log key>/s<inverted seq>   one segment per append (msgpack: header + records)
-    <prefix><log key>/c<inverted seq>   a checkpoint: every record of the log up to that segment
-    <prefix><log key>/t<inverted seq>   a tail: the newest records of the log up to that segment
-
-Sequence numbers are written inverted and zero-padded, so an ascending listing returns the
-newest segment first: the end of a log costs one ``list(limit=1)`` and one ``get``.
-
-**Windows cost O(1) round trips.** A read of the newest N records lists the newest segment
-and the newest *tail* together, then fetches the segment, the tail and the few segments
-written after the tail in one parallel round: two round trips whatever the log's length or
-segment count; one when this driver read the log before (the tail it saw is fetched by name
-with the listing of the newest segment, and the tails are listed only when it is gone). A tail
-read (what a save does before appending after a conflict) of a log this driver read, wrote or
-lost a claim on answers from the end it remembers (newest segment and digests): one listing
-with a ``get`` proving that segment unchanged, plus the few segments written since; after a
-lost claim, the winner's segment is already known and the next ones are fetched with the
-listing. A read that had to fetch more than ``tail_after`` older segments writes a new
-tail (immutable, claimed once, older tails removed) holding the records it read (at most
-``tail_records``), so the next window is served from it. A tail is only a cache of records the
-segments hold: it is used only when it belongs to the same life of the log and joins the
-segment after it exactly (same record count), else it is ignored, and a torn or inconsistent
-one is removed. Logs written before tails existed (or with ``tail_after=None``) have none and
-read their segments as before.
-
-**A window read again is one listing and one get.** A driver remembers the newest records of
-the logs whose windows it read (and extends them with its own appends), up to ``cache_bytes``
-in all. The next read of a window no larger lists the newest segment together with a ``get``
-of the one remembered newest: its random token proves it is the very object remembered, so
-the records below it are too (segments are immutable; a delete writes a newer reset segment
-and blanks them). Segments others wrote since are fetched and must continue it exactly; a
-delete, an expiry, a replaced object or anything unusual falls back to the read above.
-
-**Versions never repeat.** A version names the newest segment (its sequence number plus what
-an append needs: the log's length, the first segment of this life of the log, its expiry, and
-a digest of the key, so a version of another log conflicts without a request).
-Deleting a log, or restarting an expired one, writes a *reset* segment at the next sequence
-number and blanks the older segments in place (their bytes are overwritten with nothing; the
-objects stay). So sequence numbers only grow, and a writer holding any old version finds the
-segment it tries to claim already taken and conflicts: nothing is ever appended below a reset.
-A deleted log therefore keeps empty placeholder objects; their content is gone.
-
-**Erasure is resumable.** After blanking, a tiny ``f<inv seq>`` object records "nothing below
-``seq`` holds records", and every segment carries what its writer knew (``floor``). A delete,
-:meth:`ObjectLogDriver.purge_expired` or an append that finds an erasure unrecorded (the process
-stopped between the reset and the last blank) finishes it, so deleting is idempotent. A delete
-racing appends backs off with jitter and then claims a slot further ahead, so it always wins.
-Each segment holds a random token, so a claim whose answer was lost is recognised as one's own.
-A newest segment that is empty or undecodable (torn by a power loss) is replaced by an empty
-continuation and logged; a checkpoint that cannot be written or decoded is skipped and logged.
-
-**Expiry** is recorded in each segment (the append's ``ttl``, sliding). An expired log reads
-as absent; the next append restarts it with a reset segment, and :meth:`purge_expired` blanks
-expired logs it finds.
-
-**Compaction.** A full read that had to fetch many segments writes a checkpoint holding every
-record so far (immutable, claimed once, older checkpoints removed), so the next full read
-costs one checkpoint plus the segments after it. Readers that meet a blanked segment or a
-removed checkpoint (a concurrent delete or compaction) start over; writers never touch
-checkpoints or tails. Erasing a life of a log removes its checkpoints and tails too.
-
-**Listing order (a declared divergence from the LogDriver contract).** Each log lives in the
-folder ``key/`` so a bucket stays browsable, hence two limits that
-:class:`~agent_stores.core.keys.KeySpace` keys never reach: keys must not nest (``a`` and
-``a/x`` are not both logs), and :meth:`list_logs` pages in ascending order of ``key + "/"``,
-not of ``key`` (``a-b`` lists before ``a``). Paging with ``after=<last key of a page>`` still
-returns every live log exactly once.
+How it reads, writes and erases is described in ``docs/core.md`` (the object-store log).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
-import os
 import random
-import re
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -91,23 +15,41 @@ from typing import NamedTuple, TypeVar, cast
 
 import msgspec
 
-from .drivers import Listing, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
-from .errors import CorruptRecordError, StoreConflictError, StoreError
+from ..drivers import Listing, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
+from ..errors import CorruptRecordError, StoreConflictError, StoreError
+from ._ends import RememberedEnds
+from ._format import (
+    CHECKPOINT,
+    FLOOR,
+    LOG_OBJECT,
+    PAST_LOG,
+    SEGMENT,
+    SNAPSHOT_OBJECT,
+    TAIL,
+    Checkpoint,
+    Head,
+    LogNames,
+    Segment,
+    Tail,
+    decode_checkpoint,
+    decode_segment,
+    decode_tail,
+    encode,
+    key_tag,
+    new_token,
+    parse_version,
+    seq_of,
+    try_decode,
+)
+from ._gaps import Gap, LogGapError, Salvage, absent_runs, salvage_of
 
-__all__ = ["ObjectLogDriver"]
+__all__ = ["CACHE_BYTES", "ObjectLogDriver"]
 
 _T = TypeVar("_T")
 _log = logging.getLogger("agent_stores.objectlog")
 
-_SEQ_DIGITS = 20
-_SEQ_TOP = 10**_SEQ_DIGITS - 1
-_SEGMENT = "s"
-_CHECKPOINT = "c"
-_FLOOR = "f"
-_TAIL = "t"
-_NAME = re.compile(rf"[{_SEGMENT}{_CHECKPOINT}]\d{{{_SEQ_DIGITS}}}")
-# Sorts after every object name of a log folder, so a listing can skip the rest of that log.
-_PAST_LOG = "/\x7f"
+#: Payload bytes the remembered windows of all logs hold at most, by default.
+CACHE_BYTES = 16 * 2**20
 _LISTING_PAGE = 200
 _READ_ATTEMPTS = 8
 # A delete (or expiry) racing appends backs off with full jitter, then claims a slot further
@@ -116,133 +58,23 @@ _RESET_BACKOFF_BASE_S = 0.002
 _RESET_BACKOFF_CAP_S = 0.25
 _RESET_PLAIN_ATTEMPTS = 4
 _RESET_MAX_GAP = 1024
-_TOKEN_BYTES = 8
-# Logs whose newest segment and tail a driver remembers (for one-round windowed reads).
-_SEEN_KEYS = 4096
-# Newest digests a driver remembers per log (for a tail read after a save or a lost claim).
-_END_DIGESTS = 32
-_END_KEYS = 1024
-# Payload bytes the remembered ends of all logs hold at most, by default (windowed reads).
-_END_PAYLOAD_BYTES = 16 * 2**20
-# Bytes a remembered record costs besides its payload (its digest, the objects holding both).
-_RECORD_OVERHEAD = 128
 # The window of a whole-log read.
 _WHOLE = sys.maxsize
 # Most segments written by others that a remembered end is brought up to date with.
 _END_CATCH_UP = 16
 
 
-class _Segment(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
-    """One append (or a reset) of one log."""
-
-    seq: int
-    base: int  # sequence number of the first segment of this life of the log
-    start: int  # records of this life before this segment
-    session_id: str
-    expires_at: float | None
-    digests: list[str]
-    payloads: list[bytes]
-    # No segment below ``floor`` held records when this one was written (0: not known).
-    floor: int = 0
-    # Unique to the write, so a writer recognises its own segment after a lost answer.
-    token: bytes = b""
-
-    @property
-    def is_reset(self) -> bool:
-        """A segment that only ends the life before it (a delete, or an expiry purged)."""
-        return self.base == self.seq and not self.digests
-
-    @property
-    def clean_below(self) -> int:
-        """What this segment proves erased: no records below the returned sequence number."""
-        if self.base <= 1 or self.floor >= self.base:
-            return self.base
-        return max(self.floor, 1)
-
-
-class _Checkpoint(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
-    """Every record of one life of a log, up to and including segment ``seq``."""
-
-    seq: int
-    base: int
-    digests: list[str]
-    payloads: list[bytes]
-
-
-_encode = msgspec.msgpack.Encoder().encode
-_decode_segment = msgspec.msgpack.Decoder(_Segment).decode
-_decode_checkpoint = msgspec.msgpack.Decoder(_Checkpoint).decode
-
-
-class _Tail(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
-    """The newest records of one life of a log, from record ``start`` up to and including segment ``seq``."""
-
-    seq: int
-    base: int
-    start: int  # records of this life before the first one held here
-    digests: list[str]
-    payloads: list[bytes]
-
-    @property
-    def end(self) -> int:
-        return self.start + len(self.digests)
-
-
-_decode_tail = msgspec.msgpack.Decoder(_Tail).decode
-
-
 class _Prefetch(NamedTuple):
     """What a windowed read fetched together with the newest segment: the newest tail and segments after it."""
 
-    tail: _Tail | None
-    segments: dict[int, _Segment]
-
-
-class _End(NamedTuple):
-    """What a driver last learned of a log's end: its newest segment then and the records up to it."""
-
-    segment: _Segment
-    length: int
-    digests: list[str]  # the last ``len(digests)`` digests of the log up to ``segment``
-    # After a lost claim: how many segments others wrote past the remembered end the last time
-    # it was brought up to date (at least 1), so the next catch-up fetches them with the listing;
-    # 0 when not contended.
-    pace: int
-    # The payloads of the last ``len(payloads)`` records up to ``segment`` (``None``: none kept),
-    # so the next window of at most ``window`` records can be served from them.
-    payloads: list[bytes] | None
-    window: int  # records of the largest window read of this log (0: none read)
-    size: int  # bytes of ``payloads``
-
-
-def _key_tag(key: str) -> str:
-    """A short digest of ``key`` carried in its versions, so another log's version always conflicts."""
-    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
-
-
-class _Head(NamedTuple):
-    """The newest segment of a log and what follows from it."""
-
-    key: str
-    segment: _Segment
-    live: bool
-
-    @property
-    def length(self) -> int:
-        return self.segment.start + len(self.segment.digests) if self.live else 0
-
-    @property
-    def version(self) -> LogVersion:
-        if not self.live:
-            return None
-        s = self.segment
-        return _version(self.key, s, self.length, s.clean_below)
+    tail: Tail | None
+    segments: dict[int, Segment]
 
 
 class _Caught(NamedTuple):
     """A log's end brought up to date from what a driver remembered: the head and the newest records known."""
 
-    head: _Head
+    head: Head
     digests: list[str]
     payloads: list[bytes] | None
 
@@ -251,8 +83,22 @@ class _Restart(Exception):
     """A concurrent delete or compaction changed what a read was reading: read again."""
 
 
+class _Missing(Exception):
+    """A segment a read needs is absent or blank: a concurrent delete, or a gap if the log did not move on."""
+
+    def __init__(self, hole: int, above: Segment) -> None:
+        super().__init__(hole)
+        self.hole = hole  # the missing segment's sequence number
+        self.above = above  # the readable segment just above it
+
+
 class ObjectLogDriver:
-    """A :class:`~agent_stores.core.drivers.LogDriver` of immutable segment objects (see the module docs).
+    """A :class:`~agent_stores.core.drivers.LogDriver` of immutable segment objects (``docs/core.md`` tells how).
+
+    Every save writes one segment object holding the whole batch, claimed with
+    ``put(..., if_absent=True)`` on the next sequence number, so of two writers that read the
+    same end exactly one creates the segment and the other conflicts. Logs are listed in the
+    order of ``key + "/"`` (a declared divergence, see :meth:`list_logs`).
 
     Costs: ``append`` on a known version is one conditional ``put`` (no listing, no read);
     ``length`` is one ``list(limit=1)`` and one ``get``; ``tail`` and ``read(last=N)`` are at most
@@ -281,6 +127,9 @@ class ObjectLogDriver:
             windows of (payloads and about 128 bytes per record), least recently used dropped
             first; 0 keeps none, every window is fetched.
         clock: Seconds since the epoch, for expiry.
+
+    Raises:
+        ValueError: ``prefix`` neither is empty nor ends with ``/``, or a bound is out of range.
     """
 
     def __init__(
@@ -293,7 +142,7 @@ class ObjectLogDriver:
         compact_after: int = 64,
         tail_after: int | None = 8,
         tail_records: int = 1000,
-        cache_bytes: int = _END_PAYLOAD_BYTES,
+        cache_bytes: int = CACHE_BYTES,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if prefix and not prefix.endswith("/"):
@@ -302,36 +151,27 @@ class ObjectLogDriver:
             raise ValueError("concurrency, compact_after and tail_records must be positive")
         if tail_after is not None and tail_after < 0:
             raise ValueError(f"tail_after must be None or at least 0, got {tail_after!r}")
-        if cache_bytes < 0:
-            raise ValueError(f"cache_bytes must be at least 0, got {cache_bytes!r}")
+        self._ends = RememberedEnds(cache_bytes)
         self.tail_after = tail_after
-        self.cache_bytes = cache_bytes
-        self._end_bytes = 0
         self.tail_records = tail_records
-        self._seen: dict[str, tuple[int, int | None]] = {}
-        self._ends: dict[str, _End] = {}
         self.objects = objects
         self.prefix = prefix
+        self._names = LogNames(prefix)
         self.owns_objects = owns_objects
         self.compact_after = compact_after
         self.concurrency = concurrency
         self._clock = clock
 
-    # -- names and codecs ------------------------------------------------------------------
+    @property
+    def cache_bytes(self) -> int:
+        """Most bytes kept of the newest records of the logs this driver read windows of."""
+        return self._ends.cache_bytes
 
-    def _folder(self, key: str) -> str:
-        return f"{self.prefix}{key}/"
+    # -- reading ---------------------------------------------------------------------------
 
-    def _name(self, key: str, kind: str, seq: int) -> str:
-        return f"{self._folder(key)}{kind}{_SEQ_TOP - seq:0{_SEQ_DIGITS}d}"
-
-    @staticmethod
-    def _seq_of(name: str) -> int:
-        return _SEQ_TOP - int(name[-_SEQ_DIGITS:])
-
-    def _decode(self, name: str, data: bytes) -> _Segment:
+    def _decode(self, name: str, data: bytes) -> Segment:
         try:
-            return _decode_segment(data)
+            return decode_segment(data)
         except (msgspec.DecodeError, msgspec.ValidationError) as err:
             raise CorruptRecordError(f"history segment {name!r} cannot be decoded") from err
 
@@ -347,87 +187,22 @@ class ObjectLogDriver:
             return [await calls[0]()]
         return list(await asyncio.gather(*(limited(c) for c in calls)))
 
-    # -- reading ---------------------------------------------------------------------------
-
-    async def _newest(self, key: str, kind: str = _SEGMENT) -> str | None:
-        listing = await self.objects.list(self._folder(key) + kind, delimiter=None, limit=1)
+    async def _newest(self, key: str, kind: str = SEGMENT) -> str | None:
+        listing = await self.objects.list(self._names.folder(key) + kind, delimiter=None, limit=1)
         return listing.keys[0] if listing.keys else None
 
-    def _head_of(self, key: str, segment: _Segment) -> _Head:
+    def _head_of(self, key: str, segment: Segment) -> Head:
         expired = segment.expires_at is not None and segment.expires_at <= self._clock()
-        return _Head(key, segment, live=bool(segment.digests or segment.start) and not expired)
+        return Head(key, segment, live=bool(segment.digests or segment.start) and not expired)
 
     def _window_names(self, key: str, top_seq: int, tail_seq: int | None) -> list[str]:
         """The objects a windowed read wants for a newest segment and a newest tail: them, and the segments between."""
-        names = [self._name(key, _SEGMENT, top_seq)]
+        names = [self._names.of(key, SEGMENT, top_seq)]
         if tail_seq is not None and tail_seq <= top_seq:
-            names.append(self._name(key, _TAIL, tail_seq))
+            names.append(self._names.of(key, TAIL, tail_seq))
             if top_seq - tail_seq - 1 <= 2 * (self.tail_after or 0):
-                names.extend(self._name(key, _SEGMENT, seq) for seq in range(tail_seq + 1, top_seq))
+                names.extend(self._names.of(key, SEGMENT, seq) for seq in range(tail_seq + 1, top_seq))
         return names
-
-    def _remember(self, key: str, top_seq: int, tail_seq: int | None) -> None:
-        """Note the newest segment and tail of ``key`` seen, for the next read to fetch them speculatively."""
-        seen = self._seen
-        seen.pop(key, None)
-        seen[key] = (top_seq, tail_seq)
-        if len(seen) > _SEEN_KEYS:
-            del seen[next(iter(seen))]
-
-    def _learn_end(
-        self,
-        key: str,
-        segment: _Segment,
-        digests: Sequence[str],
-        payloads: Sequence[bytes] | None = None,
-        *,
-        pace: int = 0,
-        window: int = 0,
-    ) -> None:
-        """Note ``segment`` as the newest known of ``key``, ``digests`` the newest ones up to it.
-
-        Records remembered for the segment just below (same life) are kept in front, so a
-        save or a lost claim extends what an earlier read learned. ``payloads`` (the newest
-        ones up to ``segment``) are kept only for a log whose window was read (``window``,
-        or an earlier read's), as many as that window, within the driver's ``cache_bytes``.
-        """
-        ends = self._ends
-        known = ends.pop(key, None)
-        if known is not None:
-            self._end_bytes -= known.size
-            window = max(window, known.window)
-        start = segment.start + len(segment.digests) - len(digests)
-        joined = list(digests)
-        kept = None if payloads is None or not window else list(payloads)
-        if (
-            known is not None
-            and known.segment.base == segment.base
-            and known.segment.seq < segment.seq
-            and known.length == start
-        ):
-            joined = [*known.digests, *joined]
-            if kept is not None and known.payloads is not None:
-                kept = [*known.payloads, *kept]
-        size = 0
-        if kept is not None:
-            kept = kept[-window:]
-            # Each record also holds a digest and two objects: counted as a flat overhead.
-            size = sum(map(len, kept)) + _RECORD_OVERHEAD * len(kept)
-            if size > self.cache_bytes:
-                kept, size = None, 0
-        digests_kept = max(_END_DIGESTS, 0 if kept is None else len(kept))
-        ends[key] = _End(
-            segment, segment.start + len(segment.digests), joined[-digests_kept:], pace, kept, window, size
-        )
-        self._end_bytes += size
-        while len(ends) > _END_KEYS or self._end_bytes > self.cache_bytes:
-            oldest = next(iter(ends))
-            self._end_bytes -= ends.pop(oldest).size
-
-    def _forget_end(self, key: str) -> None:
-        known = self._ends.pop(key, None)
-        if known is not None:
-            self._end_bytes -= known.size
 
     async def _catch_up(self, key: str) -> _Caught | None:
         """The remembered end of ``key`` brought up to date, in one parallel round when nobody else wrote.
@@ -440,36 +215,36 @@ class ObjectLogDriver:
         records). ``None`` when the remembered end cannot answer (too far behind, another
         life, anything unusual): the caller reads the log as usual.
         """
-        end = self._ends.get(key)
+        end = self._ends.end(key)
         if end is None:
             return None
         have = end.segment.seq
         probes = list(range(have, have + 1 + min(end.pace, _END_CATCH_UP)))
         results: list[object] = list(
             await asyncio.gather(
-                self._newest(key), *(self.objects.get(self._name(key, _SEGMENT, seq)) for seq in probes)
+                self._newest(key), *(self.objects.get(self._names.of(key, SEGMENT, seq)) for seq in probes)
             )
         )
         newest = cast("str | None", results[0])
         probed = cast("list[StoredObject | None]", results[1:])
         if newest is None:
             return None
-        top_seq = self._seq_of(newest)
+        top_seq = seq_of(newest)
         if top_seq < have or top_seq - have > _END_CATCH_UP:
             return None
         ready: dict[int, StoredObject | None] = dict(zip(probes, probed, strict=True))
         missing = [seq for seq in range(have + 1, top_seq + 1) if ready.get(seq) is None]
         if missing:
-            fetched = await self._gather([_getter(self.objects, self._name(key, _SEGMENT, n)) for n in missing])
+            fetched = await self._gather([_getter(self.objects, self._names.of(key, SEGMENT, n)) for n in missing])
             ready.update(zip(missing, fetched, strict=True))
         stored = ready[have]
-        same = None if stored is None else _try_decode(stored.data)
+        same = None if stored is None else try_decode(stored.data)
         if same is None or same.token != end.segment.token:
             return None  # not the object remembered (the log's objects were replaced)
         top, length, digests, payloads = end.segment, end.length, end.digests, end.payloads
         for seq in range(have + 1, top_seq + 1):
             stored = ready.get(seq)
-            segment = None if stored is None else _try_decode(stored.data)
+            segment = None if stored is None else try_decode(stored.data)
             if segment is None or segment.base != top.base or segment.start != length or segment.seq != seq:
                 return None  # blank, torn, reset or not contiguous: left to the full read
             top, length, digests = segment, length + len(segment.digests), [*digests, *segment.digests]
@@ -479,7 +254,7 @@ class ObjectLogDriver:
         if not head.live:
             return None
         if top.seq != have:
-            self._learn_end(key, top, digests, payloads, pace=top.seq - have if end.pace else 0)
+            self._ends.learn(key, top, digests, payloads, pace=top.seq - have if end.pace else 0)
         return _Caught(head, digests, payloads)
 
     async def _tail_from_end(self, key: str, count: int) -> LogTail | None:
@@ -499,7 +274,7 @@ class ObjectLogDriver:
         Only for a log whose remembered payloads can hold the window (``_WHOLE``: every
         record of its life): nothing is fetched to learn that they cannot.
         """
-        end = self._ends.get(key)
+        end = self._ends.end(key)
         if end is None or end.payloads is None or end.window < last:
             return None
         caught = await self._catch_up(key)
@@ -510,7 +285,7 @@ class ObjectLogDriver:
             return None
         return caught.payloads[len(caught.payloads) - wanted :]
 
-    async def _head_and_tail(self, key: str) -> tuple[_Head | None, _Prefetch | None]:
+    async def _head_and_tail(self, key: str) -> tuple[Head | None, _Prefetch | None]:
         """The head (as :meth:`_head`) and the newest tail with the segments after it, in one parallel round.
 
         The listing of the newest segment goes out together with the ``get`` of the objects
@@ -522,12 +297,12 @@ class ObjectLogDriver:
         tails are listed. Anything unusual (a blank or torn newest segment) is left to
         :meth:`_head`.
         """
-        guess = self._seen.get(key)
+        guess = self._ends.seen(key)
         guessed = [] if guess is None else self._window_names(key, *guess)
         list_tails = guess is None or guess[1] is None
-        calls: list[Callable[[], Awaitable[object]]] = [_lister(self, key, _SEGMENT)]
+        calls: list[Callable[[], Awaitable[object]]] = [_lister(self, key, SEGMENT)]
         if list_tails:
-            calls.append(_lister(self, key, _TAIL))
+            calls.append(_lister(self, key, TAIL))
         calls.extend(_getter(self.objects, n) for n in guessed)
         if len(calls) <= self.concurrency:
             # Within the concurrency limit: one flat gather, no semaphore needed.
@@ -545,33 +320,33 @@ class ObjectLogDriver:
             tail_name = cast("str | None", results[1])
         else:
             assert guess is not None and guess[1] is not None
-            tail_name = self._name(key, _TAIL, guess[1])
+            tail_name = self._names.of(key, TAIL, guess[1])
             if tail_name not in ready:
-                tail_name = await self._newest(key, _TAIL)  # removed since: a newer one may exist
-        top_seq = self._seq_of(newest)
-        tail_seq = None if tail_name is None else self._seq_of(tail_name)
+                tail_name = await self._newest(key, TAIL)  # removed since: a newer one may exist
+        top_seq = seq_of(newest)
+        tail_seq = None if tail_name is None else seq_of(tail_name)
         names = self._window_names(key, top_seq, tail_seq)
         missing = [n for n in names if n not in ready]
         if missing:
             ready.update(zip(missing, await self._gather([_getter(self.objects, n) for n in missing]), strict=True))
         stored = [ready.get(n) for n in names]
-        top = None if stored[0] is None else _try_decode(stored[0].data)
+        top = None if stored[0] is None else try_decode(stored[0].data)
         if top is None:
             return await self._head(key), None
-        tail: _Tail | None = None
+        tail: Tail | None = None
         if len(names) > 1 and stored[1] is not None:
             tail = await self._decode_tail(key, names[1], stored[1].data)
-        segments: dict[int, _Segment] = {}
+        segments: dict[int, Segment] = {}
         for name, found in zip(names[2:], stored[2:], strict=True):
-            segment = None if found is None else _try_decode(found.data)
+            segment = None if found is None else try_decode(found.data)
             if segment is not None:
-                segments[self._seq_of(name)] = segment
-        self._remember(key, top_seq, None if tail is None else tail_seq)
+                segments[seq_of(name)] = segment
+        self._ends.see(key, top_seq, None if tail is None else tail_seq)
         return self._head_of(key, top), _Prefetch(tail, segments)
 
-    async def _decode_tail(self, key: str, name: str, data: bytes) -> _Tail | None:
+    async def _decode_tail(self, key: str, name: str, data: bytes) -> Tail | None:
         try:
-            return _decode_tail(data)
+            return decode_tail(data)
         except (msgspec.DecodeError, msgspec.ValidationError):
             # A tail only saves reading segments: a torn one is dropped, the segments read.
             _log.warning("history log %r: tail %r cannot be decoded; removed, segments read instead", key, name)
@@ -585,7 +360,7 @@ class ObjectLogDriver:
         except StoreError as err:
             _log.warning("history object %r not removed (%s)", name, err)
 
-    async def _head(self, key: str) -> _Head | None:
+    async def _head(self, key: str) -> Head | None:
         """The newest segment of ``key`` (``None`` when the log never had one)."""
         for _ in range(_READ_ATTEMPTS):
             name = await self._newest(key)
@@ -594,7 +369,7 @@ class ObjectLogDriver:
             stored = await self.objects.get(name)
             if stored is None:
                 continue  # removed between the listing and the read
-            segment = _try_decode(stored.data)
+            segment = try_decode(stored.data)
             if segment is None:
                 # Blanked by a delete that claimed a newer segment meanwhile, or torn: a write
                 # that never fully reached the disk (a power loss without fsync).
@@ -604,20 +379,20 @@ class ObjectLogDriver:
             return self._head_of(key, segment)
         raise StoreConflictError(f"log {key!r} kept changing while its end was read")
 
-    async def _recover(self, key: str, name: str, data: bytes) -> _Segment:
+    async def _recover(self, key: str, name: str, data: bytes) -> Segment:
         """Replace a torn newest segment (and torn ones just below it) so the log goes on.
 
         The torn appends never became durable; their slots are rewritten as empty segments
         continuing the newest intact segment below (or as a reset when none is left), and
         each is reported in the log ``agent_stores.objectlog``.
         """
-        top = self._seq_of(name)
+        top = seq_of(name)
         torn = [(top, len(data))]
-        below: _Segment | None = None
+        below: Segment | None = None
         seq = top - 1
         while seq >= 1:
-            stored = await self.objects.get(self._name(key, _SEGMENT, seq))
-            below = None if stored is None else _try_decode(stored.data)
+            stored = await self.objects.get(self._names.of(key, SEGMENT, seq))
+            below = None if stored is None else try_decode(stored.data)
             if below is not None:
                 break
             if stored is not None and stored.data:
@@ -634,34 +409,34 @@ class ObjectLogDriver:
         if below is None:
             # Nothing intact below: the log reads as absent; the next delete or append erases
             # whatever the torn slots hold (floor 0: nothing known erased).
-            replacement = _Segment(top, top, 0, "", None, [], [], 0, _token())
-            await self.objects.put(name, _encode(replacement))
+            replacement = Segment(top, top, 0, "", None, [], [], 0, new_token())
+            await self.objects.put(name, encode(replacement))
             return replacement
         length = below.start + len(below.digests)
         replacement = below
         for slot in range(seq + 1, top + 1):
-            replacement = _Segment(
-                slot, below.base, length, below.session_id, below.expires_at, [], [], below.floor, _token()
+            replacement = Segment(
+                slot, below.base, length, below.session_id, below.expires_at, [], [], below.floor, new_token()
             )
-            await self.objects.put(self._name(key, _SEGMENT, slot), _encode(replacement))
+            await self.objects.put(self._names.of(key, SEGMENT, slot), encode(replacement))
         return replacement
 
-    async def _segments(self, key: str, seqs: Sequence[int]) -> list[_Segment]:
-        """Fetch the segments ``seqs`` in parallel, in that order."""
-        names = [self._name(key, _SEGMENT, seq) for seq in seqs]
+    async def _segments(self, key: str, seqs: Sequence[int]) -> list[Segment | None]:
+        """Fetch the segments ``seqs`` in parallel, in that order; ``None`` for an absent or blank one."""
+        names = [self._names.of(key, SEGMENT, seq) for seq in seqs]
 
-        def fetch(name: str) -> Callable[[], Awaitable[_Segment]]:
-            async def call() -> _Segment:
+        def fetch(name: str) -> Callable[[], Awaitable[Segment | None]]:
+            async def call() -> Segment | None:
                 stored = await self.objects.get(name)
                 if stored is None or not stored.data:
-                    raise _Restart
+                    return None
                 return self._decode(name, stored.data)
 
             return call
 
         return await self._gather([fetch(n) for n in names])
 
-    async def _window(self, key: str, last: int | None) -> tuple[_Head | None, list[str], list[bytes]]:
+    async def _window(self, key: str, last: int | None) -> tuple[Head | None, list[str], list[bytes]]:
         """The head and the records of its life, the newest ``last`` of them (all when ``None``)."""
         for attempt in range(_READ_ATTEMPTS):
             prefetch: _Prefetch | None = None
@@ -675,16 +450,47 @@ class ObjectLogDriver:
                 digests, payloads = await self._records(key, head, last, prefetch)
             except _Restart:
                 continue
+            except _Missing as missing:
+                gap = await self._gap_error(key, head, missing)
+                if gap is None:
+                    continue
+                raise gap from None
             return head, digests, payloads
         raise StoreConflictError(f"log {key!r} kept changing while it was read")
 
-    def _estimate(self, top: _Segment, missing: int) -> int:
+    async def _gap_error(self, key: str, head: Head, missing: _Missing) -> LogGapError | None:
+        """The gap a read met below ``missing.above``, or ``None`` when the log moved on (read again).
+
+        Segments are only ever blanked below a newer segment, so a segment of the newest
+        segment's life that is absent or blank while that segment is still the newest is a gap.
+        Costs one listing of the newest segment and, for a gap, a listing of the log's segments
+        and one ``get`` of the segment below it.
+        """
+        if await self._newest(key) != self._names.of(key, SEGMENT, head.segment.seq):
+            return None
+        top = head.segment
+        listing = await self.objects.list(self._names.folder(key) + SEGMENT, delimiter=None)
+        present = [seq_of(name) for name in listing.keys if LOG_OBJECT.fullmatch(name.rpartition("/")[2])]
+        runs = absent_runs(present, top.base, top.seq, also=[missing.hole])
+        gaps: list[Gap] = []
+        for first, last in runs:
+            if not first <= missing.hole <= last:
+                gaps.append(Gap(first, last, None, None))
+                continue
+            first_record: int | None = 0
+            if first > top.base:
+                below = await self._segments(key, [first - 1])
+                first_record = None if below[0] is None or below[0].base != top.base else below[0].end
+            gaps.append(Gap(first, last, first_record, missing.above.start))
+        return LogGapError(key, head.length, gaps)
+
+    def _estimate(self, top: Segment, missing: int) -> int:
         """How many segments below ``top`` hold ``missing`` records, at the log's average per segment."""
         per_segment = max(1.0, top.start / max(1, top.seq - top.base))
         return int(missing / per_segment * 1.25) + 1
 
     async def _records(
-        self, key: str, head: _Head, last: int | None, prefetch: _Prefetch | None = None
+        self, key: str, head: Head, last: int | None, prefetch: _Prefetch | None = None
     ) -> tuple[list[str], list[bytes]]:
         top = head.segment
         length = head.length
@@ -693,21 +499,26 @@ class ObjectLogDriver:
             found = await self._from_tail(key, top, wanted_from, prefetch)
             if found is not None:
                 return found
-        checkpoint: _Checkpoint | None = None
+        checkpoint: Checkpoint | None = None
         if wanted_from == 0 and top.start > 0:
             checkpoint = await self._checkpoint(key, top)
         floor = checkpoint.seq if checkpoint is not None else top.base - 1  # newest segment not to fetch
-        chunks: list[_Segment] = [top] if top.seq > floor else []
+        chunks: list[Segment] = [top] if top.seq > floor else []
         lowest = top
         while lowest.start > wanted_from and lowest.seq - 1 > floor:
             # Ask for as many older segments as the records still missing need, at the
             # log's average records per segment, in one parallel round.
             count = min(lowest.seq - 1 - floor, self._estimate(top, lowest.start - wanted_from))
             older = await self._segments(key, range(lowest.seq - 1, lowest.seq - 1 - count, -1))
-            if any(segment.base != top.base for segment in older):
-                raise _Restart  # a segment of another life: the log was reset under us
-            chunks.extend(older)
-            lowest = older[-1]
+            for segment in older:
+                if segment is None:
+                    if lowest.start > wanted_from:
+                        raise _Missing(lowest.seq - 1, lowest)
+                    break  # below what the window needs
+                if segment.base != top.base:
+                    raise _Restart  # a segment of another life: the log was reset under us
+                chunks.append(segment)
+                lowest = segment
         chunks.reverse()
         digests: list[str] = list(checkpoint.digests) if checkpoint is not None else []
         payloads: list[bytes] = list(checkpoint.payloads) if checkpoint is not None else []
@@ -729,7 +540,7 @@ class ObjectLogDriver:
         return digests[skip:], payloads[skip:]
 
     async def _from_tail(
-        self, key: str, top: _Segment, wanted_from: int, prefetch: _Prefetch
+        self, key: str, top: Segment, wanted_from: int, prefetch: _Prefetch
     ) -> tuple[list[str], list[bytes]] | None:
         """The newest records from ``wanted_from`` on, read from the tail and the segments after it.
 
@@ -751,7 +562,12 @@ class ObjectLogDriver:
         seqs = range(tail.seq + 1, top.seq)
         missing = [seq for seq in seqs if seq not in prefetch.segments]
         fetched = dict(zip(missing, await self._segments(key, missing), strict=True)) if missing else {}
-        chunks = [prefetch.segments.get(seq) or fetched[seq] for seq in seqs]
+        chunks: list[Segment] = []
+        for seq in seqs:
+            segment = prefetch.segments.get(seq) or fetched[seq]
+            if segment is None:
+                return None  # a segment is missing: the plain read tells a delete from a gap
+            chunks.append(segment)
         if top.seq > tail.seq:
             chunks.append(top)
         if any(segment.base != top.base for segment in chunks):
@@ -771,13 +587,13 @@ class ObjectLogDriver:
         skip = len(digests) - wanted
         return digests[skip:], payloads[skip:]
 
-    async def _stale_tail(self, key: str, tail: _Tail) -> None:
+    async def _stale_tail(self, key: str, tail: Tail) -> None:
         """Drop a tail holding records the segments no longer hold (a torn segment replaced since)."""
         _log.warning("history log %r: tail %d does not join the segments after it; removed", key, tail.seq)
-        await self._drop(self._name(key, _TAIL, tail.seq))
+        await self._drop(self._names.of(key, TAIL, tail.seq))
 
     async def _maybe_write_tail(
-        self, key: str, top: _Segment, fetched: int, wanted: int, held: int, digests: list[str], payloads: list[bytes]
+        self, key: str, top: Segment, fetched: int, wanted: int, held: int, digests: list[str], payloads: list[bytes]
     ) -> None:
         """Write a tail after a read that fetched ``fetched`` segments below the newest, if worth it.
 
@@ -791,26 +607,26 @@ class ObjectLogDriver:
         if keep < wanted:
             return
         length = top.start + len(top.digests)
-        tail = _Tail(top.seq, top.base, length - keep, digests[-keep:], payloads[-keep:])
+        tail = Tail(top.seq, top.base, length - keep, digests[-keep:], payloads[-keep:])
         try:
-            await self._snapshot(key, _TAIL, top, _encode(tail))
-            self._remember(key, top.seq, top.seq)
+            await self._snapshot(key, TAIL, top, encode(tail))
+            self._ends.see(key, top.seq, top.seq)
         except StoreError as err:
             _log.warning("history log %r: tail not written (%s); the read goes on", key, err)
 
-    async def _checkpoint(self, key: str, top: _Segment) -> _Checkpoint | None:
-        listing = await self.objects.list(self._folder(key) + _CHECKPOINT, delimiter=None, limit=1)
+    async def _checkpoint(self, key: str, top: Segment) -> Checkpoint | None:
+        listing = await self.objects.list(self._names.folder(key) + CHECKPOINT, delimiter=None, limit=1)
         if not listing.keys:
             return None
         name = listing.keys[0]
-        seq = self._seq_of(name)
+        seq = seq_of(name)
         if seq > top.seq:
             return None
         stored = await self.objects.get(name)
         if stored is None:
             raise _Restart
         try:
-            checkpoint = _decode_checkpoint(stored.data)
+            checkpoint = decode_checkpoint(stored.data)
         except (msgspec.DecodeError, msgspec.ValidationError):
             # A checkpoint only saves reading segments: a torn one is dropped, the segments read.
             _log.warning("history log %r: checkpoint %r cannot be decoded; removed, segments read instead", key, name)
@@ -818,13 +634,13 @@ class ObjectLogDriver:
             return None
         return checkpoint if checkpoint.base == top.base else None
 
-    async def _compact(self, key: str, top: _Segment, digests: list[str], payloads: list[bytes]) -> None:
+    async def _compact(self, key: str, top: Segment, digests: list[str], payloads: list[bytes]) -> None:
         """Write a checkpoint of everything up to ``top``; remove older checkpoints. Idempotent."""
-        await self._snapshot(key, _CHECKPOINT, top, _encode(_Checkpoint(top.seq, top.base, digests, payloads)))
+        await self._snapshot(key, CHECKPOINT, top, encode(Checkpoint(top.seq, top.base, digests, payloads)))
 
-    async def _snapshot(self, key: str, kind: str, top: _Segment, data: bytes) -> None:
+    async def _snapshot(self, key: str, kind: str, top: Segment, data: bytes) -> None:
         """Create the checkpoint or tail ``data`` of ``kind`` at ``top``; remove older ones of that kind. Idempotent."""
-        name = self._name(key, kind, top.seq)
+        name = self._names.of(key, kind, top.seq)
         try:
             await self.objects.put(name, data, if_absent=True)
         except StoreConflictError:
@@ -833,23 +649,33 @@ class ObjectLogDriver:
         if head is None or head.segment.base != top.base:
             await self.objects.delete(name)  # the log was reset meanwhile: keep none of its records
             return
-        older = await self.objects.list(self._folder(key) + kind, delimiter=None, after=name)
+        older = await self.objects.list(self._names.folder(key) + kind, delimiter=None, after=name)
         await self._gather([_deleter(self.objects, k) for k in older.keys])
 
     async def tail(self, key: str, count: int) -> LogTail:
-        """Return the log's length, version and the digests of its last ``min(length, count)`` records."""
+        """Return the log's length, version and the digests of its last ``min(length, count)`` records.
+
+        Raises:
+            LogGapError: Segments holding some of those records are missing from the store.
+        """
         found = await self._tail_from_end(key, count)
         if found is not None:
             return found
         head, digests, payloads = await self._window(key, max(count, 0))
         if head is None or not head.live:
-            self._forget_end(key)
+            self._ends.forget(key)
             return LogTail(0, [], None)
-        self._learn_end(key, head.segment, digests, payloads)
+        self._ends.learn(key, head.segment, digests, payloads)
         return LogTail(head.length, digests, head.version)
 
     async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
-        """Return the payloads in append order; with ``last``, only the newest ``last`` of them."""
+        """Return the payloads in append order; with ``last``, only the newest ``last`` of them.
+
+        Raises:
+            LogGapError: Segments holding some of those records are missing from the store (a
+                window wholly after them still reads).
+            CorruptRecordError: A segment cannot be decoded.
+        """
         if last is not None and last <= 0:
             return []
         window = _WHOLE if last is None else last
@@ -858,9 +684,9 @@ class ObjectLogDriver:
             return found
         head, digests, payloads = await self._window(key, last)
         if head is not None and head.live:
-            self._learn_end(key, head.segment, digests, payloads, window=window)
+            self._ends.learn(key, head.segment, digests, payloads, window=window)
         else:
-            self._forget_end(key)
+            self._ends.forget(key)
         return payloads
 
     async def length(self, key: str) -> int:
@@ -907,44 +733,44 @@ class ObjectLogDriver:
                 known = await self._known_clean(key, top)
                 if top.is_reset and known >= top.seq:
                     known = seq  # the reset holds no records
-            segment = _Segment(seq, seq, 0, session_id, expires_at, digests, payloads, known, _token())
+            segment = Segment(seq, seq, 0, session_id, expires_at, digests, payloads, known, new_token())
             await self._claim(key, segment)
             if known < seq:
                 await self._erase(key, known, seq)
         else:
-            seq, base, length, expiry, tag, known = _parse_version(expected_version)
-            if tag != _key_tag(key):
+            seq, base, length, expiry, tag, known = parse_version(expected_version)
+            if tag != key_tag(key):
                 raise StoreConflictError(f"version {expected_version!r} is not a version of log {key!r}")
             if expiry is not None and expiry <= now:
                 raise StoreConflictError(f"log {key!r} expired after version {expected_version!r}")
             if base > 1 and known < base:
                 await self._finish_erasing(key, base, known)  # a restart interrupted before it erased
-            segment = _Segment(seq + 1, base, length, session_id, expires_at, digests, payloads, base, _token())
+            segment = Segment(seq + 1, base, length, session_id, expires_at, digests, payloads, base, new_token())
             await self._claim(key, segment)
-        self._learn_end(key, segment, digests, payloads)
+        self._ends.learn(key, segment, digests, payloads)
         if self.tail_after is not None:
-            seen = self._seen.get(key)
+            seen = self._ends.seen(key)
             same_life = seen is not None and segment.base != segment.seq
-            self._remember(key, segment.seq, seen[1] if seen is not None and same_life else None)
+            self._ends.see(key, segment.seq, seen[1] if seen is not None and same_life else None)
         # The version names what the segment proves (a tail read hands out the same one): after a
         # restart, the first append looks up the erasure record once.
-        return _Head(key, segment, live=True).version
+        return Head(key, segment, live=True).version
 
-    async def _claim(self, key: str, segment: _Segment) -> None:
+    async def _claim(self, key: str, segment: Segment) -> None:
         """Create ``segment`` if its slot is free; a slot holding this very write (a retried request) counts."""
-        name = self._name(key, _SEGMENT, segment.seq)
-        data = _encode(segment)
+        name = self._names.of(key, SEGMENT, segment.seq)
+        data = encode(segment)
         try:
             await self.objects.put(name, data, if_absent=True)
         except StoreConflictError:
             stored = await self.objects.get(name)
             if stored is None or stored.data != data:
-                winner = None if stored is None else _try_decode(stored.data)
+                winner = None if stored is None else try_decode(stored.data)
                 if winner is not None and winner.base == segment.base and winner.start == segment.start:
                     # Another writer took the slot: what it wrote is the log's next state, so
                     # the retry's tail read need only look for what came after it.
-                    known = self._ends.get(key)
-                    self._learn_end(
+                    known = self._ends.end(key)
+                    self._ends.learn(
                         key, winner, winner.digests, winner.payloads, pace=max(1, known.pace if known else 1)
                     )
                 raise
@@ -954,10 +780,10 @@ class ObjectLogDriver:
 
     async def _floor_marker(self, key: str) -> int:
         """The newest erasure record: no segment below it holds records (0 when none)."""
-        listing = await self.objects.list(self._folder(key) + _FLOOR, delimiter=None, limit=1)
-        return self._seq_of(listing.keys[0]) if listing.keys else 0
+        listing = await self.objects.list(self._names.folder(key) + FLOOR, delimiter=None, limit=1)
+        return seq_of(listing.keys[0]) if listing.keys else 0
 
-    async def _known_clean(self, key: str, top: _Segment) -> int:
+    async def _known_clean(self, key: str, top: Segment) -> int:
         """Below which sequence number no records are left, for a log whose newest segment is ``top``."""
         known = top.clean_below
         if known < top.base:
@@ -979,14 +805,14 @@ class ObjectLogDriver:
         the next delete, purge or append that finds it unrecorded.
         """
         start = max(start, 1)
-        names = [self._name(key, _SEGMENT, seq) for seq in range(start, upto)]
+        names = [self._names.of(key, SEGMENT, seq) for seq in range(start, upto)]
         await self._gather([_overwriter(self.objects, n, b"") for n in names])
         listings = await self._gather(
-            [_full_lister(self.objects, self._folder(key) + kind) for kind in (_CHECKPOINT, _TAIL)]
+            [_full_lister(self.objects, self._names.folder(key) + kind) for kind in (CHECKPOINT, TAIL)]
         )
-        stale = [k for listing in listings for k in listing.keys if self._seq_of(k) < upto]
+        stale = [k for listing in listings for k in listing.keys if seq_of(k) < upto]
         await self._gather([_deleter(self.objects, k) for k in stale])
-        await self.objects.put(self._name(key, _FLOOR, upto), b"")
+        await self.objects.put(self._names.of(key, FLOOR, upto), b"")
 
     async def _reset(self, key: str, *, only_expired: bool) -> bool | None:
         """End the log's current life with a reset segment and erase it.
@@ -1018,7 +844,7 @@ class ObjectLogDriver:
                 else min(2 ** (attempt - _RESET_PLAIN_ATTEMPTS + 1), _RESET_MAX_GAP)
             )
             seq = top.seq + gap
-            reset = _Segment(seq, seq, 0, top.session_id, None, [], [], known, _token())
+            reset = Segment(seq, seq, 0, top.session_id, None, [], [], known, new_token())
             try:
                 await self._claim(key, reset)
             except StoreConflictError:
@@ -1026,7 +852,7 @@ class ObjectLogDriver:
                 delay = min(_RESET_BACKOFF_CAP_S, _RESET_BACKOFF_BASE_S * 2**attempt)
                 await asyncio.sleep(random.uniform(0, delay))
                 continue
-            self._forget_end(key)
+            self._ends.forget(key)
             await self._erase(key, known, seq)
             return head.live
 
@@ -1038,17 +864,90 @@ class ObjectLogDriver:
         """
         return bool(await self._reset(key, only_expired=False))
 
+    # -- repairing -------------------------------------------------------------------------
+
+    async def salvage(self, key: str) -> Salvage | None:
+        """Everything readable of the log and what is lost, without writing; ``None`` when it is absent or expired.
+
+        Fetches every segment of the log's current life and its checkpoints and tails (one
+        ``get`` each: the cost of a repair tool, not of a read). A segment that is absent,
+        blank or cannot be decoded is part of a gap; a checkpoint or tail holding records of
+        a gap fills them.
+
+        Raises:
+            StoreConflictError: The log kept changing while it was read.
+        """
+        for _ in range(_READ_ATTEMPTS):
+            head = await self._head(key)
+            if head is None or not head.live:
+                return None
+            top = head.segment
+            listing = await self.objects.list(self._names.folder(key), delimiter=None)
+            snapshots = [
+                name
+                for name in listing.keys
+                if SNAPSHOT_OBJECT.fullmatch(name.rpartition("/")[2]) and top.base <= seq_of(name) <= top.seq
+            ]
+            seqs = range(top.base, top.seq)
+            names = [*(self._names.of(key, SEGMENT, seq) for seq in seqs), *snapshots]
+            found = await self._gather([_getter(self.objects, n) for n in names])
+            segments: dict[int, Segment | None] = {top.seq: top}
+            for seq, stored in zip(seqs, found, strict=False):
+                segments[seq] = None if stored is None else try_decode(stored.data)
+            held: list[Checkpoint | Tail] = []
+            for name, stored in zip(snapshots, found[len(seqs) :], strict=True):
+                if stored is not None:
+                    snapshot = _try_snapshot(name, stored.data)
+                    if snapshot is not None:
+                        held.append(snapshot)
+            if await self._newest(key) != self._names.of(key, SEGMENT, top.seq):
+                continue  # written or deleted meanwhile: survey again
+            return salvage_of(head, segments, held)
+        raise StoreConflictError(f"log {key!r} kept changing while it was read")
+
+    async def rewrite(
+        self, key: str, records: Sequence[LogRecord], *, expected_version: LogVersion, session_id: str
+    ) -> LogVersion:
+        """Replace the log's records with ``records``, only if the log is still at ``expected_version``.
+
+        One conditional ``put``: a segment at the next sequence number starting a new life of
+        the log, so every reader sees the old records or the new ones, never a mix, and every
+        writer holding an older version conflicts. The older segments (missing ones included:
+        they come back as empty placeholders), checkpoints and tails are then erased as a
+        delete erases them, resumably. The log keeps its expiry; with no ``records`` it is
+        deleted (the new segment is a reset) and the returned version is ``None``.
+
+        Raises:
+            StoreConflictError: The log moved on, was deleted, or expired; nothing was written.
+            ValueError: ``expected_version`` is not a version this driver handed out.
+        """
+        if expected_version is None:
+            raise StoreConflictError(f"log {key!r}: a rewrite needs the version of a live log")
+        seq, _, _, expiry, tag, known = parse_version(expected_version)
+        if tag != key_tag(key):
+            raise StoreConflictError(f"version {expected_version!r} is not a version of log {key!r}")
+        if expiry is not None and expiry <= self._clock():
+            raise StoreConflictError(f"log {key!r} expired after version {expected_version!r}")
+        digests = [r.digest for r in records]
+        payloads = [bytes(r.payload) for r in records]
+        expires_at = expiry if records else None
+        segment = Segment(seq + 1, seq + 1, 0, session_id, expires_at, digests, payloads, known, new_token())
+        await self._claim(key, segment)
+        self._ends.forget(key)
+        await self._erase(key, known, segment.seq)
+        return self._head_of(key, segment).version
+
     # -- listing ---------------------------------------------------------------------------
 
     async def _log_keys(self, prefix: str, after: str | None) -> list[str]:
         """One page of log keys under ``prefix`` (after ``after``), in folder order; ``[]`` at the end."""
         start = self.prefix + prefix
-        cursor = None if after is None else self._folder(after)[:-1] + _PAST_LOG
+        cursor = None if after is None else self._names.folder(after)[:-1] + PAST_LOG
         listing = await self.objects.list(start, delimiter=None, after=cursor, limit=_LISTING_PAGE)
         keys: list[str] = []
         for name in listing.keys:
             folder, _, leaf = name.rpartition("/")
-            if not _NAME.fullmatch(leaf):
+            if not LOG_OBJECT.fullmatch(leaf):
                 continue
             key = folder[len(self.prefix) :]
             if not keys or keys[-1] != key:
@@ -1115,36 +1014,6 @@ class ObjectLogDriver:
             await self.objects.aclose()
 
 
-def _version(key: str, segment: _Segment, length: int, clean_below: int) -> str:
-    expires = "" if segment.expires_at is None else repr(segment.expires_at)
-    return f"{segment.seq}:{segment.base}:{length}:{expires}:{_key_tag(key)}:{clean_below}"
-
-
-def _parse_version(version: LogVersion) -> tuple[int, int, int, float | None, str, int]:
-    try:
-        parts = str(version).split(":")
-        if len(parts) == 5:
-            parts.append("0")  # a version of an earlier release: erasure not known
-        seq, base, length, expiry, tag, clean_below = parts
-        return int(seq), int(base), int(length), float(expiry) if expiry else None, tag, int(clean_below)
-    except ValueError as err:
-        raise ValueError(f"not a version of this log driver: {version!r}") from err
-
-
-def _token() -> bytes:
-    return os.urandom(_TOKEN_BYTES)
-
-
-def _try_decode(data: bytes) -> _Segment | None:
-    """The segment in ``data``, or ``None`` for a blank (erased) or torn one."""
-    if not data:
-        return None
-    try:
-        return _decode_segment(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
-
-
 def _getter(objects: ObjectDriver, key: str) -> Callable[[], Awaitable[StoredObject | None]]:
     return lambda: objects.get(key)
 
@@ -1165,9 +1034,17 @@ def _overwriter(objects: ObjectDriver, key: str, data: bytes) -> Callable[[], Aw
     return lambda: objects.put(key, data)
 
 
-def _header(driver: ObjectLogDriver, key: str) -> Callable[[], Awaitable[_Head | None]]:
+def _header(driver: ObjectLogDriver, key: str) -> Callable[[], Awaitable[Head | None]]:
     return lambda: driver._head(key)  # pyright: ignore[reportPrivateUsage]
 
 
 def _expirer(driver: ObjectLogDriver, key: str) -> Callable[[], Awaitable[bool | None]]:
     return lambda: driver._reset(key, only_expired=True)  # pyright: ignore[reportPrivateUsage]
+
+
+def _try_snapshot(name: str, data: bytes) -> Checkpoint | Tail | None:
+    """The checkpoint or tail ``name`` holds, or ``None`` when it cannot be decoded."""
+    try:
+        return decode_tail(data) if name.rpartition("/")[2].startswith(TAIL) else decode_checkpoint(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None

@@ -1,0 +1,11 @@
+"""The object-store log: a :class:`~agent_stores.core.drivers.LogDriver` of immutable segment objects.
+
+Its stored format is in ``_format``, what a driver remembers of the logs it read in ``_ends``,
+what a damaged log is missing in ``_gaps``, and the driver in ``_driver``; ``docs/core.md``
+describes how it works.
+"""
+
+from ._driver import ObjectLogDriver
+from ._gaps import Gap, LogGapError, Salvage
+
+__all__ = ["Gap", "LogGapError", "ObjectLogDriver", "Salvage"]
