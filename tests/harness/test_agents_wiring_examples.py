@@ -80,3 +80,14 @@ async def test_the_harness_agent_with_file_access(tmp_path: Path, server: Script
     assert "file_memory_write" in tools[0] and "file_memory_write" in tools[1]
     extra = set(tools[0]) - set(tools[1])
     assert extra and all("file" in name for name in extra), extra
+
+
+async def test_the_readme_example_remembers_across_runs(tmp_path: Path, server: ScriptedOpenAI) -> None:
+    """examples/remember.py, the README's whole example: the second run sends the model the first."""
+    remember = _example("remember")
+    url = f"sqlite:///{tmp_path / 'agent.db'}"
+    await remember.main(FIRST, url)
+    first_requests = len(server.model_requests())
+    await remember.main(SECOND, url)
+    later = server.model_requests()[first_requests:]
+    assert later and all(FIRST in server.texts(request) for request in later)
