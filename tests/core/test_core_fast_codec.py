@@ -60,7 +60,7 @@ def test_framework_shapes_are_the_ones_the_fast_codec_reproduces() -> None:
     assert CONTENT_TYPES == EXPECTED_CONTENT_TYPES
     assert _params(Content.__init__) == EXPECTED_CONTENT_PARAMS
     assert _params(Message.__init__) == EXPECTED_MESSAGE_PARAMS
-    assert fastcodec._PLAIN  # pyright: ignore[reportPrivateUsage]
+    assert fastcodec.is_enabled()
     # The fast path's own templates agree with what the framework builds today.
     plain = Message("user", ["x"], author_name="a", message_id="m")
     assert fastcodec.fast_to_dict(plain) == plain.to_dict()
@@ -468,3 +468,30 @@ def test_a_working_set_that_fits_is_rebuilt_again_after_records_read_once(monkey
     new = codec.encode_message(Message("user", ["a new turn"]))
     codec.decode_messages([*window, new], cache=cache)
     assert new in cache.entries
+
+
+@pytest.fixture
+def framework_of_another_shape(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A framework whose ``Message.to_dict`` writes its keys in another order, as a new release might."""
+    real = Message.to_dict
+
+    def reordered(self: Message, **kwargs: Any) -> dict[str, Any]:
+        return dict(reversed(list(real(self, **kwargs).items())))
+
+    monkeypatch.setattr(Message, "to_dict", reordered)
+    yield
+    monkeypatch.undo()
+    assert fastcodec.check_framework(), "the fast path did not come back with the framework's own shapes"
+
+
+@pytest.mark.usefixtures("framework_of_another_shape")
+def test_a_framework_of_another_shape_gets_the_framework_s_own_path() -> None:
+    """The fast path checks the installed framework and steps aside: records stay the framework's, byte for byte."""
+    assert not fastcodec.check_framework()
+    message = Message("user", ["what is the weather in Oslo?"], message_id="m1")
+    assert fastcodec.fast_to_dict(message) is None
+    record = codec.encode_message(message)
+    assert record == json_dumps(message.to_dict())  # the framework's own record, in its (new) key order
+    assert fastcodec.fast_decode(json_loads(record)) is None
+    (decoded,) = codec.decode_messages([record], cache=codec.DecodeCache())
+    assert decoded.to_dict() == Message.from_dict(json_loads(record)).to_dict()

@@ -9,8 +9,9 @@ framework's generic field-by-field walk. Anything else (a value of another type,
 exception diagnostic, message-level additional properties, a record needing the
 framework's special cases such as nested tool outputs or ``merge_mode``) returns ``None``
 and the caller takes the framework's own path. The shapes it relies on (attribute order,
-serialised field order) are recorded from the framework at import time and pinned by
-``tests/core/test_core_fast_codec.py``.
+serialised field order) are read from the framework at import time and checked against probe
+messages encoded both ways (:func:`check_framework`): a framework that builds or writes them
+otherwise gets its own path everywhere.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from typing import Any, cast
 import msgspec
 from agent_framework import Content, Message
 
-__all__ = ["FRAMEWORK_VERSIONS", "fast_decode", "fast_to_dict"]
+__all__ = ["FRAMEWORK_VERSIONS", "check_framework", "fast_decode", "fast_to_dict", "is_enabled"]
 
-#: The ``agent-framework-core`` versions whose shapes the fast path reproduces.
+#: The ``agent-framework-core`` versions whose shapes the fast path was derived from and is tested on.
+#: Another version still gets the fast path when :func:`check_framework` finds its shapes unchanged.
 FRAMEWORK_VERSIONS = ("1.23.",)
 
 
@@ -58,7 +60,7 @@ _FIELDS_OF: Callable[[dict[str, Any]], tuple[Any, ...]] = operator.itemgetter(*_
 # A plain text content has every serialised field None but text, informational_only and additional_properties.
 _NONE_IN_PLAIN_TEXT = len(_FIELD_ORDER) - 3
 _INFORMATIONAL_TYPES = frozenset(("function_call", "computer_tool_call"))
-_PLAIN = (
+_LAYOUT_MATCHES = (
     _MESSAGE_KEYS == ("role", "contents", "author_name", "message_id", "additional_properties", "raw_representation")
     and _CONTENT_KEYS[:6]
     == ("type", "annotations", "additional_properties", "raw_representation", "merge_mode", "text")
@@ -150,7 +152,7 @@ def _content(content: Content) -> dict[str, Any]:
 
 def fast_to_dict(message: Message) -> dict[str, Any] | None:
     """Return ``message.to_dict()``, or ``None`` when the message needs the framework's path."""
-    if not _PLAIN or type(message) is not Message:
+    if not _enabled or type(message) is not Message:
         return None
     attrs = message.__dict__
     if tuple(attrs) != _MESSAGE_KEYS or attrs["additional_properties"] != {} or type(attrs["role"]) is not str:
@@ -253,7 +255,7 @@ def _decode_content(entry: Any) -> Content:
 def fast_decode(payload: dict[str, Any]) -> Message | None:
     """Return ``Message.from_dict(payload)``, or ``None`` when the record needs the framework's path."""
     get = payload.get
-    if not _PLAIN or not _RECORD_KEYS.issuperset(payload) or get("type", "message") != "message":
+    if not _enabled or not _RECORD_KEYS.issuperset(payload) or get("type", "message") != "message":
         return None
     role = get("role")
     author_name = get("author_name")
@@ -332,7 +334,7 @@ Prototype = tuple[Any, ...]
 
 def _freeze_content(content: Content, into: list[Any]) -> None:
     items = content.__dict__
-    if not _PLAIN or tuple(items) != _CONTENT_KEYS:
+    if not _enabled or tuple(items) != _CONTENT_KEYS:
         raise _NotFast  # not a Content as fast_decode builds them: not remembered
     kept: dict[str, Any] = {}
     mutable: dict[str, bytes | tuple[Any, ...]] = {}
@@ -405,3 +407,68 @@ def from_prototype(parts: Prototype) -> Message:
     """Build a new ``Message`` equal to the one :func:`prototype` was taken from."""
     contents = [_thaw_content(parts[index], parts[index + 1]) for index in range(3, len(parts), 2)]
     return _message(parts[0], contents, parts[1], parts[2])
+
+
+# -- is the installed framework the one this path reproduces? -------------------------------------
+
+# Whether the fast path is used; set at import by check_framework().
+_enabled = True
+
+
+def _probe_messages() -> list[Message]:
+    """Messages of the shapes the fast path builds itself, for :func:`check_framework`."""
+    return [
+        Message("user", ["plain text"], author_name="ada", message_id="m1"),
+        Message(
+            "assistant",
+            [
+                Content.from_text("with a call", annotations=[{"type": "citation", "url": "https://example.org"}]),
+                Content.from_function_call("c1", "forecast", arguments={"city": "Oslo", "days": [1, 2]}),
+            ],
+        ),
+        Message("tool", [Content.from_function_result("c1", result={"temperature": 3.5, "sunny": False})]),
+        Message(
+            "assistant",
+            [
+                Content.from_text_reasoning(text="thinking"),
+                Content.from_uri("https://a.b/c.png", media_type="image/png"),
+            ],
+        ),
+    ]
+
+
+def check_framework() -> bool:
+    """Use the fast path only if the installed framework builds and writes messages exactly as it does.
+
+    Checks the attribute and field layout of ``Message`` and ``Content`` (read from the framework
+    at import), then encodes and decodes probe messages both ways and compares: every dict in
+    the same key order, every rebuilt message equal. On any difference, or any error, the
+    framework's own path is taken everywhere (slower, never different). Returns whether the
+    fast path is on. Run at import; call again after changing the framework in the process.
+    """
+    global _enabled
+    _enabled = bool(_LAYOUT_MATCHES)
+    if _enabled:
+        try:
+            for message in _probe_messages():
+                theirs = message.to_dict()
+                ours = fast_to_dict(message)
+                if ours is None or ours != theirs or list(ours) != list(theirs):
+                    _enabled = False
+                    break
+                rebuilt = fast_decode(theirs)
+                expected = Message.from_dict(theirs).to_dict()
+                if rebuilt is None or rebuilt.to_dict() != expected or list(rebuilt.to_dict()) != list(expected):
+                    _enabled = False
+                    break
+        except Exception:  # a framework of another shape: whatever breaks means "not the same"
+            _enabled = False
+    return _enabled
+
+
+def is_enabled() -> bool:
+    """Whether the fast path is in use (see :func:`check_framework`)."""
+    return _enabled
+
+
+check_framework()
