@@ -495,3 +495,39 @@ def test_a_framework_of_another_shape_gets_the_framework_s_own_path() -> None:
     assert fastcodec.fast_decode(json_loads(record)) is None
     (decoded,) = codec.decode_messages([record], cache=codec.DecodeCache())
     assert decoded.to_dict() == Message.from_dict(json_loads(record)).to_dict()
+
+
+def _cache_records(kind: str, count: int) -> list[bytes]:
+    def message(i: int) -> Message:
+        if kind == "chat":
+            return Message("user", [f"what is the weather in Oslo today, number {i}?"])
+        if kind == "tool":
+            return Message("assistant", [Content.from_function_call(f"c{i}", "write", arguments={"text": "x" * 2000})])
+        if kind == "result":
+            return Message("tool", [Content.from_function_result(f"c{i}", result={"temperature": 3.5, "n": i})])
+        return Message("user", [f"p{j}" for j in range(1000)] + [str(i)])  # many tiny parts, under 64 KiB
+
+    return [codec.encode_message(message(i)) for i in range(count)]
+
+
+@pytest.mark.parametrize(("kind", "count"), [("chat", 3000), ("tool", 600), ("result", 2000), ("many parts", 12)])
+def test_the_decode_cache_stays_within_its_budget(kind: str, count: int) -> None:
+    """What a full cache really holds (tracemalloc) is at most its budget, whatever the messages' shape."""
+    import tracemalloc
+
+    budget = 2 << 20
+    records = _cache_records(kind, count)
+    cache = codec.DecodeCache(budget)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        for start in range(0, len(records), 40):
+            codec.decode_messages(records[start : start + 40], cache=cache)
+        gc.collect()
+        held = sum(stat.size_diff for stat in tracemalloc.take_snapshot().compare_to(before, "filename"))
+    finally:
+        tracemalloc.stop()
+    assert len(cache.entries) > 1, "the test should fill the cache"
+    assert cache.entries.cost <= budget
+    assert held <= budget, f"{kind}: the cache holds {held:,} bytes for a budget of {budget:,}"

@@ -128,9 +128,11 @@ def _decode_one(record: bytes | str, where: str) -> Message:
 #: Bytes a :class:`DecodeCache` holds by default.
 DEFAULT_CACHE_BYTES = 16 << 20
 
-# What an entry holds besides its record: the frozen copy a message is rebuilt from (measured
-# with tracemalloc over chat and tool messages; see docs/performance.md).
-_ENTRY_COST = 992
+# What an entry costs besides its record, measured with tracemalloc over chat, tool and many-part
+# messages (docs/performance.md): about 600 bytes, 450 more for each content part, and up to the
+# record's length again for the JSON values a part keeps frozen (function arguments, results).
+_ENTRY_COST = 512
+_PART_COST = 448
 # Records longer than this are never kept.
 _RECORD_LIMIT = 64 << 10
 # Admission: while recent lookups missed more often than they hit, by more than
@@ -142,8 +144,8 @@ _THRASH_MARGIN = 8192
 _LOOKUP_WINDOW = 32768
 
 
-def _entry_cost(record: bytes | str, _parts: Prototype) -> int:
-    return len(record) + _ENTRY_COST
+def _entry_cost(record: bytes | str, parts: Prototype) -> int:
+    return 2 * len(record) + _ENTRY_COST + _PART_COST * ((len(parts) - 3) // 2)
 
 
 def validate_cache_bytes(cache_bytes: int | str | None) -> int:
@@ -163,9 +165,10 @@ def validate_cache_bytes(cache_bytes: int | str | None) -> int:
 class DecodeCache:
     """Recently decoded records, and what rebuilds their messages without parsing them again.
 
-    A rebuilt message shares nothing mutable with any other. Each entry costs its record's
-    length plus about a kilobyte against ``max_bytes``; records over 64 KiB are never kept,
-    and the oldest entries go first. ``max_bytes=0`` keeps nothing. Owned by whoever made it
+    A rebuilt message shares nothing mutable with any other. Each entry is charged what it
+    holds (measured: twice its record's length, plus about 450 bytes per content part and 512
+    per entry) against ``max_bytes``, so the cache's real size stays within it; records over
+    64 KiB are never kept, and the oldest entries go first. ``max_bytes=0`` keeps nothing. Owned by whoever made it
     (a history provider, or a backend for every provider it hands out); safe within one event
     loop, and from several threads a lost race costs at most a decode.
 
