@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from agent_stores.core import (
     CorruptRecordError,
+    DecodeCache,
     KeySpace,
     LogHistoryProvider,
     LogRecord,
@@ -63,7 +64,31 @@ async def test_record_is_the_file_history_line(tmp_path: Path, extra: dict[str, 
         assert decode_message(line).to_dict() == message.to_dict()
 
 
-@pytest.mark.parametrize("record", [b"{not json", b"[1, 2]", b'"text"', b'{"role": 5, "contents": 7}'])
+_MESSAGE = b'{"type":"message","role":"user","contents":'
+#: Records no store writes: malformed JSON, the wrong shapes, and crafted ones (nested past any
+#: parser's depth, a content part that is a number, bytes that are not UTF-8).
+CORRUPT_RECORDS = {
+    "not JSON": b"{not json",
+    "a list": b"[1, 2]",
+    "a string": b'"text"',
+    "wrong types": b'{"role": 5, "contents": 7}',
+    "nested 3,000 deep": _MESSAGE
+    + b'[{"type":"text","text":"x","additional_properties":'
+    + b'{"a":' * 3000
+    + b"1"
+    + b"}" * 3000
+    + b"}]}",
+    "a list nested 3,000 deep": _MESSAGE
+    + b'[{"type":"function_call","call_id":"c","name":"n","arguments":'
+    + b"[" * 3000
+    + b"]" * 3000
+    + b"}]}",
+    "a part that is a number": _MESSAGE + b"[5]}",
+    "not UTF-8": _MESSAGE + b'[{"type":"text","text":"\xff\xfe"}]}',
+}
+
+
+@pytest.mark.parametrize("record", CORRUPT_RECORDS.values(), ids=CORRUPT_RECORDS.keys())
 def test_corrupt_records_raise_corrupt_record_error(record: bytes) -> None:
     with pytest.raises(CorruptRecordError) as caught:
         decode_message(record, where="record 7")
@@ -71,12 +96,22 @@ def test_corrupt_records_raise_corrupt_record_error(record: bytes) -> None:
     assert isinstance(caught.value, ValueError)
 
 
-@pytest.mark.parametrize("record", [b"{not json", b"[1, 2]", b'"text"', b'{"role": 5, "contents": 7}'])
-def test_a_corrupt_record_in_a_batch_is_named_by_position(record: bytes) -> None:
+@pytest.mark.parametrize("cache", [None, DecodeCache()], ids=["without a cache", "through a cache"])
+@pytest.mark.parametrize("record", CORRUPT_RECORDS.values(), ids=CORRUPT_RECORDS.keys())
+def test_a_corrupt_record_in_a_batch_is_named_by_position(record: bytes, cache: DecodeCache | None) -> None:
     good = encode_message(_sample())
     with pytest.raises(CorruptRecordError, match=r"records of 's' #1 "):
-        decode_messages([good, record, good], where="records of 's'")
-    assert [m.to_dict() for m in decode_messages([good, good])] == [_sample().to_dict()] * 2
+        decode_messages([good, record, good], where="records of 's'", cache=cache)
+    assert [m.to_dict() for m in decode_messages([good, good], cache=cache)] == [_sample().to_dict()] * 2
+
+
+def test_a_message_nested_too_deeply_to_store_is_a_value_error() -> None:
+    deep: object = 1
+    for _ in range(5000):
+        deep = {"a": deep}
+    message = Message(role="user", contents=[Content.from_text("x", additional_properties={"deep": deep})])
+    with pytest.raises(ValueError, match="nested too deeply"):
+        encode_record(message)
 
 
 def test_error_hierarchy() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
@@ -48,8 +49,15 @@ _OTHER_TAG = "c"  # identity is the content of any other message without id
 
 
 def encode_message(message: Message) -> bytes:
-    """Encode ``message`` as the JSON of ``Message.to_dict()`` (UTF-8, one line)."""
-    return _encode_payload(_to_dict(message))
+    """Encode ``message`` as the JSON of ``Message.to_dict()`` (UTF-8, one line).
+
+    Raises:
+        ValueError: The message holds values nested too deeply to serialise.
+    """
+    try:
+        return _encode_payload(_to_dict(message))
+    except RecursionError as err:
+        raise _too_deep() from err
 
 
 def _to_dict(message: Message) -> dict[str, Any]:
@@ -62,9 +70,19 @@ def encode_record(message: Message) -> tuple[str, bytes]:
     """Return ``(message_digest(message), encode_message(message))`` from one ``to_dict()`` call.
 
     Serialising a message is the costly part of a save; both results come from the same dict.
+
+    Raises:
+        ValueError: The message holds values nested too deeply to serialise.
     """
-    payload = _to_dict(message)
-    return _digest(message, payload), _encode_payload(payload)
+    try:
+        payload = _to_dict(message)
+        return _digest(message, payload), _encode_payload(payload)
+    except RecursionError as err:
+        raise _too_deep() from err
+
+
+def _too_deep() -> ValueError:
+    return ValueError(f"a message nested too deeply to store (past Python's {sys.getrecursionlimit()} levels)")
 
 
 def _encode_payload(payload: dict[str, Any]) -> bytes:
@@ -85,17 +103,37 @@ def decode_message(record: bytes | str, *, where: str = "history record") -> Mes
     """
     try:
         payload: Any = json_loads(record)
-    except (TypeError, ValueError) as err:
+    except RecursionError as err:
+        raise CorruptRecordError(f"{where} is nested too deeply to decode") from err
+    except (TypeError, ValueError) as err:  # invalid UTF-8 included (a ValueError)
         raise CorruptRecordError(f"{where} is not valid JSON") from err
     if not isinstance(payload, dict):
         raise CorruptRecordError(f"{where} is not a JSON object")
-    fast = fast_decode(cast(dict[str, Any], payload))
+    fast = _fast_decode(cast(dict[str, Any], payload))
     if fast is not None:
         return fast
     try:
         return Message.from_dict(cast(dict[str, Any], payload))
-    except (TypeError, ValueError, KeyError) as err:
+    except RecursionError as err:
+        raise CorruptRecordError(f"{where} is nested too deeply to decode") from err
+    except (TypeError, ValueError, KeyError, AttributeError) as err:  # a part of the wrong type or shape
         raise CorruptRecordError(f"{where} is not a valid Message payload") from err
+
+
+def _payload(record: bytes | str) -> Any:
+    """The record's JSON, or ``None`` when the framework's own path must decide (NaN, corrupt, too deep)."""
+    try:
+        return _DECODER.decode(record)
+    except (msgspec.DecodeError, TypeError, ValueError, RecursionError):  # invalid UTF-8 is a ValueError
+        return None
+
+
+def _fast_decode(payload: dict[str, Any]) -> Message | None:
+    """:func:`fast_decode`, or ``None`` for a payload of a shape it does not expect (the framework's path decides)."""
+    try:
+        return fast_decode(payload)
+    except (TypeError, ValueError, KeyError, AttributeError, RecursionError):
+        return None
 
 
 def decode_messages(
@@ -117,11 +155,8 @@ def decode_messages(
 
 
 def _decode_one(record: bytes | str, where: str) -> Message:
-    try:
-        payload: Any = _DECODER.decode(record)
-    except (msgspec.DecodeError, TypeError):
-        payload = None  # NaN, Infinity or worse: decode_message takes the framework's path
-    message = fast_decode(cast(dict[str, Any], payload)) if type(payload) is dict else None
+    payload = _payload(record)
+    message = _fast_decode(cast(dict[str, Any], payload)) if type(payload) is dict else None
     return decode_message(record, where=where) if message is None else message
 
 
@@ -196,7 +231,6 @@ class DecodeCache:
         """:func:`decode_messages` through this cache."""
         messages: list[Message] = []
         append = messages.append
-        decode = _DECODER.decode
         recall = self.entries.peek
         # While recent lookups missed far more often than they hit, one missed record in
         # _THRASH_SAMPLE is kept.
@@ -211,11 +245,8 @@ class DecodeCache:
                     hits += 1
                     append(from_prototype(remembered))
                     continue
-            try:
-                payload: Any = decode(record)
-            except (msgspec.DecodeError, TypeError):
-                payload = None  # NaN, Infinity or worse: decode_message takes the framework's path
-            message = fast_decode(cast(dict[str, Any], payload)) if type(payload) is dict else None
+            payload = _payload(record)
+            message = _fast_decode(cast(dict[str, Any], payload)) if type(payload) is dict else None
             if message is None:
                 message = decode_message(record, where=f"{where} #{position}")
             elif (kind is bytes or kind is str) and len(record) <= _RECORD_LIMIT:
