@@ -5,7 +5,7 @@ from __future__ import annotations
 from agent_stores.core import ObjectAgentFileStore, plain_literal
 
 from ._connect import Connectable, MongoDBStore
-from ._driver import MongoDBObjectDriver
+from ._object_driver import MongoDBObjectDriver
 
 __all__ = ["MongoDBAgentFileStore"]
 
