@@ -83,6 +83,73 @@ def test_check_passes_on_a_sqlite_file_and_leaves_only_the_users_data(tmp_path: 
     assert rows(db) == before, "the check left data behind or touched the user's data"
 
 
+def test_a_url_check_reports_its_scratch_area_counts_cleanup_and_verdict(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'agent.db'}"
+    result = agent_stores("check", url, "--suite", "sessions", "-k", "delete", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr + result.stdout
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"agent-stores check {url}"
+    assert lines[1].startswith("  scratch area: namespace and key prefix 'agent-stores-check-")
+    assert lines[1].endswith(f"' in {url}")
+    assert lines[2].split() == ["suite", "passed", "failed", "divergent", "skipped", "not", "run"]
+    row = lines[3].split()
+    assert row[0] == "sessions" and int(row[1]) > 0 and row[2:] == ["-", "-", "-", "-"]
+    assert any(line.startswith("cleanup: removed ") for line in lines)
+    assert lines[-1] == f"ok: {row[1]} clauses passed, 0 declared divergences"
+
+
+def test_a_url_check_runs_purge_only_when_allowed_and_removes_expired_sessions_too(tmp_path: Path) -> None:
+    db = tmp_path / "agent.db"
+    url = f"sqlite:///{db}"
+    seed(url)
+    before = rows(db)
+    suites = ("--suite", "history", "--suite", "log_driver")
+    # An expired log is not listed: the cleanup removes it by the key the check wrote it under. The
+    # processes clause opens the scratch history in child processes of its own.
+    clauses = "purge or processes or ttl_expires_a_session"
+    report = json.loads(agent_stores("check", url, *suites, "-k", clauses, "--json", cwd=tmp_path).stdout)
+    outcomes = {c["clause"]: c["outcome"] for c in report["clauses"]}
+    assert outcomes == {
+        "test_purge_expired_spares_live_sessions": "not-run",
+        "test_purge_expired_removes_only_expired_logs": "not-run",
+        "test_processes_saving_concurrently_lose_and_duplicate_nothing": "passed",
+        "test_ttl_expires_a_session_after_its_last_save": "passed",
+    }
+    assert all("--allow-purge" in c["explanation"] for c in report["clauses"] if c["outcome"] == "not-run")
+    assert report["ok"] is True
+    assert rows(db) == before, "the check left data behind (an expired session included) or touched the user's data"
+    allowed = agent_stores("check", url, *suites, "-k", "purge", "--allow-purge", "--json", cwd=tmp_path)
+    assert {c["clause"]: c["outcome"] for c in json.loads(allowed.stdout)["clauses"]} == {
+        "test_purge_expired_spares_live_sessions": "passed",
+        "test_purge_expired_removes_only_expired_logs": "passed",
+    }
+    assert rows(db) == before, "the purge clauses touched the user's data"
+
+
+def test_a_path_url_check_runs_in_a_sub_folder_and_removes_it(tmp_path: Path) -> None:
+    root = tmp_path / "stores"
+    root.mkdir()
+    seed(f"file://{root}")
+    before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    suites = ("--suite", "files", "--suite", "log_driver", "--suite", "object_driver")
+    clauses = "list_children_returns or read_back_in or put_get_head or list_logs_lists_live or list_prefix"
+    result = agent_stores("check", f"file://{root}", *suites, "-k", clauses, "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr + result.stdout
+    report = json.loads(result.stdout)
+    assert report["notes"][0].startswith(f"scratch area: file://{root}/agent-stores-check-")
+    assert report["suites"] == ["files", "log_driver", "object_driver"]
+    # Divergences come from the backend's declaration (object driver) and from the object log (log driver).
+    assert {f"{c['suite']}.{c['clause']}": c["outcome"] for c in report["clauses"]} == {
+        "files.test_list_children_returns_names_not_paths": "passed",
+        "log_driver.test_records_read_back_in_append_order": "passed",
+        "log_driver.test_list_logs_lists_live_logs_under_the_prefix_in_key_order": "divergent",
+        "log_driver.test_purge_expired_removes_only_expired_logs": "not-run",
+        "object_driver.test_put_get_head_and_delete_agree": "passed",
+        "object_driver.test_list_prefix_is_literal": "divergent",
+    }
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before
+
+
 def test_check_on_a_broken_factory_exits_1_naming_the_clause(tmp_path: Path) -> None:
     (tmp_path / "broken_store.py").write_text(
         textwrap.dedent(
@@ -147,21 +214,57 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+FACTORIES = """
+from agent_stores.core import LogHistoryProvider
+from agent_stores.core.memory import MemoryLogDriver
+
+
+def open_store():
+    raise RuntimeError("no credentials")
+
+
+def open_number():
+    return 42
+
+
+def open_history():
+    return LogHistoryProvider(MemoryLogDriver())
+
+
+open_history.capabilities = {"multi_process": True}
+"""
+
+
 @pytest.mark.parametrize(
-    ("target", "expected"),
+    ("args", "expected"),
     [
-        (f"redis://127.0.0.1:{free_port()}/0", "cannot reach redis://127.0.0.1:"),
-        ("no_such_module:factory", "cannot import 'no_such_module'"),
-        ("json:no_such_factory", "'json' has no attribute 'no_such_factory'"),
-        ("raising_store:open_store", "the factory raising_store:open_store raised RuntimeError: no credentials"),
-        ("not-a-target", "expected a store URL (scheme://...) or module:attr"),
-        ("nosuchscheme://x", "no agent-stores backend for scheme 'nosuchscheme'"),
+        ((f"redis://127.0.0.1:{free_port()}/0",), "cannot reach redis://127.0.0.1:"),
+        (("no_such_module:factory",), "cannot import 'no_such_module'"),
+        (("json:no_such_factory",), "'json' has no attribute 'no_such_factory'"),
+        (("raising_store:open_store",), "the factory raising_store:open_store raised RuntimeError: no credentials"),
+        (("not-a-target",), "expected a store URL (scheme://...) or module:attr"),
+        (("nosuchscheme://x",), "no agent-stores backend for scheme 'nosuchscheme'"),
+        (("raising_store:open_number",), "returned a int: not a history provider, file store, session store"),
+        (("raising_store:open_history",), "multi_process is declared for raising_store:open_history, so it needs"),
+        (("raising_store:open_history", "--suite", "history"), "--suite applies to a URL"),
+        (("memory://", "--suite", "sessions", "-k", "no_clause_has_this_name"), "no clause ran"),
     ],
-    ids=["unreachable-url", "missing-module", "missing-attribute", "raising-factory", "not-a-target", "unknown-scheme"],
+    ids=[
+        "unreachable-url",
+        "missing-module",
+        "missing-attribute",
+        "raising-factory",
+        "not-a-target",
+        "unknown-scheme",
+        "factory-of-no-store",
+        "multi-process-without-process-factory",
+        "suite-of-a-factory",
+        "no-clause-matches",
+    ],
 )
-def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, target: str, expected: str) -> None:
-    (tmp_path / "raising_store.py").write_text("def open_store():\n    raise RuntimeError('no credentials')\n")
-    result = agent_stores("check", target, cwd=tmp_path, timeout=60)
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...], expected: str) -> None:
+    (tmp_path / "raising_store.py").write_text(FACTORIES)
+    result = agent_stores("check", *args, cwd=tmp_path, timeout=60)
     assert result.returncode == 2, result.stderr + result.stdout
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
@@ -171,7 +274,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, target: str, expected:
 
 
 def test_verbose_shows_the_traceback(tmp_path: Path) -> None:
-    (tmp_path / "raising_store.py").write_text("def open_store():\n    raise RuntimeError('no credentials')\n")
+    (tmp_path / "raising_store.py").write_text(FACTORIES)
     result = agent_stores("check", "raising_store:open_store", "--verbose", cwd=tmp_path)
     assert result.returncode == 2
     assert "Traceback" in result.stderr and "RuntimeError: no credentials" in result.stderr

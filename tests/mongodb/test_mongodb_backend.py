@@ -223,6 +223,27 @@ async def test_windowed_read_after_other_writers_reads_the_whole_window(
     ]
 
 
+async def test_a_driver_remembers_as_many_logs_as_it_is_told(database: MongoDBDatabase, commands: Commands) -> None:
+    driver = MongoDBLogDriver(database, remembered_logs=2)
+    for key in ("a", "b", "c"):
+        await driver.append(key, records(key), expected_version=None, session_id="s")
+    commands.events.clear()
+    assert await driver.read("c") == [b"c"]
+    assert [e.command_name for e in commands.events] == ["find"], "a remembered log is one query"
+    commands.events.clear()
+    assert await driver.read("a") == [b"a"]
+    assert [e.command_name for e in commands.events] == ["find", "find"], "the oldest log was forgotten"
+    commands.events.clear()
+    # c was read after b, so reading a made the driver forget b, not c.
+    assert await driver.read("c") == [b"c"]
+    assert await driver.read("b") == [b"b"]
+    assert [e.command_name for e in commands.events] == ["find", "find", "find"]
+    forgetful = MongoDBLogDriver(database, remembered_logs=0)
+    assert await forgetful.read("a") == [b"a"] and await forgetful.read("a") == [b"a"]
+    with pytest.raises(ValueError, match="remembered_logs"):
+        MongoDBLogDriver(database, remembered_logs=-1)
+
+
 async def test_tail_reads_digests_of_the_newest_batches(database: MongoDBDatabase) -> None:
     driver = MongoDBLogDriver(database)
     version = None
@@ -602,7 +623,7 @@ async def test_a_save_cut_after_its_batch_statement_leaves_whole_batches(databas
     An append and a log creation are each one ordered command of two statements; a server that
     stops between them has stored the batch document alone, which is what this test stores.
     """
-    from agent_stores.mongodb._driver import _batch
+    from agent_stores.mongodb._log_driver import _batch
 
     writer, other = MongoDBLogDriver(database), MongoDBLogDriver(database)
     version = await writer.append("log", records("a"), expected_version=None, session_id="s")

@@ -146,7 +146,7 @@ def check(
 
     Exit 0 when every clause passes, 1 when any fails, 2 on bad input or an unreachable store.
     """
-    from ._check import run_check
+    from ._check import print_report, run_check
 
     with progress_bar(transient=True) as progress:
         task = progress.add_task("conformance", total=None)
@@ -168,51 +168,9 @@ def check(
     if as_json:
         print_json(report.to_json())
     else:
-        _print_check(report, verbose=verbose)
+        print_report(report, out, verbose=verbose)
     if not report.ok:
         raise typer.Exit(EXIT_FAILED)
-
-
-def _print_check(report: Any, *, verbose: bool) -> None:
-    out.print(f"[bold]agent-stores check[/] {escape(report.target)}")
-    for note in report.notes:
-        out.print(f"  {escape(note)}")
-    table = Table(show_edge=False, box=None, pad_edge=False)
-    for column in ("suite", "passed", "failed", "divergent", "skipped", "not run"):
-        table.add_column(column, justify="left" if column == "suite" else "right")
-    for suite in report.suites:
-        rows = [r for r in report.results if r.suite == suite]
-
-        def n(outcome: str, rows: list[Any] = rows) -> str:
-            count = sum(1 for r in rows if r.outcome == outcome)
-            return str(count) if count else "-"
-
-        failed = n("failed")
-        table.add_row(
-            suite,
-            n("passed"),
-            f"[red]{failed}[/]" if failed != "-" else failed,
-            n("divergent"),
-            n("skipped"),
-            n("not-run"),
-        )
-    out.print(table)
-    for result in report.results:
-        if result.outcome != "failed":
-            continue
-        out.print(f"\n[bold red]FAIL[/] {result.suite}: [bold]{escape(result.clause)}[/]")
-        out.print(f"  [red]{escape(result.message)}[/]")
-        for line in result.explanation.splitlines():
-            out.print(f"  {escape(line)}")
-        if verbose and result.details:
-            out.print(escape(result.details))
-    if report.cleanup:
-        out.print(f"\ncleanup: {escape(report.cleanup)}")
-    passed, failed = report.count("passed"), report.count("failed")
-    if report.ok:
-        out.print(f"[bold green]ok[/]: {passed} clauses passed, {report.count('divergent')} declared divergences")
-    else:
-        out.print(f"[bold red]{failed} clauses failed[/], {passed} passed (--verbose for tracebacks)")
 
 
 def main() -> None:

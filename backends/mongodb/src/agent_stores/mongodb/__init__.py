@@ -14,9 +14,11 @@ cluster all work.
 
 from ._backend import MongoDBBackend
 from ._database import DEFAULT_DATABASE, DEFAULT_PREFIX, SCHEMA_VERSION, CollectionNames, MongoDBDatabase
-from ._driver import MAX_DOCUMENT_BYTES, MongoDBLogDriver, MongoDBObjectDriver
+from ._documents import MAX_DOCUMENT_BYTES
 from ._files import MongoDBAgentFileStore
 from ._history import MongoDBHistoryProvider
+from ._log_driver import MongoDBLogDriver
+from ._object_driver import MongoDBObjectDriver
 from ._sessions import MongoDBSessionStore
 
 __all__ = [

@@ -9,9 +9,10 @@ from agent_stores.core import ConnectedBackend, Connector
 
 from ._connect import CONNECTOR
 from ._database import MongoDBDatabase
-from ._driver import MongoDBLogDriver, MongoDBObjectDriver
 from ._files import MongoDBAgentFileStore
 from ._history import MongoDBHistoryProvider
+from ._log_driver import MongoDBLogDriver
+from ._object_driver import MongoDBObjectDriver
 from ._sessions import MongoDBSessionStore
 
 __all__ = ["MongoDBBackend"]

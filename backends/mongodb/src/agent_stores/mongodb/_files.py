@@ -8,7 +8,7 @@ from agent_stores.core import ObjectAgentFileStore, plain_literal
 from agent_stores.core.files import ObjectStoreOptions
 
 from ._connect import Connectable, MongoDBStore
-from ._driver import MongoDBObjectDriver
+from ._object_driver import MongoDBObjectDriver
 
 __all__ = ["MongoDBAgentFileStore"]
 

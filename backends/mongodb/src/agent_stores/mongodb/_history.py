@@ -8,7 +8,7 @@ from agent_stores.core import LogHistoryProvider
 from agent_stores.core.history import HistoryOptions
 
 from ._connect import Connectable, MongoDBStore
-from ._driver import MongoDBLogDriver
+from ._log_driver import MongoDBLogDriver
 
 __all__ = ["MongoDBHistoryProvider"]
 

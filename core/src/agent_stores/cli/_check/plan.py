@@ -1,18 +1,13 @@
-"""The conformance classes ``agent-stores check`` builds for one run, read by the generated test module.
-
-``check`` fills :data:`PLAN` in its own process, writes a two-line test module that calls
-:func:`build_classes`, and runs pytest on it: the factories (a live URL's stores or the user's
-``module:attr``) never have to be serialised.
-"""
+"""What ``agent-stores check`` will run: the suites, each with its opener, capabilities and helper fixtures."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-import pytest_asyncio
 from agent_framework import AgentSession
 
 from agent_stores.core import ObjectSessionStore, Stores, open_stores
@@ -32,7 +27,15 @@ from agent_stores.testing import (
     corrupt_object_todos,
 )
 
-__all__ = ["PLAN", "SUITES", "ClauseScope", "SuitePlan", "build_classes", "history_from_url"]
+__all__ = [
+    "CORRUPT_FIXTURES",
+    "GENERIC_CORRUPTERS",
+    "SUITES",
+    "ClauseScope",
+    "Plan",
+    "SuitePlan",
+    "close_store",
+]
 
 #: Suite name -> conformance class, in the order ``check`` runs them.
 SUITES: dict[str, type[ConformanceBase]] = {
@@ -93,60 +96,23 @@ class SuitePlan:
 
 @dataclass
 class Plan:
-    """Everything the generated module needs."""
+    """The suites one check runs, and the URL their clauses open (``None`` for a factory)."""
 
     url: str | None = None
     shared: bool = False
     suites: list[SuitePlan] = field(default_factory=list[SuitePlan])
 
 
-#: Filled by ``check`` before it runs pytest in the same process.
-PLAN = Plan()
+async def close_store(store: Any) -> None:
+    """Close a store or driver of any kind: ``aclose()`` if it has one (sync or async), else nothing."""
+    close = getattr(store, "aclose", None)
+    if close is not None:
+        result = close()
+        if inspect.isawaitable(result):
+            await result
 
 
-def _value_fixture(value: Any) -> Any:
-    def fixture(self: Any) -> Any:
-        del self
-        return value
-
-    return pytest.fixture(fixture)
-
-
-def _factory_fixture(opener: Callable[[ClauseScope], Callable[..., Any]]) -> Any:
-    def fixture(self: Any, agent_stores_check_scope: ClauseScope) -> Callable[..., Any]:
-        del self
-        return opener(agent_stores_check_scope)
-
-    return pytest.fixture(fixture)
-
-
-@pytest_asyncio.fixture(autouse=True)
-async def agent_stores_check_scope() -> AsyncIterator[ClauseScope]:
-    """Open stores for one clause and close them after it (and after the suite closed its stores)."""
-    scope = ClauseScope(PLAN.url, shared=PLAN.shared)
-    yield scope
-    await scope.aclose()
-
-
-def build_classes() -> dict[str, Any]:
-    """Return the module's globals: one test class per planned suite (``Test_<suite>``) and the scope fixture."""
-    classes: dict[str, Any] = {"agent_stores_check_scope": agent_stores_check_scope}
-    for suite in PLAN.suites:
-        base = SUITES[suite.name]
-        namespace: dict[str, Any] = {
-            "capabilities": suite.capabilities,
-            "divergences": dict(suite.divergences),
-            base.factory_fixture: _factory_fixture(suite.opener),
-            "__doc__": f"The {suite.name} suite.",
-        }
-        for name, value in suite.fixtures.items():
-            namespace[name] = _value_fixture(value)
-        name = "Test_" + suite.name
-        classes[name] = type(name, (base,), namespace)
-    return classes
-
-
-# -- helpers for stores built on the core's adapters -------------------------------------------
+# -- "corrupt a stored record" helpers for stores built on the core's adapters ---------------------
 
 
 async def corrupt_session(store: Any, session_id: str) -> None:
@@ -175,13 +141,3 @@ GENERIC_CORRUPTERS: dict[str, Any] = {
     "checkpoints": corrupt_checkpoint,
     "todos": corrupt_todos,
 }
-
-
-def history_from_url(url: str, namespace: str, **options: Any) -> Any:
-    """The ``history_process_factory`` of a URL check: a provider in a child process, owning its stores."""
-    stores = open_stores(url)
-    provider = stores.history_provider(namespace=namespace, **options)
-    adopt = getattr(provider, "_adopt", None)
-    if adopt is not None:
-        adopt(stores, owned=True)
-    return provider

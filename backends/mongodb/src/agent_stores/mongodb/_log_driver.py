@@ -1,68 +1,18 @@
-"""The MongoDB log and object drivers: every all-or-nothing write is one single-document operation.
+"""The MongoDB log driver: a head document per log and a batch document per append, in one collection.
 
-No multi-document transaction is used anywhere (a standalone server has none).
-
-History lives in ONE collection (``…history``), so that a save is one write command and a load
-one query. A log is a *head* document, ``{_id: key, k: key, x: epoch, s: 2**62, sid, t, e}``
-(``x`` names the log's current incarnation, a random epoch drawn when the log is created; ``t``
-its expiry in milliseconds, ``e`` the same as a date for MongoDB's TTL monitor), and one *batch*
-document per append, ``{_id: ObjectId, k: key, x: epoch, s: first sequence number, n: count,
-d: [digests], p: [payloads], t}``. Head and batches share the unique index on ``(k, x, s)``: the
-head sits above every batch of its incarnation, so one backward scan of ``(k, x)`` with a limit
-returns the head first and then the newest batches (a load is one query when the driver knows
-the epoch: it remembers the epoch of the logs it last wrote or read).
-
-A batch is claimed by that unique index: an append made on version ``"<epoch>:<length>"``
-stores its batch at ``s = length``, so two writers holding the same version collide (duplicate
-key, error code 11000 → ``StoreConflictError``) and exactly one batch is stored. The batch
-write is the commit: the batch is whole or absent, and it carries its version (epoch and end)
-itself. An append is ONE ordered ``update`` command of two statements, run by the server in
-order: the batch (an upsert of a fresh ObjectId, i.e. an insert the unique index decides; a
-duplicate key stops the command before the second statement), then the head's refresh,
-conditioned on still naming the same epoch and being live by the writer's clock. When the
-refresh matches nothing, the writer withdraws its own batch only once the incarnation is over
-for good: if the head still names the epoch (expired by this writer's clock, perhaps live by
-another's) the writer first *retires* it (one conditional update into a tombstone, ``t: 0,
-z: 1``, absent by every clock); if that matches nothing, another writer refreshed the head
-meanwhile (it may have built on this batch), so the log is live and the refresh is tried again.
-A batch is therefore never taken out of a live incarnation, whatever the writers' clocks say,
-and a log never shows a hole. Only a head that names another epoch, or none, lets a writer
-withdraw its batch alone (no reader can see it: readers only read the epoch the live head
-names). So a writer holding an old version always conflicts, and a version is never repeated: a
-log deleted and written again has a new random epoch. A log is created by one ordered
-``insert`` of its first batch under a fresh epoch and then its head (a live head makes the
-second a conflict; an expired head or a tombstone is retired and its incarnation removed
-first). A server or writer dying between the two statements leaves an unreachable batch, never
-a half-written one.
-
-Removal (delete, expiry by ``purge_expired``, a save over an expired log) is resumable: retire
-the head, delete the incarnation's batches, delete the tombstone. Whoever finds a tombstone
-(the next delete, purge or save of that log) finishes the removal, so an interrupted delete
-never leaves its messages stored. Tombstones carry no TTL date, so MongoDB's TTL monitor
-never removes one before its batches are gone.
-
-Layout change: before this layout, heads and batches lived in two collections (``…logs`` and
-``…batches``, index migration 1). Histories stored there are not read by this release; the
-old collections are left untouched (drop them, or re-import the messages with
-``import_messages``).
-
-Objects: one document per key, ``{_id: key, v: version, t: text | b: bytes, a: plain}``. The
-version is a fresh ObjectId per put; compare-and-set filters on it; exclusive create is an
-insert that the ``_id`` index decides.
-
-Ids are values only: keys go into filters as ``{"_id": key}`` / ``{"k": key}`` string values,
-never as field names or operators, and are checked to be ``str`` first.
+Every all-or-nothing write is one single-document operation or one ordered command (no
+multi-document transaction); ``docs/backends/mongodb.md`` describes the documents and why a
+stale writer always conflicts.
 """
 
 from __future__ import annotations
 
 import secrets
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
-import bson
 from bson import ObjectId
 from pymongo import ASCENDING, DESCENDING, ReplaceOne, ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
@@ -70,38 +20,37 @@ from pymongo.asynchronous.cursor import AsyncCursor
 
 from agent_stores.core import (
     CorruptRecordError,
-    Listing,
     LogInfo,
     LogRecord,
     LogTail,
     LogVersion,
     StoreConflictError,
-    StoredObject,
 )
+from agent_stores.core.cache import BoundedCache
 
 from ._database import Document, MongoDBDatabase, utc_from_timestamp
+from ._documents import check_key, key_range, too_large
 
-__all__ = ["MAX_DOCUMENT_BYTES", "MongoDBLogDriver", "MongoDBObjectDriver", "prefix_bounds", "regex_escape"]
+__all__ = ["REMEMBERED_LOGS", "MongoDBLogDriver"]
 
-#: MongoDB's BSON document limit (16 MiB): a batch or an object larger than this is refused before the write.
-MAX_DOCUMENT_BYTES: Final = 16 * 1024 * 1024
-# Below this estimate a document cannot reach the limit; above it the exact BSON size is computed.
-_SAFE_ESTIMATE: Final = MAX_DOCUMENT_BYTES - 64 * 1024
-
-# Keys fetched per query while folding a delimited listing.
-_LIST_CHUNK: Final = 256
-# Logs whose epoch a driver remembers (so a read finds head and batches in one query).
-_EPOCHS_KEPT: Final = 4096
+#: Logs a driver remembers by default (their epoch, so a read finds head and batches in one query).
+REMEMBERED_LOGS: Final = 4096
 # Batch starts a driver remembers per log (so a windowed read asks for just the batches it needs).
 _STARTS_KEPT: Final = 64
 # Orphan batches (of logs the TTL monitor removed) examined per purge_expired call, at most.
 _PURGE_SCAN: Final = 10_000
 
-
-def _check_key(key: str) -> str:
-    if not isinstance(key, str):  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise TypeError(f"keys are strings, got {type(key).__name__}")
-    return key
+# The expiry of a log that never expires: far beyond any clock, inside int64.
+_NEVER: Final = 2**62
+# The head's sequence number: above every batch's, so a backward scan of a log returns it first.
+_HEAD: Final = 2**62
+# A retired head (a tombstone): expired by every clock, out of the TTL monitor's reach (no date),
+# so it stays until whoever finds it has removed the incarnation's batches.
+_RETIRE: Final[Document] = {"$set": {"t": 0, "z": 1}, "$unset": {"e": ""}}
+# Head refreshes an append tries while other writers keep refreshing the same head.
+_REFRESH_ATTEMPTS: Final = 4
+# The batches of a log (never its head).
+_BATCHES: Final[Document] = {"$lt": _HEAD}
 
 
 def _check_log_key(key: str) -> str:
@@ -109,49 +58,9 @@ def _check_log_key(key: str) -> str:
 
     A log written under a key holding NUL read back empty on the wire-protocol stand-in.
     """
-    if "\x00" in _check_key(key):
+    if "\x00" in check_key(key):
         raise ValueError(f"log keys must not contain NUL: {key!r}")
     return key
-
-
-def prefix_bounds(prefix: str) -> tuple[str, str | None]:
-    """Return ``(low, high)`` with ``low <= key < high`` exactly when ``key`` starts with ``prefix``.
-
-    MongoDB compares strings by their UTF-8 bytes without a collation, which orders like code
-    points; ``high`` is the prefix with its last character incremented (``None``: no bound).
-    """
-    head = prefix
-    while head:
-        code = ord(head[-1]) + 1
-        if 0xD800 <= code <= 0xDFFF:  # surrogates cannot be encoded: step over them
-            code = 0xE000
-        if code <= 0x10FFFF:
-            return prefix, head[:-1] + chr(code)
-        head = head[:-1]
-    return prefix, None
-
-
-def _key_range(prefix: str, *, after: str | None = None, start: str | None = None) -> Document:
-    """The ``_id`` condition for keys under ``prefix``, strictly after ``after``, from ``start`` on."""
-    low, high = prefix_bounds(prefix)
-    condition: Document = {"$gte": low if start is None else max(low, start)}
-    if after is not None and after >= condition["$gte"]:
-        condition = {"$gt": after}
-    if high is not None:
-        condition["$lt"] = high
-    return condition
-
-
-def regex_escape(text: str) -> str:
-    """Escape ``text`` for a MongoDB (PCRE) ``$regex`` so it matches only itself.
-
-    Every ASCII character that is not a letter or digit is backslash-escaped, which PCRE (and
-    Python's ``re``) read as the literal character; other characters are literal already.
-    """
-    return "".join(c if (c.isascii() and c.isalnum()) or not c.isascii() else "\\" + c for c in text)
-
-
-# -- history -------------------------------------------------------------------------------------
 
 
 def _parse_version(version: LogVersion) -> tuple[str, int] | None:
@@ -166,19 +75,6 @@ def _parse_version(version: LogVersion) -> tuple[str, int] | None:
 
 def _new_epoch() -> str:
     return secrets.token_hex(8)
-
-
-# The expiry of a log that never expires: far beyond any clock, inside int64.
-_NEVER: Final = 2**62
-# The head's sequence number: above every batch's, so a backward scan of a log returns it first.
-_HEAD: Final = 2**62
-# A retired head (a tombstone): expired by every clock, out of the TTL monitor's reach (no date),
-# so it stays until whoever finds it has removed the incarnation's batches.
-_RETIRE: Final[Document] = {"$set": {"t": 0, "z": 1}, "$unset": {"e": ""}}
-# Head refreshes an append tries while other writers keep refreshing the same head.
-_REFRESH_ATTEMPTS: Final = 4
-# The batches of a log (never its head).
-_BATCHES: Final[Document] = {"$lt": _HEAD}
 
 
 def _live(now: int) -> Document:
@@ -197,6 +93,7 @@ def _is_live(head: Document, now: int) -> bool:
 
 
 def _head_doc(key: str, epoch: str, session_id: str, expires: int | None) -> Document:
+    """A log's head: ``{_id: key, k: key, x: epoch, s: _HEAD, sid, t: expiry in ms, e: expiry date}``."""
     head: Document = {
         "_id": key,
         "k": key,
@@ -208,6 +105,107 @@ def _head_doc(key: str, epoch: str, session_id: str, expires: int | None) -> Doc
     if expires is not None:
         head["e"] = utc_from_timestamp(expires / 1000)
     return head
+
+
+def _batch(key: str, epoch: str, start: int, records: Sequence[LogRecord], expires: int | None) -> Document:
+    """One append: ``{_id: ObjectId, k: key, x: epoch, s: first sequence number, n, d: digests, p: payloads, t}``.
+
+    Raises:
+        ValueError: The document would exceed MongoDB's 16 MiB limit.
+    """
+    digests = [r.digest for r in records]
+    payloads = [bytes(r.payload) for r in records]
+    doc: Document = {
+        "_id": ObjectId(),
+        "k": key,
+        "x": epoch,
+        "s": start,
+        "n": len(records),
+        "d": digests,
+        "p": payloads,
+    }
+    if expires is not None:
+        doc["t"] = expires
+    estimate = (
+        256 + 2 * len(key.encode("utf-8")) + sum(len(p) + len(d) + 32 for p, d in zip(payloads, digests, strict=True))
+    )
+    if too_large(doc, estimate):
+        raise ValueError(
+            f"a batch of {len(records)} messages for log {key!r} exceeds MongoDB's 16 MiB document limit "
+            "(a history batch is one document so that it is stored whole or not at all); save fewer or smaller "
+            "messages at a time. Nothing was written."
+        )
+    return doc
+
+
+def _short(key: str, docs: Sequence[Document], planned: int, count: int) -> bool:
+    """Whether a scan for ``planned`` batches (after the head) may hold fewer than the newest ``count`` records."""
+    batches = docs[1:]
+    if len(batches) < planned:
+        return False  # every batch there is was read
+    try:
+        return batches[-1]["s"] != 0 and _end(key, batches[0]) - batches[-1]["s"] < count
+    except (CorruptRecordError, KeyError, TypeError):
+        return True  # read again; the chain check then names what is wrong
+
+
+def _gap(key: str, docs: Sequence[Document], count: int | None) -> str | None:
+    """Where the newest-first batches ``docs`` break their chain, or ``None`` when unbroken."""
+    covered = 0
+    for i, doc in enumerate(docs):
+        end = _end(key, doc)
+        if i and end != docs[i - 1]["s"]:
+            return f"batch {doc.get('_id')!r} ends at {end}, the next one starts at {docs[i - 1]['s']!r}"
+        covered += end - doc["s"]
+    if docs and (count is None or covered < count) and docs[-1]["s"] != 0:
+        return f"its oldest batch {docs[-1].get('_id')!r} starts at {docs[-1]['s']!r}, not 0"
+    return None
+
+
+def _corrupt(key: str, doc: Document, what: str) -> CorruptRecordError:
+    return CorruptRecordError(f"history batch {doc.get('_id')!r} of log {key!r} is corrupt: {what}")
+
+
+def _end(key: str, doc: Document) -> int:
+    start, count = doc.get("s"), doc.get("n")
+    if type(start) is not int or type(count) is not int or start < 0 or count <= 0:
+        raise _corrupt(key, doc, "its sequence number or count is not a non-negative integer")
+    return start + count
+
+
+def _digests(key: str, doc: Document) -> list[str]:
+    digests: Any = doc.get("d")
+    if not _list_of(digests, str, doc.get("n")):
+        raise _corrupt(key, doc, "its digests are not a list of strings of its count")
+    return digests
+
+
+def _payloads(key: str, doc: Document) -> list[bytes]:
+    payloads: Any = doc.get("p")
+    if not _list_of(payloads, bytes, doc.get("n")):
+        raise _corrupt(key, doc, "its payloads are not a list of binary values of its count")
+    return payloads
+
+
+def _list_of(value: Any, kind: type, count: Any) -> bool:
+    return type(value) is list and len(value) == count and all(type(item) is kind for item in value)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+
+
+async def _to_list(cursor: AsyncCursor[Document]) -> list[Document]:
+    return await cursor.to_list()
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """What a driver last saw of one log: its epoch and, once read or written, the end of the log.
+
+    ``starts`` are the first sequence numbers of its newest batches in order (one unbroken run
+    ending at ``end``, the log's length), so a windowed read asks for just the batches it needs.
+    """
+
+    epoch: str
+    starts: tuple[int, ...] = ()
+    end: int | None = None
 
 
 class MongoDBLogDriver:
@@ -230,16 +228,27 @@ class MongoDBLogDriver:
     Args:
         database: The shared database; closed by :meth:`aclose` only when it owns its client.
         clock: Seconds since the epoch, for expiry (tests may pass a fake clock).
+        remembered_logs: How many logs this driver remembers (the epoch and newest batch starts
+            of those it last wrote or read); a log it does not remember costs one more query
+            (its head) on the next read. ``0`` remembers none.
+
+    Raises:
+        ValueError: ``remembered_logs`` is negative.
     """
 
-    def __init__(self, database: MongoDBDatabase, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        database: MongoDBDatabase,
+        *,
+        clock: Callable[[], float] = time.time,
+        remembered_logs: int = REMEMBERED_LOGS,
+    ) -> None:
+        if isinstance(remembered_logs, bool) or not isinstance(remembered_logs, int) or remembered_logs < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError(f"remembered_logs must be a non-negative integer, got {remembered_logs!r}")
         self.database = database
         self._clock = clock
-        # The epoch this driver last saw per log, so a read needs no separate head lookup.
-        self._epochs: OrderedDict[str, str] = OrderedDict()
-        # Per log, what this driver last saw of its end: (epoch, the starts of its newest
-        # batches in order, one unbroken run, and the log's length), for windowed reads.
-        self._ends: dict[str, tuple[str, list[int], int]] = {}
+        # What this driver last saw of each log it wrote or read, so a read needs no separate head lookup.
+        self._seen: BoundedCache[str, _Seen] = BoundedCache(max_entries=remembered_logs)
 
     def _now(self) -> int:
         """Now, in milliseconds since the epoch."""
@@ -288,7 +297,8 @@ class MongoDBLogDriver:
         now = self._now()
         if fields is not None:
             fields = {**fields, "t": 1}  # what the head needs
-        epoch = self._epochs.get(key)
+        known = self._seen.peek(key)
+        epoch = None if known is None else known.epoch
         docs: list[Document] = []
         for looked_up in (False, True):
             if epoch is None or looked_up:
@@ -332,37 +342,36 @@ class MongoDBLogDriver:
         return epoch, batches
 
     def _remember(self, key: str, epoch: str) -> None:
-        self._epochs[key] = epoch
-        self._epochs.move_to_end(key)
-        while len(self._epochs) > _EPOCHS_KEPT:
-            dropped, _ = self._epochs.popitem(last=False)
-            self._ends.pop(dropped, None)
+        """Remember ``epoch`` as the live incarnation of ``key`` (what was seen of another epoch is dropped)."""
+        known = self._seen.get(key)
+        if known is None or known.epoch != epoch:
+            self._seen.put(key, _Seen(epoch))
 
     def _forget(self, key: str) -> None:
-        self._epochs.pop(key, None)
-        self._ends.pop(key, None)
+        self._seen.pop(key)
 
     def _saw(self, key: str, epoch: str, starts: list[int], end: int) -> None:
         """Remember the end of the log as a read found it: ``starts`` of an unbroken run of its newest batches."""
-        known = self._ends.get(key)
-        if known is not None and known[0] == epoch and known[2] == end and len(known[1]) >= len(starts):
+        known = self._seen.peek(key)
+        if known is not None and known.epoch == epoch and known.end == end and len(known.starts) >= len(starts):
             return  # already known, as far back or further
-        self._ends[key] = (epoch, starts[-_STARTS_KEPT:], end)
+        self._seen.put(key, _Seen(epoch, tuple(starts[-_STARTS_KEPT:]), end))
 
     def _appended(self, key: str, epoch: str, start: int, count: int) -> None:
         """Remember the batch this driver just stored (continuing what it knew of the log's end, if it ended there)."""
-        known = self._ends.get(key)
-        continues = known is not None and known[0] == epoch and known[2] == start
-        starts = [*known[1][-_STARTS_KEPT + 1 :], start] if known is not None and continues else [start]
-        self._ends[key] = (epoch, starts, start + count)
-        self._remember(key, epoch)
+        known = self._seen.peek(key)
+        if known is not None and known.epoch == epoch and known.end == start:
+            starts = (*known.starts[-_STARTS_KEPT + 1 :], start)
+        else:
+            starts = (start,)
+        self._seen.put(key, _Seen(epoch, starts, start + count))
 
     def _batches_covering(self, key: str, epoch: str, count: int) -> int:
         """How many newest batches hold the newest ``count`` records, as far as this driver saw (else ``count``)."""
-        known = self._ends.get(key)
-        if known is None or known[0] != epoch:
+        known = self._seen.peek(key)
+        if known is None or known.epoch != epoch or known.end is None:
             return count
-        _, starts, end = known
+        starts, end = known.starts, known.end
         for i in range(len(starts) - 1, -1, -1):
             if end - starts[i] >= count:
                 return min(count, len(starts) - i)
@@ -566,7 +575,7 @@ class MongoDBLogDriver:
         if limit <= 0:
             return []
         history = self._history()
-        condition = {"_id": _key_range(prefix, after=after), "s": _HEAD, **_live(self._now())}
+        condition = {"_id": key_range(prefix, after=after), "s": _HEAD, **_live(self._now())}
 
         async def fetch() -> list[Document]:
             return await history.find(condition, {"sid": 1}).sort("_id", ASCENDING).limit(limit).to_list()
@@ -609,292 +618,6 @@ class MongoDBLogDriver:
             await self.database.run("delete orphan batches", history.delete_many, {"k": key, "x": epoch, "s": _BATCHES})
             removed += 1
         return removed
-
-    async def aclose(self) -> None:
-        """Close the database if it owns its client."""
-        await self.database.aclose()
-
-
-async def _to_list(cursor: AsyncCursor[Document]) -> list[Document]:
-    return await cursor.to_list()
-
-
-def _batch(key: str, epoch: str, start: int, records: Sequence[LogRecord], expires: int | None) -> Document:
-    digests = [r.digest for r in records]
-    payloads = [bytes(r.payload) for r in records]
-    doc: Document = {
-        "_id": ObjectId(),
-        "k": key,
-        "x": epoch,
-        "s": start,
-        "n": len(records),
-        "d": digests,
-        "p": payloads,
-    }
-    if expires is not None:
-        doc["t"] = expires
-    estimate = (
-        256 + 2 * len(key.encode("utf-8")) + sum(len(p) + len(d) + 32 for p, d in zip(payloads, digests, strict=True))
-    )
-    if estimate > _SAFE_ESTIMATE and len(bson.encode(doc)) > MAX_DOCUMENT_BYTES:
-        raise ValueError(
-            f"a batch of {len(records)} messages for log {key!r} exceeds MongoDB's 16 MiB document limit "
-            "(a history batch is one document so that it is stored whole or not at all); save fewer or smaller "
-            "messages at a time. Nothing was written."
-        )
-    return doc
-
-
-def _short(key: str, docs: Sequence[Document], planned: int, count: int) -> bool:
-    """Whether a scan for ``planned`` batches (after the head) may hold fewer than the newest ``count`` records."""
-    batches = docs[1:]
-    if len(batches) < planned:
-        return False  # every batch there is was read
-    try:
-        return batches[-1]["s"] != 0 and _end(key, batches[0]) - batches[-1]["s"] < count
-    except (CorruptRecordError, KeyError, TypeError):
-        return True  # read again; the chain check then names what is wrong
-
-
-def _gap(key: str, docs: Sequence[Document], count: int | None) -> str | None:
-    """Where the newest-first batches ``docs`` break their chain, or ``None`` when unbroken."""
-    covered = 0
-    for i, doc in enumerate(docs):
-        end = _end(key, doc)
-        if i and end != docs[i - 1]["s"]:
-            return f"batch {doc.get('_id')!r} ends at {end}, the next one starts at {docs[i - 1]['s']!r}"
-        covered += end - doc["s"]
-    if docs and (count is None or covered < count) and docs[-1]["s"] != 0:
-        return f"its oldest batch {docs[-1].get('_id')!r} starts at {docs[-1]['s']!r}, not 0"
-    return None
-
-
-def _corrupt(key: str, doc: Document, what: str) -> CorruptRecordError:
-    return CorruptRecordError(f"history batch {doc.get('_id')!r} of log {key!r} is corrupt: {what}")
-
-
-def _end(key: str, doc: Document) -> int:
-    start, count = doc.get("s"), doc.get("n")
-    if type(start) is not int or type(count) is not int or start < 0 or count <= 0:
-        raise _corrupt(key, doc, "its sequence number or count is not a non-negative integer")
-    return start + count
-
-
-def _digests(key: str, doc: Document) -> list[str]:
-    digests: Any = doc.get("d")
-    if not _list_of(digests, str, doc.get("n")):
-        raise _corrupt(key, doc, "its digests are not a list of strings of its count")
-    return digests
-
-
-def _payloads(key: str, doc: Document) -> list[bytes]:
-    payloads: Any = doc.get("p")
-    if not _list_of(payloads, bytes, doc.get("n")):
-        raise _corrupt(key, doc, "its payloads are not a list of binary values of its count")
-    return payloads
-
-
-def _list_of(value: Any, kind: type, count: Any) -> bool:
-    return type(value) is list and len(value) == count and all(type(item) is kind for item in value)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
-
-
-# -- objects -------------------------------------------------------------------------------------
-
-
-def _object_doc(key: str, data: bytes, version: str) -> Document:
-    doc: Document = {"_id": key, "v": version}
-    text: str | None
-    try:
-        text = data.decode("utf-8") if b"\x00" not in data else None
-    except UnicodeDecodeError:
-        text = None
-    if text is None:
-        doc["b"] = data
-        doc["a"] = 0
-    else:
-        doc["t"] = text
-        doc["a"] = 1 if data.isascii() else 0
-    if len(data) + 2 * len(key.encode("utf-8")) + 128 > _SAFE_ESTIMATE and len(bson.encode(doc)) > MAX_DOCUMENT_BYTES:
-        raise ValueError(
-            f"object {key!r} of {len(data)} bytes exceeds MongoDB's 16 MiB document limit; nothing was written"
-        )
-    return doc
-
-
-def _object_data(doc: Document) -> StoredObject:
-    version, text, data = doc.get("v"), doc.get("t"), doc.get("b")
-    if not isinstance(version, str):
-        raise CorruptRecordError(f"object {doc.get('_id')!r} is corrupt: its version is not a string")
-    if isinstance(text, str):
-        return StoredObject(text.encode("utf-8"), version)
-    if isinstance(data, bytes):
-        return StoredObject(data, version)
-    raise CorruptRecordError(f"object {doc.get('_id')!r} is corrupt: it holds neither text nor bytes")
-
-
-class MongoDBObjectDriver:
-    """A :class:`~agent_stores.core.ObjectDriver` in one collection, one document per key (``_id``).
-
-    Every call is one operation (one round trip) except :meth:`list` with a delimiter, which
-    walks the key range in chunks and skips each common prefix with one more range query.
-    UTF-8 data without NUL is stored as a string (so file search can filter it with ``$regex``),
-    anything else as binary; ``get`` returns the exact bytes either way.
-
-    Args:
-        database: The shared database; closed by :meth:`aclose` only when it owns its client.
-    """
-
-    def __init__(self, database: MongoDBDatabase) -> None:
-        self.database = database
-
-    def _objects(self) -> AsyncCollection[Document]:
-        return self.database.collection("objects")
-
-    async def get(self, key: str) -> StoredObject | None:
-        """Return the object, or ``None`` when absent.
-
-        Raises:
-            CorruptRecordError: The stored document is not one of ours (named in the message).
-        """
-        doc = await self.database.run("get object", lambda: self._objects().find_one({"_id": _check_key(key)}))
-        return None if doc is None else _object_data(doc)
-
-    async def head(self, key: str) -> str | None:
-        """Return the object's version, or ``None``."""
-        doc = await self.database.run(
-            "head object", lambda: self._objects().find_one({"_id": _check_key(key)}, {"v": 1})
-        )
-        if doc is None:
-            return None
-        version = doc.get("v")
-        if not isinstance(version, str):
-            raise CorruptRecordError(f"object {key!r} is corrupt: its version is not a string")
-        return version
-
-    async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
-        """Store ``data`` under ``key`` (conditionally) in one operation; return the new version.
-
-        Raises:
-            StoreConflictError: ``if_absent`` and the key exists, or ``if_version`` is not current.
-            ValueError: The document would exceed the 16 MiB limit; nothing was written.
-        """
-        version = str(ObjectId())
-        doc = _object_doc(_check_key(key), bytes(data), version)
-        objects = self._objects()
-        if if_version is not None:
-            if if_absent or not isinstance(if_version, str):  # pyright: ignore[reportUnnecessaryIsInstance]
-                raise StoreConflictError(f"object {key!r} is not at version {if_version!r}")
-            result = await self.database.run(
-                "compare-and-set object", lambda: objects.replace_one({"_id": key, "v": if_version}, doc)
-            )
-            if result.matched_count == 0:
-                raise StoreConflictError(f"object {key!r} is not at version {if_version!r}")
-        elif if_absent:
-            try:
-                await self.database.run("create object", lambda: objects.insert_one(doc))
-            except StoreConflictError as err:
-                raise StoreConflictError(f"object {key!r} exists") from err
-        else:
-            try:
-                await self.database.run("put object", lambda: objects.replace_one({"_id": key}, doc, upsert=True))
-            except StoreConflictError:
-                # Two upserts of a new key raced and the other inserted first: now it exists, replace it.
-                await self.database.run("put object", lambda: objects.replace_one({"_id": key}, doc, upsert=True))
-        return version
-
-    async def delete(self, key: str, *, if_version: str | None = None) -> bool:
-        """Remove ``key``; return whether it existed.
-
-        Raises:
-            StoreConflictError: ``if_version`` is given and is not the current version.
-        """
-        condition: Document = {"_id": _check_key(key)}
-        if if_version is not None:
-            if not isinstance(if_version, str):  # pyright: ignore[reportUnnecessaryIsInstance]
-                raise StoreConflictError(f"object {key!r} is not at version {if_version!r}")
-            condition["v"] = if_version
-        result = await self.database.run("delete object", lambda: self._objects().delete_one(condition))
-        if if_version is not None and result.deleted_count == 0:
-            raise StoreConflictError(f"object {key!r} is not at version {if_version!r}")
-        return result.deleted_count > 0
-
-    async def _keys(self, condition: Document, limit: int) -> list[str]:
-        objects = self._objects()
-
-        async def fetch() -> list[Document]:
-            return await objects.find({"_id": condition}, {"_id": 1}).sort("_id", ASCENDING).limit(limit).to_list()
-
-        return [doc["_id"] for doc in await self.database.run("list objects", fetch)]
-
-    async def list(
-        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
-    ) -> Listing:
-        """List keys under ``prefix`` in code-point order, paged by ``after`` / ``limit``.
-
-        A range query on ``_id`` (binary UTF-8 order without a collation). With a delimiter the
-        range is read in chunks; each common prefix found is reported once and skipped with a
-        new range query starting after it, so the cost grows with the entries listed, never
-        with the keys folded away.
-        """
-        if limit is not None and limit <= 0:
-            raise ValueError(f"limit must be positive, got {limit!r}")
-        _check_key(prefix)
-        if not delimiter:
-            keys = await self._keys(_key_range(prefix, after=after), 0 if limit is None else limit)
-            return Listing(keys, [])
-        keys: list[str] = []
-        prefixes: list[str] = []
-        start: str | None = None  # the next query starts at this key (inclusive) ...
-        cursor = after  # ... or strictly after this one
-        while True:
-            chunk = await self._keys(_key_range(prefix, after=cursor, start=start), _LIST_CHUNK)
-            skipping: str | None = None  # the common prefix whose keys are being passed over
-            for key in chunk:
-                if skipping is not None and key.startswith(skipping):
-                    continue
-                rest = key[len(prefix) :]
-                cut = rest.find(delimiter)
-                if cut < 0:
-                    skipping = None
-                    if after is None or key > after:
-                        keys.append(key)
-                else:
-                    skipping = prefix + rest[: cut + len(delimiter)]
-                    if after is None or skipping > after:
-                        prefixes.append(skipping)
-                if limit is not None and len(keys) + len(prefixes) >= limit:
-                    return Listing(keys, prefixes)
-            if len(chunk) < _LIST_CHUNK:
-                return Listing(keys, prefixes)
-            if skipping is None:
-                start, cursor = None, chunk[-1]
-                continue
-            # Every remaining key of the common prefix sorts below ``high``: resume there.
-            _, high = prefix_bounds(skipping)
-            if high is None:
-                return Listing(keys, prefixes)
-            start, cursor = high, None
-
-    async def find_keys(self, prefix: str, *, recursive: bool, literal: str | None = None) -> list[str]:
-        """Return the keys under ``prefix`` that are not directory markers (search candidates), by key.
-
-        One query: the key range, an anchored escaped ``$regex`` on the key (without
-        ``recursive``: no ``/`` after the prefix) and, with ``literal`` (a lowercase plain ASCII
-        string), a case-insensitive ``$regex`` on the text of documents that are plain ASCII;
-        every other document is kept (a superset, never a miss).
-        """
-        condition: Document = {"_id": _key_range(prefix)}
-        if "\x00" not in prefix:  # a server regex cannot hold NUL; the range and the check below suffice
-            condition["_id"]["$regex"] = "^" + regex_escape(prefix) + ("[^/]*$" if not recursive else "")
-        if literal is not None:
-            condition["$or"] = [{"a": {"$ne": 1}}, {"t": {"$regex": regex_escape(literal), "$options": "i"}}]
-        objects = self._objects()
-
-        async def fetch() -> list[Document]:
-            return await objects.find(condition, {"_id": 1}).sort("_id", ASCENDING).to_list()
-
-        keys = [doc["_id"] for doc in await self.database.run("find objects", fetch)]
-        return [k for k in keys if not k.endswith("/") and (recursive or "/" not in k[len(prefix) :])]
 
     async def aclose(self) -> None:
         """Close the database if it owns its client."""

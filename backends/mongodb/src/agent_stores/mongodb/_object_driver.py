@@ -1,0 +1,233 @@
+"""The MongoDB object driver: one document per key, ``{_id: key, v: version, t: text | b: bytes, a: plain}``."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from bson import ObjectId
+from pymongo import ASCENDING
+from pymongo.asynchronous.collection import AsyncCollection
+
+from agent_stores.core import CorruptRecordError, Listing, StoreConflictError, StoredObject
+
+from ._database import Document, MongoDBDatabase
+from ._documents import check_key, key_range, prefix_bounds, too_large
+
+__all__ = ["MongoDBObjectDriver", "regex_escape"]
+
+# Keys fetched per query while folding a delimited listing.
+_LIST_CHUNK: Final = 256
+
+
+def regex_escape(text: str) -> str:
+    """Escape ``text`` for a MongoDB (PCRE) ``$regex`` so it matches only itself.
+
+    Every ASCII character that is not a letter or digit is backslash-escaped, which PCRE (and
+    Python's ``re``) read as the literal character; other characters are literal already.
+    """
+    return "".join(c if (c.isascii() and c.isalnum()) or not c.isascii() else "\\" + c for c in text)
+
+
+def _object_doc(key: str, data: bytes, version: str) -> Document:
+    """The document of ``data``: text when it is UTF-8 without NUL (``a``: plain ASCII), else bytes.
+
+    Raises:
+        ValueError: The document would exceed MongoDB's 16 MiB limit.
+    """
+    doc: Document = {"_id": key, "v": version}
+    text: str | None
+    try:
+        text = data.decode("utf-8") if b"\x00" not in data else None
+    except UnicodeDecodeError:
+        text = None
+    if text is None:
+        doc["b"] = data
+        doc["a"] = 0
+    else:
+        doc["t"] = text
+        doc["a"] = 1 if data.isascii() else 0
+    if too_large(doc, len(data) + 2 * len(key.encode("utf-8")) + 128):
+        raise ValueError(
+            f"object {key!r} of {len(data)} bytes exceeds MongoDB's 16 MiB document limit; nothing was written"
+        )
+    return doc
+
+
+def _object_data(doc: Document) -> StoredObject:
+    version, text, data = doc.get("v"), doc.get("t"), doc.get("b")
+    if not isinstance(version, str):
+        raise CorruptRecordError(f"object {doc.get('_id')!r} is corrupt: its version is not a string")
+    if isinstance(text, str):
+        return StoredObject(text.encode("utf-8"), version)
+    if isinstance(data, bytes):
+        return StoredObject(data, version)
+    raise CorruptRecordError(f"object {doc.get('_id')!r} is corrupt: it holds neither text nor bytes")
+
+
+class MongoDBObjectDriver:
+    """A :class:`~agent_stores.core.ObjectDriver` in one collection, one document per key (``_id``).
+
+    Every call is one operation (one round trip) except :meth:`list` with a delimiter, which
+    walks the key range in chunks and skips each common prefix with one more range query.
+    UTF-8 data without NUL is stored as a string (so file search can filter it with ``$regex``),
+    anything else as binary; ``get`` returns the exact bytes either way.
+
+    Args:
+        database: The shared database; closed by :meth:`aclose` only when it owns its client.
+    """
+
+    def __init__(self, database: MongoDBDatabase) -> None:
+        self.database = database
+
+    def _objects(self) -> AsyncCollection[Document]:
+        return self.database.collection("objects")
+
+    async def get(self, key: str) -> StoredObject | None:
+        """Return the object, or ``None`` when absent.
+
+        Raises:
+            CorruptRecordError: The stored document is not one of ours (named in the message).
+        """
+        doc = await self.database.run("get object", lambda: self._objects().find_one({"_id": check_key(key)}))
+        return None if doc is None else _object_data(doc)
+
+    async def head(self, key: str) -> str | None:
+        """Return the object's version, or ``None``."""
+        doc = await self.database.run(
+            "head object", lambda: self._objects().find_one({"_id": check_key(key)}, {"v": 1})
+        )
+        if doc is None:
+            return None
+        version = doc.get("v")
+        if not isinstance(version, str):
+            raise CorruptRecordError(f"object {key!r} is corrupt: its version is not a string")
+        return version
+
+    async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
+        """Store ``data`` under ``key`` (conditionally) in one operation; return the new version.
+
+        Raises:
+            StoreConflictError: ``if_absent`` and the key exists, or ``if_version`` is not current.
+            ValueError: The document would exceed the 16 MiB limit; nothing was written.
+        """
+        version = str(ObjectId())
+        doc = _object_doc(check_key(key), bytes(data), version)
+        objects = self._objects()
+        if if_version is not None:
+            if if_absent or not isinstance(if_version, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise StoreConflictError(f"object {key!r} is not at version {if_version!r}")
+            result = await self.database.run(
+                "compare-and-set object", lambda: objects.replace_one({"_id": key, "v": if_version}, doc)
+            )
+            if result.matched_count == 0:
+                raise StoreConflictError(f"object {key!r} is not at version {if_version!r}")
+        elif if_absent:
+            try:
+                await self.database.run("create object", lambda: objects.insert_one(doc))
+            except StoreConflictError as err:
+                raise StoreConflictError(f"object {key!r} exists") from err
+        else:
+            try:
+                await self.database.run("put object", lambda: objects.replace_one({"_id": key}, doc, upsert=True))
+            except StoreConflictError:
+                # Two upserts of a new key raced and the other inserted first: now it exists, replace it.
+                await self.database.run("put object", lambda: objects.replace_one({"_id": key}, doc, upsert=True))
+        return version
+
+    async def delete(self, key: str, *, if_version: str | None = None) -> bool:
+        """Remove ``key``; return whether it existed.
+
+        Raises:
+            StoreConflictError: ``if_version`` is given and is not the current version.
+        """
+        condition: Document = {"_id": check_key(key)}
+        if if_version is not None:
+            if not isinstance(if_version, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise StoreConflictError(f"object {key!r} is not at version {if_version!r}")
+            condition["v"] = if_version
+        result = await self.database.run("delete object", lambda: self._objects().delete_one(condition))
+        if if_version is not None and result.deleted_count == 0:
+            raise StoreConflictError(f"object {key!r} is not at version {if_version!r}")
+        return result.deleted_count > 0
+
+    async def _keys(self, condition: Document, limit: int) -> list[str]:
+        objects = self._objects()
+
+        async def fetch() -> list[Document]:
+            return await objects.find({"_id": condition}, {"_id": 1}).sort("_id", ASCENDING).limit(limit).to_list()
+
+        return [doc["_id"] for doc in await self.database.run("list objects", fetch)]
+
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        """List keys under ``prefix`` in code-point order, paged by ``after`` / ``limit``.
+
+        A range query on ``_id`` (binary UTF-8 order without a collation). With a delimiter the
+        range is read in chunks; each common prefix found is reported once and skipped with a
+        new range query starting after it, so the cost grows with the entries listed, never
+        with the keys folded away.
+        """
+        if limit is not None and limit <= 0:
+            raise ValueError(f"limit must be positive, got {limit!r}")
+        check_key(prefix)
+        if not delimiter:
+            keys = await self._keys(key_range(prefix, after=after), 0 if limit is None else limit)
+            return Listing(keys, [])
+        keys: list[str] = []
+        prefixes: list[str] = []
+        start: str | None = None  # the next query starts at this key (inclusive) ...
+        cursor = after  # ... or strictly after this one
+        while True:
+            chunk = await self._keys(key_range(prefix, after=cursor, start=start), _LIST_CHUNK)
+            skipping: str | None = None  # the common prefix whose keys are being passed over
+            for key in chunk:
+                if skipping is not None and key.startswith(skipping):
+                    continue
+                rest = key[len(prefix) :]
+                cut = rest.find(delimiter)
+                if cut < 0:
+                    skipping = None
+                    if after is None or key > after:
+                        keys.append(key)
+                else:
+                    skipping = prefix + rest[: cut + len(delimiter)]
+                    if after is None or skipping > after:
+                        prefixes.append(skipping)
+                if limit is not None and len(keys) + len(prefixes) >= limit:
+                    return Listing(keys, prefixes)
+            if len(chunk) < _LIST_CHUNK:
+                return Listing(keys, prefixes)
+            if skipping is None:
+                start, cursor = None, chunk[-1]
+                continue
+            # Every remaining key of the common prefix sorts below ``high``: resume there.
+            _, high = prefix_bounds(skipping)
+            if high is None:
+                return Listing(keys, prefixes)
+            start, cursor = high, None
+
+    async def find_keys(self, prefix: str, *, recursive: bool, literal: str | None = None) -> list[str]:
+        """Return the keys under ``prefix`` that are not directory markers (search candidates), by key.
+
+        One query: the key range, an anchored escaped ``$regex`` on the key (without
+        ``recursive``: no ``/`` after the prefix) and, with ``literal`` (a lowercase plain ASCII
+        string), a case-insensitive ``$regex`` on the text of documents that are plain ASCII;
+        every other document is kept (a superset, never a miss).
+        """
+        condition: Document = {"_id": key_range(prefix)}
+        if "\x00" not in prefix:  # a server regex cannot hold NUL; the range and the check below suffice
+            condition["_id"]["$regex"] = "^" + regex_escape(prefix) + ("[^/]*$" if not recursive else "")
+        if literal is not None:
+            condition["$or"] = [{"a": {"$ne": 1}}, {"t": {"$regex": regex_escape(literal), "$options": "i"}}]
+        objects = self._objects()
+
+        async def fetch() -> list[Document]:
+            return await objects.find(condition, {"_id": 1}).sort("_id", ASCENDING).to_list()
+
+        keys = [doc["_id"] for doc in await self.database.run("find objects", fetch)]
+        return [k for k in keys if not k.endswith("/") and (recursive or "/" not in k[len(prefix) :])]
+
+    async def aclose(self) -> None:
+        """Close the database if it owns its client."""
+        await self.database.aclose()
