@@ -13,16 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agent_stores.core import ObjectLogDriver, Stores
-from agent_stores.testing import (
-    OBJECT_LOG_DIVERGENCES,
-    CheckpointStorageCapabilities,
-    FileStoreCapabilities,
-    HistoryCapabilities,
-    LogDriverCapabilities,
-    ObjectDriverCapabilities,
-    SessionStoreCapabilities,
-    TodoStoreCapabilities,
-)
+from agent_stores.testing import CAPABILITY_TYPES, OBJECT_LOG_DIVERGENCES
 
 from .._errors import CliError
 
@@ -34,17 +25,6 @@ __all__ = [
     "make_capabilities",
     "parse_capability_flags",
 ]
-
-#: Suite name -> its capabilities dataclass.
-CAPABILITY_TYPES: dict[str, type[Any]] = {
-    "history": HistoryCapabilities,
-    "files": FileStoreCapabilities,
-    "sessions": SessionStoreCapabilities,
-    "checkpoints": CheckpointStorageCapabilities,
-    "todos": TodoStoreCapabilities,
-    "log_driver": LogDriverCapabilities,
-    "object_driver": ObjectDriverCapabilities,
-}
 
 
 def backend_declarations(stores: Stores) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:

@@ -106,7 +106,7 @@ class ScratchArea:
         async with open_stores(self.target_url) as stores:
             provider = stores.history_provider(namespace=self.name)
             if isinstance(provider, LogHistoryProvider):
-                removed += await sweep_logs(provider.driver, provider.keys.root + "/")
+                removed += await sweep_logs(provider.driver, provider.keys.namespace_segment + "/")
             for store in (stores.file_store(**self.options("files")), stores.session_store(**self.options("sessions"))):
                 driver = getattr(store, "driver", None)
                 prefix = getattr(store, "prefix", None)
