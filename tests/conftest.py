@@ -2,7 +2,8 @@
 
 The real-server fixtures of each backend live in that backend's folder: ``tests/redis/conftest.py``,
 ``tests/s3/conftest.py``, ``tests/mongodb/conftest.py``. Fixtures every folder uses live here:
-``run_example`` runs a file of ``examples/`` in its own process, as a user would.
+``run_example`` runs a file of ``examples/`` in its own process, as a user would;
+``check_translation`` checks one row of a backend's ``translate()`` table.
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ def pytest_report_header() -> str:
 
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+class TranslationCheck(Protocol):
+    def __call__(
+        self, err: BaseException, translated: Exception | None, expected: type[Exception] | None, *, prefix: str
+    ) -> None: ...
 
 
 class ExampleRunner(Protocol):
@@ -46,3 +53,23 @@ def run_example() -> ExampleRunner:
         return done.stdout
 
     return run
+
+
+@pytest.fixture
+def check_translation() -> TranslationCheck:
+    """Check what a backend's ``translate()`` made of ``err``: exactly ``expected``, or ``None`` when ``expected`` is.
+
+    A ``StoreError`` expected means that class itself (never ``StoreUnavailableError``: a refusal
+    is not retried). The message starts with ``prefix`` (the operation and the store it names).
+    """
+
+    def check(
+        err: BaseException, translated: Exception | None, expected: type[Exception] | None, *, prefix: str
+    ) -> None:
+        if expected is None:
+            assert translated is None, f"{err!r} must propagate unchanged, got {translated!r}"
+            return
+        assert type(translated) is expected, f"{err!r} -> {translated!r}"
+        assert str(translated).startswith(prefix), translated
+
+    return check

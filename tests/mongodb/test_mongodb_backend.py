@@ -586,37 +586,6 @@ async def test_readme_example_runs(mongodb: Server, capsys: pytest.CaptureFixtur
     assert "session restored: True" in out
 
 
-# -- error translation (server answers a test cannot provoke on demand) ------------------------------
-
-
-async def test_errors_are_translated_by_class_and_code_never_by_text() -> None:
-    from pymongo.errors import (
-        AutoReconnect,
-        BulkWriteError,
-        DuplicateKeyError,
-        NotPrimaryError,
-        OperationFailure,
-        ServerSelectionTimeoutError,
-    )
-
-    from agent_stores.core import StoreError
-    from agent_stores.mongodb._database import translate_error
-
-    def kind(err: Exception) -> type:
-        return type(translate_error(err, "op"))  # type: ignore[arg-type]
-
-    assert kind(DuplicateKeyError("E11000", 11000)) is StoreConflictError
-    assert kind(BulkWriteError({"writeErrors": [{"index": 0, "code": 11000, "errmsg": "x"}]})) is StoreConflictError
-    assert kind(OperationFailure("whatever the text", 11000)) is StoreConflictError
-    assert kind(OperationFailure("E11000 duplicate key error", 2)) is StoreError  # text is not read
-    assert kind(OperationFailure("shutting down", 91)) is StoreUnavailableError
-    assert kind(OperationFailure("stepped down", 189)) is StoreUnavailableError
-    assert kind(NotPrimaryError("election")) is StoreUnavailableError
-    assert kind(AutoReconnect("gone")) is StoreUnavailableError
-    assert kind(ServerSelectionTimeoutError("no server")) is StoreUnavailableError
-    assert kind(OperationFailure("not authorized", 13)) is StoreError
-
-
 async def test_a_save_cut_after_its_batch_statement_leaves_whole_batches(database: MongoDBDatabase) -> None:
     """The server ran a save's first statement (the batch) and never its second (the head): no hole, no half log.
 

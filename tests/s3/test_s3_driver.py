@@ -14,7 +14,7 @@ import pytest
 import pytest_asyncio
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from agent_stores.core import StoreConflictError, StoreUnavailableError
+from agent_stores.core import StoreConflictError, StoreError, StoreUnavailableError
 from agent_stores.core.memory import MemoryObjectDriver
 from agent_stores.s3 import MAX_KEY_BYTES, S3AgentFileStore, S3ObjectDriver, S3SessionStore, check_key
 from agent_stores.s3 import _driver as driver_module
@@ -241,8 +241,9 @@ async def test_a_missing_bucket_is_a_clear_error_naming_it(s3: S3Target) -> None
     try:
         objects = S3ObjectDriver(client, bucket)
         for call in (objects.get("k"), objects.put("k", b"x"), objects.list("")):
-            with pytest.raises(StoreUnavailableError, match=bucket) as caught:
+            with pytest.raises(StoreError, match=bucket) as caught:
                 await call
+            assert not isinstance(caught.value, StoreUnavailableError)  # retrying never creates it
             assert isinstance(caught.value.__cause__, ClientError)
         with pytest.raises(ClientError):
             client.head_bucket(Bucket=bucket)  # nothing was created
@@ -263,15 +264,16 @@ async def test_create_bucket_creates_it_on_first_use(s3: S3Target) -> None:
 
 
 @pytest.mark.asyncio
-async def test_wrong_credentials_are_store_unavailable(seaweedfs: S3Target) -> None:
-    """SeaweedFS checks signatures (moto accepts any): a wrong secret is StoreUnavailableError, cause chained."""
+async def test_wrong_credentials_are_a_store_error_never_unavailable(seaweedfs: S3Target) -> None:
+    """SeaweedFS checks signatures (moto accepts any): a wrong secret is a StoreError (not retried), cause chained."""
     import boto3
 
     kwargs = seaweedfs.endpoint.client_kwargs() | {"aws_secret_access_key": "wrong"}
     store = S3SessionStore.from_url(seaweedfs.url("creds"), session=boto3.Session(**kwargs), max_attempts=1)
     async with store:
-        with pytest.raises(StoreUnavailableError) as caught:
+        with pytest.raises(StoreError, match="credentials") as caught:
             await store.get("any")
+        assert not isinstance(caught.value, StoreUnavailableError)
         assert isinstance(caught.value.__cause__, ClientError)
 
 

@@ -36,8 +36,10 @@ Ownership
     or each store leaves its connection pool open.
 
 Errors
-    Each failure is one of three kinds, chained to the client library's own exception
-    (``raise ... from err``); translate them in one place. Any other exception is a bug.
+    Each backend translates its client library's exceptions in one place (a pure
+    ``translate()``), by error class or code, never message text, chaining the client's own
+    exception (``raise ... from err``). The rule is the same on every backend; anything it does
+    not name propagates unchanged: a bug stays a bug.
 
     ``ValueError``
         The call itself is wrong, and repeating it fails again: a refused key, an empty
@@ -49,10 +51,16 @@ Errors
         Nothing was written; the caller reads again and decides.
     :class:`~agent_stores.core.errors.StoreUnavailableError`
         The server could not be reached or did not answer within the driver's timeout
-        (refused, reset, timed out, failing over). Never for a server that answered with an
-        error about the call. A write interrupted this way is applied whole or not at all,
-        and the same driver object works again once the server is back (reconnecting itself).
-        ``agent_stores.testing.outage`` checks exactly this, through a proxy it cuts.
+        (refused, reset, timed out, failing over, busy or locked past its timeout). Never for
+        a server that answered with an error about the call. A write interrupted this way is
+        applied whole or not at all, and the same driver object works again once the server
+        is back (reconnecting itself). ``agent_stores.testing.outage`` checks exactly this,
+        through a proxy it cuts.
+    :class:`~agent_stores.core.errors.StoreError` (not one of the above)
+        The server or the system refused the client: its credentials, a permission (an ACL, a
+        policy, a read-only file or folder), the TLS verification or handshake; or the client
+        cannot be used as configured (no credentials, a missing bucket). Retrying never helps;
+        the message says what to check and never carries a secret.
 """
 
 from __future__ import annotations

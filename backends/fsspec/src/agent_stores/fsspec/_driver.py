@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import logging
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, NamedTuple, Protocol, TypeVar
 
-from agent_stores.core import Listing, StoreConflictError, StoredObject, StoreError, StoreUnavailableError
+from agent_stores.core import Listing, StoreConflictError, StoredObject, StoreUnavailableError
 from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 from fsspec.implementations.local import LocalFileSystem  # pyright: ignore[reportMissingTypeStubs]
 from fsspec.implementations.memory import MemoryFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
 from ._capabilities import FilesystemCapabilities
+from ._errors import translate
 from ._keys import Entry, page, split_key, split_prefix
 from ._local import LocalOps
 from ._remote import GenericOps, MemoryOps, SftpOps
@@ -27,10 +27,6 @@ __all__ = ["FsspecObjectDriver"]
 _log = logging.getLogger("agent_stores.fsspec")
 
 T = TypeVar("T")
-
-# Errors that are the caller's to handle, raised as they are: bad keys, lost conditions, and
-# the file/directory conflicts the AgentFileStore protocol names.
-_PASS_THROUGH = (ValueError, StoreError, IsADirectoryError, NotADirectoryError)
 
 
 class _Ops(Protocol):
@@ -264,16 +260,12 @@ class FsspecObjectDriver:
             raise translated from err
 
     def _translate(self, what: str, key: str, err: Exception) -> Exception:
-        """Return what to raise for ``err``: itself when the caller handles it, else our error (cause chained)."""
-        if isinstance(err, _PASS_THROUGH):
+        """Return what to raise for ``err``: ``translate``'s error (cause chained), else ``err`` itself."""
+        translated = translate(err, what=what, key=key, where=repr(self))
+        if translated is None:
             return err
-        if isinstance(err, OSError) and err.errno == errno.ENAMETOOLONG:
-            translated: Exception = ValueError(f"{what} {key!r}: a name is too long for this filesystem")
-        else:
-            # OSError of a failing disk or dropped server; paramiko's SSHException, EOFError of
-            # a dropped connection, botocore errors.
+        if isinstance(translated, StoreUnavailableError):
             _log.debug("fsspec %s of %r failed", what, key, exc_info=err)
-            translated = StoreUnavailableError(f"{what} {key!r} on {self!r} failed: {type(err).__name__}")
         translated.__cause__ = err
         return translated
 

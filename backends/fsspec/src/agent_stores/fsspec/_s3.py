@@ -14,12 +14,13 @@ name, and nothing is a directory until something is stored under it.
 from __future__ import annotations
 
 import uuid
-from typing import Any, cast
+from typing import Any
 
 from agent_stores.core import StoreConflictError
 from agent_stores.core.s3codes import CONFLICT_CODES, MISSING_CODES
 from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
+from ._errors import s3_code
 from ._keys import Entry
 
 __all__ = ["WRITE_TOKEN", "S3Ops", "is_s3"]
@@ -35,19 +36,6 @@ def is_s3(fs_class: type[AbstractFileSystem]) -> bool:
     except ImportError:
         return False
     return issubclass(fs_class, S3FileSystem)
-
-
-def _error_code(err: BaseException) -> str | None:
-    """The S3 error code of a botocore ``ClientError`` behind ``err`` (s3fs chains it as the cause)."""
-    current: BaseException | None = err
-    while current is not None:
-        response: Any = getattr(current, "response", None)
-        if isinstance(response, dict):
-            error: Any = cast(dict[str, Any], response).get("Error")
-            code: Any = cast(dict[str, Any], error).get("Code") if isinstance(error, dict) else None
-            return None if code is None else str(code)
-        current = current.__cause__
-    return None
 
 
 class S3Ops:
@@ -77,7 +65,7 @@ class S3Ops:
         try:
             response = await self._s3("get_object", Key=self._key(rel, directory))
         except OSError as err:
-            if isinstance(err, FileNotFoundError) or _error_code(err) in MISSING_CODES:
+            if isinstance(err, FileNotFoundError) or s3_code(err) in MISSING_CODES:
                 return None
             raise
         body = response["Body"]
@@ -92,7 +80,7 @@ class S3Ops:
         try:
             response = await self._s3("head_object", Key=self._key(rel, directory))
         except OSError as err:
-            if isinstance(err, FileNotFoundError) or _error_code(err) in MISSING_CODES:
+            if isinstance(err, FileNotFoundError) or s3_code(err) in MISSING_CODES:
                 return None
             raise
         return str(response["ETag"]).strip('"')
@@ -114,7 +102,7 @@ class S3Ops:
         try:
             response = await self._s3("put_object", Key=key, Body=data, **condition, **extra)
         except OSError as err:
-            code = _error_code(err)
+            code = s3_code(err)
             if condition and (
                 isinstance(err, FileExistsError)
                 or code in CONFLICT_CODES
@@ -158,7 +146,7 @@ class S3Ops:
                 try:
                     await self._s3("delete_object", Key=key, IfMatch=f'"{if_version}"')
                 except OSError as err:
-                    code = _error_code(err)
+                    code = s3_code(err)
                     if isinstance(err, FileNotFoundError) or code in CONFLICT_CODES or code in MISSING_CODES:
                         raise StoreConflictError(f"object {key!r} is not at version {if_version!r}") from err
                     raise

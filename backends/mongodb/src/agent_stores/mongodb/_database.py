@@ -2,7 +2,7 @@
 
 Every driver call of the backend passes through :meth:`MongoDBDatabase.run`, which makes sure
 the indexes exist, logs the call and translates pymongo's exceptions by class and server error
-code (never message text) into the store error family, chained with ``from``. Indexes are
+code (``_errors.translate``, never message text) into the store error family, chained with ``from``. Indexes are
 created lazily on first use by a numbered list of idempotent migrations, recorded in the
 migrations collection; ``create_index`` with an identical specification is a no-op on the
 server, so processes starting at the same time are safe.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, TypeVar
@@ -22,19 +22,11 @@ from urllib.parse import unquote, urlsplit
 from pymongo import ASCENDING, AsyncMongoClient, ReadPreference
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
-from pymongo.errors import (
-    BulkWriteError,
-    ConnectionFailure,
-    DuplicateKeyError,
-    ExecutionTimeout,
-    OperationFailure,
-    PyMongoError,
-    WaitQueueTimeoutError,
-    WriteConcernError,
-    WTimeoutError,
-)
+from pymongo.errors import DuplicateKeyError, PyMongoError
 
-from agent_stores.core import StoreConflictError, StoreError, StoreUnavailableError, redact_url, tls_failure
+from agent_stores.core import StoreUnavailableError, redact_url
+
+from ._errors import translate
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -44,7 +36,6 @@ __all__ = [
     "Document",
     "MongoDBDatabase",
     "parse_mongodb_url",
-    "translate_error",
     "utc_from_timestamp",
 ]
 
@@ -59,27 +50,6 @@ DEFAULT_DATABASE: Final = "agent_stores"
 DEFAULT_PREFIX: Final = "agent_stores_"
 
 _SCHEMES = ("mongodb", "mongodb+srv")
-
-# Server error codes: a unique index refused the write; the server is shutting down, stepping
-# down, not primary, or answered too late. (Network failures arrive as ConnectionFailure.)
-_DUPLICATE_KEY = 11000
-_UNAVAILABLE_CODES = frozenset(
-    {
-        6,  # HostUnreachable
-        7,  # HostNotFound
-        89,  # NetworkTimeout
-        91,  # ShutdownInProgress
-        189,  # PrimarySteppedDown
-        262,  # ExceededTimeLimit
-        9001,  # SocketException
-        10107,  # NotWritablePrimary
-        11600,  # InterruptedAtShutdown
-        11602,  # InterruptedDueToReplStateChange
-        13435,  # NotPrimaryNoSecondaryOk
-        13436,  # NotPrimaryOrSecondary
-        50,  # MaxTimeMSExpired
-    }
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,36 +139,16 @@ def parse_mongodb_url(url: str) -> str | None:
     return name or None
 
 
-def translate_error(err: PyMongoError, what: str) -> StoreError:
-    """Map a pymongo exception to the store error family by its class and server error code."""
-    code = _error_code(err)
-    message = f"{what}: {type(err).__name__}" + (f" (code {code})" if code is not None else "")
-    if code == _DUPLICATE_KEY:
-        return StoreConflictError(message)
-    if isinstance(err, ConnectionFailure) and (tls := tls_failure(err)):
-        return StoreError(f"{message}: {tls.advice('tlsCAFile and the host name', 'tlsCertificateKeyFile')}")
-    if isinstance(err, ConnectionFailure | WaitQueueTimeoutError | ExecutionTimeout | WTimeoutError):
-        return StoreUnavailableError(message)
-    if code is not None and code in _UNAVAILABLE_CODES:
-        return StoreUnavailableError(message)
-    if isinstance(err, WriteConcernError):
-        return StoreUnavailableError(message)
-    return StoreError(message)
-
-
-def _error_code(err: PyMongoError) -> int | None:
-    if isinstance(err, DuplicateKeyError):
-        return _DUPLICATE_KEY
-    if isinstance(err, BulkWriteError):
-        details: Any = err.details
-        for item in details.get("writeErrors", []):
-            code = item.get("code")
-            if code == _DUPLICATE_KEY:
-                return _DUPLICATE_KEY
-        return None
-    if isinstance(err, OperationFailure):
-        return err.code
-    return None
+@contextlib.contextmanager
+def _translating(what: str) -> Iterator[None]:
+    """Raise what ``translate`` makes of a pymongo error in the block (``what`` names it), else the error itself."""
+    try:
+        yield
+    except PyMongoError as err:
+        translated = translate(err, what)
+        if translated is None:
+            raise
+        raise translated from err
 
 
 def utc_from_timestamp(seconds: float) -> datetime:
@@ -325,10 +275,8 @@ class MongoDBDatabase:
         if self._closed:
             raise StoreUnavailableError("the MongoDB database was closed")
         assert self._url is not None  # owned databases always have a URL
-        try:
+        with _translating("cannot create the MongoDB client"):
             client: AsyncMongoClient[Document] = AsyncMongoClient(self._url, **self._client_options)
-        except PyMongoError as err:
-            raise translate_error(err, "cannot create the MongoDB client") from err
         self._client = client
         self._database = client[self._database_name]
         return self._database
@@ -341,10 +289,8 @@ class MongoDBDatabase:
             await self.ready()
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug("mongodb: %s", what)
-        try:
+        with _translating(f"MongoDB {what} failed"):
             return await operation(*args, **kwargs)
-        except PyMongoError as err:
-            raise translate_error(err, f"MongoDB {what} failed") from err
 
     async def ready(self) -> None:
         """Open the client (when owned) and apply the index migrations once."""
@@ -354,10 +300,8 @@ class MongoDBDatabase:
             if self._closed:
                 raise StoreUnavailableError("the MongoDB database was closed")
             self._open()
-            try:
+            with _translating("MongoDB index setup failed"):
                 await self._migrate()
-            except PyMongoError as err:
-                raise translate_error(err, "MongoDB index setup failed") from err
             self._ready_event = True
 
     async def _migrate(self) -> None:

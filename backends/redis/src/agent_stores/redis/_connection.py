@@ -1,11 +1,10 @@
 """``RedisConnection``: the client the Redis stores share, their key layout, and the funnel every command takes.
 
 Every command of the backend passes through :meth:`RedisConnection.run`, which translates
-redis-py's exceptions by class (and a server error by its error code, the reply's first
-word, never the rest of its text) into the ``agent_stores.core`` errors, chained with
-``from err``. Retries are the client's: an owned client is built with
-``Retry(ExponentialWithJitterBackoff(...))`` and a finite connect timeout; a borrowed one keeps
-the configuration its owner gave it.
+redis-py's exceptions with ``_errors.translate`` (by class, and a server error by its code)
+into the ``agent_stores.core`` errors, chained with ``from err``. Retries are the client's: an
+owned client is built with ``Retry(ExponentialWithJitterBackoff(...))`` and a finite connect
+timeout; a borrowed one keeps the configuration its owner gave it.
 
 Timeouts: an owned client given no ``socket_timeout`` gets none at the socket, and the funnel
 gives every operation a deadline instead (:data:`DEFAULT_TIMEOUT`, the client's retries
@@ -28,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Final, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from agent_stores.core import CorruptRecordError, StoreError, StoreUnavailableError, redact_url, tls_failure
+from agent_stores.core import StoreUnavailableError, redact_url
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
@@ -38,6 +37,7 @@ from redis.retry import Retry
 from . import _scripts
 from ._batching import CommandBatcher
 from ._deadlines import Deadlines
+from ._errors import translate
 from ._tuning import tune_pool
 
 __all__ = [
@@ -91,12 +91,6 @@ _QUERY_OPTIONS: Final[dict[str, type]] = {
     "shards": int,
 }
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
-
-# Server errors after which retrying later may succeed (failover, loading, cluster reshaping).
-_UNAVAILABLE_CODES: Final = frozenset({"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY"})
-
-
-_UNAVAILABLE_ERRORS: Final = (redis_errors.ClusterDownError, redis_errors.TryAgainError, redis_errors.ReadOnlyError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -441,7 +435,8 @@ class RedisConnection:
                 connection closed, never half-read).
             CorruptRecordError: A key of ours holds another type (someone else wrote it);
                 nothing was written.
-            StoreError: Any other error (authentication, permissions, a script error).
+            StoreError: The server refused the credentials, an ACL permission or the TLS
+                handshake. Any other error propagates as redis-py raised it.
         """
         try:
             if self.cluster and not self._cluster_ready:
@@ -455,37 +450,13 @@ class RedisConnection:
             if self.timeout is None:
                 return await call
             return await self._deadlines.run(call, self.timeout)
-        except (redis_errors.AuthenticationError, redis_errors.AuthorizationError) as err:
-            raise StoreError(f"{what}: Redis at {self.address} refused the credentials") from err
-        except (
-            redis_errors.ConnectionError,
-            redis_errors.TimeoutError,
-            redis_errors.RedisClusterException,  # no startup node answered with a usable slot map
-            OSError,
-        ) as err:
-            if tls := tls_failure(err):
-                advice = tls.advice("ssl_ca_certs and the host name", "ssl_certfile and ssl_keyfile")
-                raise StoreError(f"{what}: Redis at {self.address}: {advice}") from err
-            logger.debug("%s failed: Redis at %s unavailable", what, self.address, exc_info=True)
-            raise StoreUnavailableError(
-                f"{what}: Redis at {self.address} is unavailable ({type(err).__name__})"
-            ) from err
-        except redis_errors.NoPermissionError as err:
-            raise StoreError(f"{what}: the Redis user may not run this command (ACL) at {self.address}") from err
-        except redis_errors.ResponseError as err:
-            code = error_code(err)
-            if code == "WRONGTYPE":
-                raise CorruptRecordError(
-                    f"{what}: a Redis key of this store holds another type (written by something else); "
-                    "nothing was changed"
-                ) from err
-            if code in _UNAVAILABLE_CODES or isinstance(
-                err, redis_errors.ClusterDownError | redis_errors.TryAgainError
-            ):
-                raise StoreUnavailableError(f"{what}: Redis at {self.address} cannot serve now ({code})") from err
-            raise StoreError(f"{what}: Redis at {self.address} answered with an error ({code})") from err
-        except redis_errors.RedisError as err:
-            raise StoreError(f"{what}: Redis client error ({type(err).__name__})") from err
+        except Exception as err:
+            translated = translate(err, what=what, address=self.address)
+            if translated is None:
+                raise
+            if isinstance(translated, StoreUnavailableError):
+                logger.debug("%s failed: Redis at %s unavailable", what, self.address, exc_info=True)
+            raise translated from err
 
     async def _initialize_cluster(self) -> None:
         """Learn the cluster's slot map once, before the first command.
@@ -514,14 +485,3 @@ class RedisConnection:
     def __repr__(self) -> str:
         kind = "cluster" if self.cluster else "server"
         return f"RedisConnection({kind} at {self.address}, key_prefix={self.key_prefix!r}, shards={self.shards})"
-
-
-def error_code(err: redis_errors.ResponseError) -> str:
-    """The error code of a server error: the first word of the reply (``WRONGTYPE``, ``NOSCRIPT``...).
-
-    Errors raised inside a script keep their code; redis-py strips the code of the errors it
-    maps to classes, so those are named by their class.
-    """
-    text = str(err.args[0]) if err.args else ""
-    word = text.split(" ", 1)[0]
-    return word if word.isupper() else type(err).__name__

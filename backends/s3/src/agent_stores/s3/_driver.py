@@ -16,8 +16,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from botocore.exceptions import BotoCoreError, ClientError
-from urllib3.exceptions import HTTPError as URLLib3Error
+from botocore.exceptions import ClientError
 
 from agent_stores.core import Listing, StoreConflictError, StoredObject, StoreUnavailableError
 
@@ -171,7 +170,7 @@ class S3ObjectDriver:
     # -- the funnel ---------------------------------------------------------------------------
 
     async def _run(self, call: Callable[[S3Client], _T], *, key: str | None = None, conditional: bool = False) -> _T:
-        """Run ``call(client)`` in a worker thread (one hop); translate boto3 errors, cause chained."""
+        """Run ``call(client)`` in a worker thread (one hop); translate boto3 errors (``translate``), cause chained."""
         if self._closed:
             raise StoreUnavailableError(f"the S3 driver for bucket {self.bucket!r} is closed")
         if self._executor is None:
@@ -179,8 +178,11 @@ class S3ObjectDriver:
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(self._executor, self._call, call)
-        except (ClientError, BotoCoreError, URLLib3Error) as err:
-            raise translate(err, bucket=self.bucket, key=key, conditional=conditional) from err
+        except Exception as err:
+            translated = translate(err, bucket=self.bucket, key=key, conditional=conditional)
+            if translated is None:
+                raise
+            raise translated from err
 
     def _call(self, call: Callable[[S3Client], _T]) -> _T:
         """In the worker thread: make the client and check the bucket once, then run ``call``."""

@@ -2,10 +2,11 @@
 
 Every statement of the backend passes through :meth:`SQLiteDatabase.fetchall` or
 :meth:`SQLiteDatabase.execute` (one aiosqlite call, so one thread hop, each), which log it and
-translate ``sqlite3`` errors by their SQLite error code, never by message text. The schema is
-set up lazily on first use by a numbered list of idempotent migrations, recorded in the table
-``agent_stores_migrations`` and applied under ``BEGIN IMMEDIATE``, so processes opening a new
-file at the same time apply each migration exactly once.
+translate ``sqlite3`` errors by their SQLite result code (``_errors.translate``), never by
+message text. The schema is set up lazily on first use by a numbered list of idempotent
+migrations, recorded in the table ``agent_stores_migrations`` and applied under
+``BEGIN IMMEDIATE``, so processes opening a new file at the same time apply each migration
+exactly once.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 import aiosqlite
 
-from agent_stores.core import StoreConflictError, StoreError, StoreUnavailableError, redact_url
+from agent_stores.core import StoreError, StoreUnavailableError, redact_url
+
+from ._errors import translate
 
 __all__ = ["DEFAULT_BUSY_TIMEOUT", "SCHEMA_VERSION", "SQLiteDatabase", "SQLiteOptions", "parse_sqlite_url"]
 
@@ -37,24 +40,6 @@ DEFAULT_BUSY_TIMEOUT: Final = 30.0
 _MEMORY = ":memory:"
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 _JOURNAL_MODES = ("WAL", "DELETE", "TRUNCATE", "PERSIST")
-
-# A failed condition: our trigger's RAISE(ABORT), or an exclusive INSERT hitting an existing key.
-_CONFLICT_CODES = frozenset(
-    {sqlite3.SQLITE_CONSTRAINT_TRIGGER, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY, sqlite3.SQLITE_CONSTRAINT_UNIQUE}
-)
-# Primary result codes after which retrying later may succeed: locks, I/O, a full disk, no file.
-_UNAVAILABLE_CODES = frozenset(
-    {
-        sqlite3.SQLITE_BUSY,
-        sqlite3.SQLITE_LOCKED,
-        sqlite3.SQLITE_NOMEM,
-        sqlite3.SQLITE_INTERRUPT,
-        sqlite3.SQLITE_IOERR,
-        sqlite3.SQLITE_FULL,
-        sqlite3.SQLITE_CANTOPEN,
-        sqlite3.SQLITE_PROTOCOL,
-    }
-)
 
 # -- schema ------------------------------------------------------------------------------------
 #
@@ -235,18 +220,6 @@ def parse_sqlite_url(url: str, **options: Any) -> SQLiteOptions:
     return SQLiteOptions(path, **merged)
 
 
-def translate_error(err: sqlite3.Error, what: str) -> StoreError:
-    """Map a ``sqlite3`` error to the store error family by its SQLite result code."""
-    code = getattr(err, "sqlite_errorcode", None)
-    name = getattr(err, "sqlite_errorname", None) or type(err).__name__
-    message = f"{what}: {name} ({err})"
-    if code is not None and code in _CONFLICT_CODES:
-        return StoreConflictError(message)
-    if code is not None and code & 0xFF in _UNAVAILABLE_CODES:
-        return StoreUnavailableError(message)
-    return StoreError(message)
-
-
 class SQLiteDatabase:
     """One aiosqlite connection, shared by every SQLite store built on it.
 
@@ -351,7 +324,10 @@ class SQLiteDatabase:
                 return list(await connection.execute_fetchall(sql, parameters))
             return (await connection.execute(sql, parameters)).rowcount
         except sqlite3.Error as err:
-            raise translate_error(err, "SQLite statement failed") from err
+            translated = translate(err, "SQLite statement failed")
+            if translated is None:
+                raise
+            raise translated from err
         except ValueError as err:  # aiosqlite raises a bare ValueError once its connection is closed
             raise StoreUnavailableError("the SQLite connection is closed") from err
 
@@ -378,7 +354,7 @@ class SQLiteDatabase:
     async def _rollback(self, connection: aiosqlite.Connection) -> None:
         try:
             await self._call(connection, "ROLLBACK", (), fetch=False)
-        except StoreError:  # nothing to roll back (SQLite already did), or the connection is gone
+        except (StoreError, sqlite3.Error):  # nothing to roll back (SQLite already did), or the connection is gone
             logger.debug("sqlite: rollback failed", exc_info=True)
 
     # -- lifecycle and schema ------------------------------------------------------------
@@ -408,10 +384,11 @@ class SQLiteDatabase:
                     # One create-if-absent syscall, once per owned connection: no thread hop for it.
                     _create_private(options.path, options.file_mode)
                 self._opened = await aiosqlite.connect(options.path, timeout=options.busy_timeout, isolation_level=None)
-            except sqlite3.Error as err:
-                raise translate_error(err, f"cannot open SQLite database {options.path!r}") from err
-            except OSError as err:
-                raise StoreUnavailableError(f"cannot create SQLite database {options.path!r}: {err.strerror}") from err
+            except (sqlite3.Error, OSError) as err:
+                translated = translate(err, f"cannot open SQLite database {options.path!r}")
+                if translated is None:
+                    raise
+                raise translated from err
         connection = self._opened
         try:
             if not options.in_memory:
