@@ -68,7 +68,35 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 
-__all__ = ["Listing", "LogDriver", "LogInfo", "LogRecord", "LogTail", "LogVersion", "ObjectDriver", "StoredObject"]
+__all__ = [
+    "Listing",
+    "LogDriver",
+    "LogInfo",
+    "LogRecord",
+    "LogTail",
+    "LogVersion",
+    "ObjectDriver",
+    "StoredObject",
+    "prefix_bounds",
+]
+
+
+def prefix_bounds(prefix: str) -> tuple[str, str | None]:
+    """Return ``(low, high)`` with ``low <= key < high`` exactly when ``key`` starts with ``prefix``.
+
+    For a backend that answers a prefix with a range query on keys compared in code-point order
+    (UTF-8 bytes, a binary collation): ``high`` is the prefix with its last character
+    incremented, surrogates stepped over (``None``: no upper bound).
+    """
+    head = prefix
+    while head:
+        code = ord(head[-1]) + 1
+        if 0xD800 <= code <= 0xDFFF:  # surrogates cannot be encoded: step over them
+            code = 0xE000
+        if code <= 0x10FFFF:
+            return prefix, head[:-1] + chr(code)
+        head = head[:-1]
+    return prefix, None
 
 
 class LogRecord(NamedTuple):

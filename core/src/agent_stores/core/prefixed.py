@@ -78,15 +78,15 @@ class PrefixedLogDriver:
 
     Args:
         driver: The driver to view.
-        prefix: A prefix ending with ``/``.
+        prefix: ``""`` or a prefix ending with ``/``.
 
     Raises:
-        ValueError: ``prefix`` is empty or does not end with ``/``.
+        ValueError: ``prefix`` is neither empty nor ends with ``/``.
     """
 
     def __init__(self, driver: LogDriver, prefix: str) -> None:
-        if not prefix.endswith("/"):
-            raise ValueError(f"a log driver prefix ends with '/': {prefix!r}")
+        if prefix and not prefix.endswith("/"):
+            raise ValueError(f"a driver prefix is empty or ends with '/': {prefix!r}")
         self.driver = driver
         self.prefix = prefix
 

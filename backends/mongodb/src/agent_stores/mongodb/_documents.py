@@ -6,9 +6,11 @@ from typing import Final
 
 import bson
 
+from agent_stores.core.drivers import prefix_bounds
+
 from ._database import Document
 
-__all__ = ["MAX_DOCUMENT_BYTES", "check_key", "key_range", "prefix_bounds", "too_large"]
+__all__ = ["MAX_DOCUMENT_BYTES", "check_key", "key_range", "too_large"]
 
 #: MongoDB's BSON document limit (16 MiB): a batch or an object larger than this is refused before the write.
 MAX_DOCUMENT_BYTES: Final = 16 * 1024 * 1024
@@ -30,23 +32,6 @@ def check_key(key: str) -> str:
     if not isinstance(key, str):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise TypeError(f"keys are strings, got {type(key).__name__}")
     return key
-
-
-def prefix_bounds(prefix: str) -> tuple[str, str | None]:
-    """Return ``(low, high)`` with ``low <= key < high`` exactly when ``key`` starts with ``prefix``.
-
-    MongoDB compares strings by their UTF-8 bytes without a collation, which orders like code
-    points; ``high`` is the prefix with its last character incremented (``None``: no bound).
-    """
-    head = prefix
-    while head:
-        code = ord(head[-1]) + 1
-        if 0xD800 <= code <= 0xDFFF:  # surrogates cannot be encoded: step over them
-            code = 0xE000
-        if code <= 0x10FFFF:
-            return prefix, head[:-1] + chr(code)
-        head = head[:-1]
-    return prefix, None
 
 
 def key_range(prefix: str, *, after: str | None = None, start: str | None = None) -> Document:

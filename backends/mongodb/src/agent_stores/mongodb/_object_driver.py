@@ -9,9 +9,10 @@ from pymongo import ASCENDING
 from pymongo.asynchronous.collection import AsyncCollection
 
 from agent_stores.core import CorruptRecordError, Listing, StoreConflictError, StoredObject
+from agent_stores.core.drivers import prefix_bounds
 
 from ._database import Document, MongoDBDatabase
-from ._documents import check_key, key_range, prefix_bounds, too_large
+from ._documents import check_key, key_range, too_large
 
 __all__ = ["MongoDBObjectDriver", "regex_escape"]
 

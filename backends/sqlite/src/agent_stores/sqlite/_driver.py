@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from agent_stores.core import Listing, LogInfo, LogRecord, LogTail, LogVersion, StoreConflictError, StoredObject
+from agent_stores.core.drivers import prefix_bounds
 
 from ._database import SQLiteDatabase
 
@@ -61,23 +62,6 @@ def _append_sql(rows: int, *, first: bool) -> str:
         for i in range(rows)
     ]
     return f"INSERT INTO agent_stores_append {_APPEND_COLUMNS} VALUES {', '.join(values)}"
-
-
-def prefix_bounds(prefix: str) -> tuple[str, str | None]:
-    """Return ``(low, high)`` with ``low <= key < high`` exactly when ``key`` starts with ``prefix``.
-
-    SQLite compares TEXT by its UTF-8 bytes, which orders like code points; ``high`` is the
-    prefix with its last character incremented (``None``: no upper bound).
-    """
-    head = prefix
-    while head:
-        code = ord(head[-1]) + 1
-        if 0xD800 <= code <= 0xDFFF:  # surrogates cannot be encoded: step over them
-            code = 0xE000
-        if code <= 0x10FFFF:
-            return prefix, head[:-1] + chr(code)
-        head = head[:-1]
-    return prefix, None
 
 
 def _range(column: str, prefix: str) -> tuple[str, list[object]]:

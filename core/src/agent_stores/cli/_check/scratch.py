@@ -13,11 +13,10 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from agent_stores.core import (
     LogDriver,
     LogHistoryProvider,
-    LogInfo,
     LogRecord,
-    LogTail,
     LogVersion,
     ObjectDriver,
+    PrefixedLogDriver,
     PrefixedObjectDriver,
     Stores,
     open_stores,
@@ -126,7 +125,7 @@ class ScratchArea:
         return f"removed {removed} records the check wrote"
 
 
-class ScratchLogDriver:
+class ScratchLogDriver(PrefixedLogDriver):
     """A log driver seen from under ``prefix`` of another, noting in ``written`` every key appended to.
 
     Expired logs are not listed, so the cleanup deletes what ``written`` holds by key.
@@ -135,16 +134,12 @@ class ScratchLogDriver:
     """
 
     def __init__(self, driver: LogDriver, prefix: str, written: set[str], *, owned: bool = False) -> None:
-        self.driver = driver
-        self.prefix = prefix
+        super().__init__(driver, prefix)
         self.written = written
         self.owned = owned
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.driver, name)
-
-    async def tail(self, key: str, count: int) -> LogTail:
-        return await self.driver.tail(self.prefix + key, count)
 
     async def append(
         self,
@@ -156,28 +151,7 @@ class ScratchLogDriver:
         ttl: float | None = None,
     ) -> LogVersion:
         self.written.add(self.prefix + key)
-        return await self.driver.append(
-            self.prefix + key, records, expected_version=expected_version, session_id=session_id, ttl=ttl
-        )
-
-    async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
-        return await self.driver.read(self.prefix + key, last=last)
-
-    async def length(self, key: str) -> int:
-        return await self.driver.length(self.prefix + key)
-
-    async def delete(self, key: str) -> bool:
-        return await self.driver.delete(self.prefix + key)
-
-    async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
-        cut = len(self.prefix)
-        logs = await self.driver.list_logs(
-            self.prefix + prefix, after=None if after is None else self.prefix + after, limit=limit
-        )
-        return [LogInfo(log.key[cut:], log.session_id) for log in logs]
-
-    async def purge_expired(self) -> int:
-        return await self.driver.purge_expired()
+        return await super().append(key, records, expected_version=expected_version, session_id=session_id, ttl=ttl)
 
     async def aclose(self) -> None:
         if self.owned:
