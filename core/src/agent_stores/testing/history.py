@@ -293,6 +293,9 @@ def _resolve(kind: str, n: int, picks: list[int], stored: list[Message]) -> list
     return _copies(replayed) + [_POOL[i]() for i in picks]
 
 
+#: Rounds of the call-order clause: two overlapping saves each.
+_ORDER_ROUNDS = 10
+
 _PROCESS_TIMEOUT_S = 120.0
 _PROCESS_MAX_LINES = 10_000  # a store that prints on stdout must not keep the wait going forever
 _READY, _DONE = "agent-stores:ready", "agent-stores:done"
@@ -478,6 +481,34 @@ class HistoryProviderConformance(ConformanceBase):
         for batch in (first, second, third):
             await history.save(provider, session_id, batch)
         assert _dicts(await history.load(provider, session_id)) == _dicts(first + second + third)
+
+    async def test_overlapping_saves_land_in_call_order(self, history: HistoryHarness) -> None:
+        """Saves to one session through one provider that overlap land in the order they were called.
+
+        Each round starts a save of a four-message turn, lets it begin (one pass of the event
+        loop), then starts a save of one message while the first is still under way; the turns
+        must load in call order. Failure means a later save overtook an earlier one: the store
+        lets overlapping saves race (a save that takes more requests, or one that lost a
+        conditional append and retried, lands behind the save that started after it), so a
+        conversation is stored out of order. Let saves to one session through one provider
+        take turns in call order (``LogHistoryProvider`` keeps a first-come, first-served lock
+        per session).
+        """
+        provider = await history.open()
+        session_id = unique_id("session")
+        called: list[Message] = []
+        for round_ in range(_ORDER_ROUNDS):
+            long = [
+                _msg("user" if i % 2 == 0 else "assistant", f"turn {round_}.{i}", f"{round_}-{i}") for i in range(4)
+            ]
+            short = [_msg("user", f"after {round_}", f"{round_}-next")]
+            first = asyncio.create_task(history.save(provider, session_id, long))
+            await asyncio.sleep(0)  # the first save has started
+            second = asyncio.create_task(history.save(provider, session_id, short))
+            await asyncio.gather(first, second)
+            called += long + short
+        loaded = _ids(await history.load(await history.open(), session_id))
+        assert loaded == _ids(called), f"saves landed out of call order: {loaded[:12]}..."
 
     async def test_new_instance_sees_saved_history(self, history: HistoryHarness) -> None:
         """A provider opened later (a restart) sees everything saved before, and both keep appending one history.
