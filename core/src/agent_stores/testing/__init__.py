@@ -34,6 +34,7 @@ with warnings.catch_warnings():
     import agent_stores.core  # noqa: F401  # pyright: ignore[reportUnusedImport]
 
 from ._base import ConformanceBase, incompressible, requires, unique_id
+from .adversarial import ADVERSARIAL_FRAGMENTS, adversarial_ids, has_separator, pattern_like, refusable, storable
 from .checkpoints import (
     OBJECT_CHECKPOINT_CAPABILITIES,
     CheckpointStorageCapabilities,
@@ -58,6 +59,7 @@ from .todos import (
 )
 
 __all__ = [
+    "ADVERSARIAL_FRAGMENTS",
     "OBJECT_CHECKPOINT_CAPABILITIES",
     "OBJECT_LOG_DIVERGENCES",
     "OBJECT_TODO_CAPABILITIES",
@@ -81,12 +83,17 @@ __all__ = [
     "SessionStoreConformance",
     "TodoStoreCapabilities",
     "TodoStoreConformance",
+    "adversarial_ids",
     "checkpoint_storage_at",
     "corrupt_object_checkpoint",
     "corrupt_object_session",
     "corrupt_object_todos",
+    "has_separator",
     "incompressible",
+    "pattern_like",
+    "refusable",
     "requires",
+    "storable",
     "todo_store_at",
     "unique_id",
 ]

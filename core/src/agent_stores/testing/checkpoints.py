@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import unicodedata
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -18,6 +17,7 @@ from agent_stores.core.checkpoints import ObjectCheckpointStorage
 from agent_stores.core.lifecycle import adapter_capabilities
 
 from ._base import ConformanceBase, requires, store_at, unique_id
+from .adversarial import adversarial_ids
 
 __all__ = [
     "OBJECT_CHECKPOINT_CAPABILITIES",
@@ -112,29 +112,6 @@ async def corrupt_object_checkpoint(store: ObjectCheckpointStorage, checkpoint_i
     assert stored is not None, f"checkpoint {checkpoint_id!r} is not stored"
     await store.driver.put(key, stored.data[:40])
 
-
-_ADVERSARIAL_SUFFIXES = (
-    "A",
-    "a",
-    "a ",
-    " a",
-    "a/b",
-    "a\\b",
-    "a%2Fb",
-    "..",
-    "../x",
-    "*",
-    "{x}",
-    ":",
-    "$where",
-    "\t",
-    "~x",
-    "x.json",
-    unicodedata.normalize("NFC", "é"),
-    unicodedata.normalize("NFD", "é"),
-    "日本",
-    "CON",
-)
 
 _BASE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -361,12 +338,14 @@ class CheckpointStorageConformance(ConformanceBase):
     async def test_adversarial_names_are_distinct(self, open_store: OpenStore) -> None:
         """Ids and workflow names that differ in case, separators, `..`, globs, operators or Unicode never collide.
 
-        A failure means two ids share one checkpoint or two workflows share a listing (the
-        assertion names them); derive keys injectively, never by normalising names.
+        The names are a unique base alone and with each adversarial fragment every store must
+        keep (:func:`agent_stores.testing.adversarial.storable`) after it. A failure means two
+        ids share one checkpoint or two workflows share a listing (the assertion names them);
+        derive keys injectively, never by normalising names.
         """
         store: CheckpointStorage = await open_store()
         base = unique_id("adv")
-        names = [base + suffix for suffix in _ADVERSARIAL_SUFFIXES]
+        names = adversarial_ids(base)
         for index, name in enumerate(names):
             await store.save(make_checkpoint(name, checkpoint_id=name, state={"index": index}))
         for index, name in enumerate(names):

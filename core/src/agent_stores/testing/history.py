@@ -52,6 +52,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ._base import ConformanceBase, collect_pages, maybe_await, requires, unique_id
+from .adversarial import adversarial_ids
 
 __all__ = ["HistoryCapabilities", "HistoryProviderConformance", "sample_contents"]
 
@@ -210,56 +211,15 @@ class HistoryHarness:
         await provider.save_messages(session_id, _copies(messages), state=self.state(provider, session_id))
 
 
-# Session-id fragments that break naive key derivations; each is combined with a unique prefix.
-_ID_SUFFIXES = (
-    "",
-    "A",
-    "a",
-    "a ",
-    " a",
-    "a\t",
-    "a\n",
-    "a/b",
-    "a_b",
-    "a-b",
-    "a%2Fb",
-    "a%2fb",
-    "a\\b",
-    "a:b",
-    "a::b",
-    "a.b",
-    "/..",
-    "/.",
-    ".",
-    "..",
-    "*",
-    "?",
-    "[a]",
-    "{x}",
-    "{x",
-    "~x",
-    "~",
-    "\u00e9",  # NFC
-    "e\u0301",  # NFD of the same text
-    "\u00a0",
-    "🙂",
-    "CON",
-    "con",
-)
-_ID_PREFIXES = ("..", "../", "*", ":", "{", " ", "~", "A", "\u00e9", "e\u0301", "/")
-
-
 # Long ids: lowercase-safe ones (often used verbatim) and ones that need encoding, past common limits.
 _LONG_SUFFIXES = tuple(
     tail for n in (300, 1024, 10240) for tail in ("x" * n, "x" * (n - 1) + "y", "\u00e9" * (n // 2), "X" * n)
 )
 
 
-def _distinct_ids(suffixes: Sequence[str], prefixes: Sequence[str] = ()) -> list[str]:
+def _long_ids() -> list[str]:
     base = unique_id("sid")
-    ids = [base + s for s in suffixes] + [p + base for p in prefixes]
-    assert len(set(ids)) == len(ids), "the suite's adversarial ids must be distinct"
-    return ids
+    return [base + tail for tail in _LONG_SUFFIXES]
 
 
 def _clip(value: str) -> str:
@@ -659,13 +619,15 @@ class HistoryProviderConformance(ConformanceBase):
     async def test_session_ids_never_share_history(self, history: HistoryHarness) -> None:
         """Distinct session ids keep distinct histories, whatever characters they hold.
 
-        Ids differ only in case, whitespace, separators, percent-encoding, ``..``, glob or
-        template characters, or unicode normalisation. Failure means the key derivation is not
+        Ids are a unique base with each of the suite's adversarial fragments
+        (:mod:`agent_stores.testing.adversarial`) after it and before it: they differ only in
+        case, whitespace, separators, percent-encoding, ``..``, glob, operator or template
+        characters, or unicode normalisation. Failure means the key derivation is not
         injective (lowercasing, stripping, slugifying, URL-decoding) or an id escapes its key
         space. Encode ids injectively, e.g. with the framework's ``_storage_key_segment`` as
         ``agent_stores.core.KeySpace`` does.
         """
-        await self._check_separate_histories(history, _distinct_ids(_ID_SUFFIXES, _ID_PREFIXES))
+        await self._check_separate_histories(history, adversarial_ids(unique_id("sid"), before=True))
 
     async def test_long_session_ids_keep_separate_histories(self, history: HistoryHarness) -> None:
         """Session ids of 300 characters, 1 kB and 10 kB work and keep distinct histories.
@@ -675,7 +637,7 @@ class HistoryProviderConformance(ConformanceBase):
         limit to a collision-resistant digest (``_storage_key_segment`` does so only for ids it
         encodes, not for lowercase-safe ones used verbatim).
         """
-        await self._check_separate_histories(history, _distinct_ids(_LONG_SUFFIXES))
+        await self._check_separate_histories(history, _long_ids())
 
     @staticmethod
     async def _check_separate_histories(history: HistoryHarness, ids: list[str]) -> None:

@@ -37,6 +37,7 @@ import pytest
 from agent_stores.core import LogDriver, LogInfo, LogRecord, LogVersion, StoreConflictError, StoreUnavailableError
 
 from ._base import ConformanceBase, collect_pages, incompressible, requires, unique_id
+from .adversarial import ADVERSARIAL_FRAGMENTS, pattern_like
 
 __all__ = ["OBJECT_LOG_DIVERGENCES", "LogDriverCapabilities", "LogDriverConformance"]
 
@@ -65,7 +66,7 @@ _RACE_ROUNDS = 4
 
 #: Prefix fragments that mean something to a glob, a regex, SQL ``LIKE`` or a path; each prefix
 #: built from them has siblings that a pattern-matching implementation would wrongly list.
-_LITERAL_FRAGMENTS = ("*", "?", "[ab]", "%", "_", "\\", ".", "^$", "{x}", "ü", "日本", "😀")
+_LITERAL_FRAGMENTS = tuple(f for f in ADVERSARIAL_FRAGMENTS if pattern_like(f))
 
 
 @dataclass(frozen=True)
