@@ -26,6 +26,7 @@ from agent_stores.fsspec import (
     parse_url,
 )
 from agent_stores.testing import (
+    FakeClock,
     FileStoreCapabilities,
     FileStoreConformance,
     HistoryCapabilities,
@@ -102,15 +103,18 @@ class TestS3History(HistoryProviderConformance):
     capabilities = HistoryCapabilities(
         windowed_load=True, skip_excluded=True, concurrent_instances=True, multi_process=True, admin=True, ttl=True
     )
+    fake_clock = True
 
     @pytest.fixture
     def history_url(self, bucket_url: str) -> str:
         return under(bucket_url, f"history-{uuid.uuid4().hex}")
 
     @pytest.fixture
-    def history_factory(self, s3_fs: AbstractFileSystem, history_url: str) -> Callable[..., FsspecHistoryProvider]:
+    def history_factory(
+        self, s3_fs: AbstractFileSystem, history_url: str, clock: FakeClock
+    ) -> Callable[..., FsspecHistoryProvider]:
         root = parse_url(history_url).root
-        return lambda **options: FsspecHistoryProvider(s3_fs, root, **options)
+        return lambda **options: FsspecHistoryProvider(s3_fs, root, clock=clock, **options)
 
     @pytest.fixture
     def history_process_factory(self, history_url: str) -> tuple[str, dict[str, Any]]:

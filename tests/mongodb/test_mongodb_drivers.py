@@ -12,6 +12,7 @@ import pytest
 
 from agent_stores.mongodb import CollectionNames, MongoDBDatabase, MongoDBLogDriver, MongoDBObjectDriver
 from agent_stores.testing import (
+    FakeClock,
     LogDriverCapabilities,
     LogDriverConformance,
     ObjectDriverCapabilities,
@@ -20,7 +21,8 @@ from agent_stores.testing import (
 from agent_stores.testing.servers import Server
 from mongodb_support import client_options, stand_in_divergences
 
-# Expiry is filtered exactly on read; the TTL monitor removes heads on its own about once a minute.
+# Expiry is filtered exactly on read (the driver's clock: the suite's fake one); the TTL monitor
+# removes heads on its own about once a minute, by the server's clock.
 LOG = LogDriverCapabilities(ttl=True, native_expiry=True, concurrent_instances=True)
 OBJECTS = ObjectDriverCapabilities(atomic_create_across_instances=True, atomic_if_version_across_instances=True)
 
@@ -34,14 +36,17 @@ def _database(server: Server, prefix: str) -> MongoDBDatabase:
 @pytest.mark.usefixtures("stand_in")
 class TestMongoDBLogDriver(LogDriverConformance):
     capabilities = LOG
+    fake_clock = True
 
     @property
     def divergences(self) -> dict[str, str]:  # pyright: ignore[reportIncompatibleVariableOverride]
         return stand_in_divergences({})
 
     @pytest.fixture
-    def log_driver_factory(self, mongodb: Server, collection_prefix: str) -> Callable[[], MongoDBLogDriver]:
-        return lambda: MongoDBLogDriver(_database(mongodb, collection_prefix))
+    def log_driver_factory(
+        self, mongodb: Server, collection_prefix: str, clock: FakeClock
+    ) -> Callable[[], MongoDBLogDriver]:
+        return lambda: MongoDBLogDriver(_database(mongodb, collection_prefix), clock=clock)
 
 
 # Clauses the nx-27017 stand-in cannot pass, and why (they run as strict xfail on it only).

@@ -40,6 +40,7 @@ from agent_stores.sqlite import (
 )
 from agent_stores.sqlite import _driver as driver_sql
 from agent_stores.sqlite._files import plain_literal
+from agent_stores.testing import eventually
 
 pytestmark = pytest.mark.asyncio
 
@@ -362,14 +363,22 @@ async def test_conflicting_large_import_stores_nothing(tmp_path: Path) -> None:
 
 
 async def test_purge_expired_removes_expired_sessions_and_their_rows(tmp_path: Path) -> None:
+    """The SQLite backend's one test on the real clock (the suites' expiry clauses run on a fake one).
+
+    Sessions saved with a short ttl expire by the time of day: the test polls until they are no
+    longer listed, then ``purge_expired`` removes them and their rows, once.
+    """
     path = tmp_path / "agent.db"
     async with SQLiteHistoryProvider.from_path(path, ttl=0.2) as expiring:
         keeping = SQLiteHistoryProvider(expiring.database)
         for session_id in ("a", "b"):
             await expiring.save_messages(session_id, [_msg("bye"), _msg("now")])
         await keeping.save_messages("c", [_msg("stay")])
-        await asyncio.sleep(0.3)
-        assert await expiring.list_sessions() == ["c"]  # same source id; the expired ones are not listed
+
+        async def expired() -> bool:  # same source id; the expired ones are not listed
+            return await expiring.list_sessions() == ["c"]
+
+        await eventually(expired, what="the sessions saved with ttl=0.2 expire")
         assert await expiring.purge_expired() == 2
         assert await expiring.purge_expired() == 0
     assert _rows(path, "SELECT count(*) FROM agent_stores_messages") == [(1,)]

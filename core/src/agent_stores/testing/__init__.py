@@ -43,6 +43,7 @@ from .checkpoints import (
     checkpoint_storage_at,
     corrupt_object_checkpoint,
 )
+from .clock import FakeClock, eventually, expires_on_the_real_clock
 from .files import FileStoreCapabilities, FileStoreConformance
 from .history import HistoryCapabilities, HistoryProviderConformance
 from .log_driver import OBJECT_LOG_DIVERGENCES, LogDriverCapabilities, LogDriverConformance
@@ -66,6 +67,7 @@ __all__ = [
     "CheckpointStorageCapabilities",
     "CheckpointStorageConformance",
     "ConformanceBase",
+    "FakeClock",
     "FileStoreCapabilities",
     "FileStoreConformance",
     "HistoryCapabilities",
@@ -88,6 +90,8 @@ __all__ = [
     "corrupt_object_checkpoint",
     "corrupt_object_session",
     "corrupt_object_todos",
+    "eventually",
+    "expires_on_the_real_clock",
     "has_separator",
     "incompressible",
     "pattern_like",

@@ -18,6 +18,7 @@ from agent_stores.core.lifecycle import adapter_capabilities
 
 from ._base import ConformanceBase, requires, store_at, unique_id
 from .adversarial import adversarial_ids
+from .clock import FakeClock
 
 __all__ = [
     "OBJECT_CHECKPOINT_CAPABILITIES",
@@ -61,6 +62,8 @@ class CheckpointStorageCapabilities:
         keep_last: The factory accepts ``keep_last=N``: each save keeps only the workflow's
             newest N checkpoints.
         ttl: The factory accepts ``ttl=seconds``: a checkpoint expires that long after its save.
+            The clause runs on the suite's fake clock (``fake_clock = True`` on the class, the
+            factory's stores built with the ``clock`` fixture).
         namespaces: The factory accepts ``namespace=...``; namespaces never share a checkpoint.
         max_id_length: The longest checkpoint id the store accepts; ``None``: any (10 kB tried).
         corruptible: The test class provides a ``corrupt_checkpoint`` fixture: an async callable
@@ -523,17 +526,22 @@ class CheckpointStorageConformance(ConformanceBase):
         latest = await store.get_latest(workflow_name=workflow)
         assert latest is not None and latest.checkpoint_id == saved[-1].checkpoint_id
 
-    @requires("ttl")
-    async def test_ttl_expires(self, open_store: OpenStore) -> None:
-        """With ``ttl``, a checkpoint reads as absent everywhere once its time has passed.
+    @requires("ttl", fake_clock=True)
+    async def test_ttl_expires(self, open_store: OpenStore, clock: FakeClock) -> None:
+        """With ``ttl``, a checkpoint reads as whole until its time has passed, then as absent everywhere.
 
-        A failure means an expired checkpoint was still loaded, listed or returned as latest.
+        On the fake clock. A failure means an expired checkpoint was still loaded, listed or
+        returned as latest, or one expired early.
         """
-        store: CheckpointStorage = await open_store(ttl=0.4)
+        ttl = 600.0
+        store: CheckpointStorage = await open_store(ttl=ttl)
         workflow = unique_id("wf")
         checkpoint = make_checkpoint(workflow)
         await store.save(checkpoint)
-        await asyncio.sleep(0.6)
+        clock.advance(ttl - 1)
+        assert (await store.load(checkpoint.checkpoint_id)).checkpoint_id == checkpoint.checkpoint_id
+        assert await store.list_checkpoint_ids(workflow_name=workflow) == [checkpoint.checkpoint_id]
+        clock.advance(2)
         assert await store.get_latest(workflow_name=workflow) is None
         with pytest.raises(WorkflowCheckpointException):
             await store.load(checkpoint.checkpoint_id)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -59,6 +61,7 @@ class FsspecHistoryProvider(FsspecStore, LogHistoryProvider):
         skip_excluded: Omit messages whose ``additional_properties["_excluded"]`` is truthy.
         fsync: Local only: flush each segment to disk before it becomes visible.
         capabilities: Override the capabilities declared for the filesystem.
+        clock: Seconds since the epoch, for expiry (tests pass a fake one).
         **kwargs: ``load_messages``, ``store_inputs``, ``store_context_messages``,
             ``store_context_from``, ``store_outputs`` as in ``HistoryProvider``.
 
@@ -79,12 +82,13 @@ class FsspecHistoryProvider(FsspecStore, LogHistoryProvider):
         skip_excluded: bool = False,
         fsync: bool | None = None,
         capabilities: FilesystemCapabilities | None = None,
+        clock: Callable[[], float] = time.time,
         **kwargs: Any,
     ) -> None:
         objects = self._connect_root(fs, root, fsync=fsync, capabilities=capabilities)
         self.objects = objects
         super().__init__(
-            ObjectLogDriver(objects, prefix=""),
+            ObjectLogDriver(objects, prefix="", clock=clock),
             source_id=source_id,
             namespace=namespace,
             max_messages=max_messages,

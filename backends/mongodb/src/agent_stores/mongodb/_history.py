@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -56,6 +58,7 @@ class MongoDBHistoryProvider(MongoDBStore, LogHistoryProvider):
             :meth:`purge_expired` (schedule it), or at once by a save to the session that
             comes before the monitor.
         skip_excluded: Omit messages whose ``additional_properties["_excluded"]`` is truthy.
+        clock: Seconds since the epoch, for expiry (tests pass a fake one).
         **kwargs: ``load_messages``, ``store_inputs``, ``store_context_messages``,
             ``store_context_from``, ``store_outputs`` as in ``HistoryProvider``.
 
@@ -75,11 +78,12 @@ class MongoDBHistoryProvider(MongoDBStore, LogHistoryProvider):
         max_messages: int | None = None,
         ttl: float | timedelta | None = None,
         skip_excluded: bool = False,
+        clock: Callable[[], float] = time.time,
         **kwargs: Any,
     ) -> None:
         self.database = self._connect(connection)
         super().__init__(
-            MongoDBLogDriver(self.database),
+            MongoDBLogDriver(self.database, clock=clock),
             source_id=source_id,
             namespace=namespace,
             max_messages=max_messages,

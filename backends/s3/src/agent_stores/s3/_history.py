@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +67,7 @@ class S3HistoryProvider(S3Store, LogHistoryProvider):
         skip_excluded: Omit messages whose ``additional_properties["_excluded"]`` is truthy.
         driver_options: With a client, ``S3ObjectDriver`` options (``create_bucket``,
             ``conditional_delete``, ``ordered_listing``, ``path_keys``, ``max_concurrency``).
+        clock: Seconds since the epoch, for expiry (tests pass a fake one).
         **kwargs: ``load_messages``, ``store_inputs``, ``store_context_messages``,
             ``store_context_from``, ``store_outputs`` as in ``HistoryProvider``.
     """
@@ -81,12 +84,13 @@ class S3HistoryProvider(S3Store, LogHistoryProvider):
         ttl: float | timedelta | None = None,
         skip_excluded: bool = False,
         driver_options: dict[str, Any] | None = None,
+        clock: Callable[[], float] = time.time,
         **kwargs: Any,
     ) -> None:
         handle = self._connect(client, bucket=bucket, prefix=prefix, **(driver_options or {}))
         self.objects = handle.driver
         super().__init__(
-            ObjectLogDriver(handle.driver, prefix=handle.under("history")),
+            ObjectLogDriver(handle.driver, prefix=handle.under("history"), clock=clock),
             source_id=source_id,
             namespace=namespace,
             max_messages=max_messages,

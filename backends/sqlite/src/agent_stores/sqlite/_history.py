@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -53,6 +55,7 @@ class SQLiteHistoryProvider(SQLiteStore, LogHistoryProvider):
             fresh history. Expired rows are removed when the session is written again or by
             :meth:`purge_expired`.
         skip_excluded: Omit messages whose ``additional_properties["_excluded"]`` is truthy.
+        clock: Seconds since the epoch, for expiry (tests pass a fake one).
         **kwargs: ``load_messages``, ``store_inputs``, ``store_context_messages``,
             ``store_context_from``, ``store_outputs`` as in ``HistoryProvider``.
 
@@ -72,11 +75,12 @@ class SQLiteHistoryProvider(SQLiteStore, LogHistoryProvider):
         max_messages: int | None = None,
         ttl: float | timedelta | None = None,
         skip_excluded: bool = False,
+        clock: Callable[[], float] = time.time,
         **kwargs: Any,
     ) -> None:
         self.database = self._connect(connection)
         super().__init__(
-            SQLiteLogDriver(self.database),
+            SQLiteLogDriver(self.database, clock=clock),
             source_id=source_id,
             namespace=namespace,
             max_messages=max_messages,
