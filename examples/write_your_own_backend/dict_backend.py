@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,14 +56,18 @@ class DictServer:
 
 
 class DictLogDriver:
-    """A ``LogDriver``: one append-only log per key, conditional appends, expiry."""
+    """A ``LogDriver``: one append-only log per key, conditional appends, expiry.
 
-    def __init__(self, server: DictServer) -> None:
+    ``clock`` (seconds since the epoch) decides expiry; the conformance suite passes a fake one.
+    """
+
+    def __init__(self, server: DictServer, *, clock: Callable[[], float] = time.time) -> None:
         self.server = server
+        self.clock = clock
 
     def _live(self, key: str) -> _Log | None:
         log = self.server.logs.get(key)
-        if log is not None and log.expires_at is not None and log.expires_at <= time.time():
+        if log is not None and log.expires_at is not None and log.expires_at <= self.clock():
             return None  # expired: absent for every method
         return log
 
@@ -92,7 +96,7 @@ class DictLogDriver:
             log = self.server.logs[key] = _Log(session_id, 0)
         log.records.extend(records)
         log.version = next(self.server.versions)
-        log.expires_at = None if ttl is None else time.time() + ttl
+        log.expires_at = None if ttl is None else self.clock() + ttl
         return log.version
 
     async def read(self, key: str, *, last: int | None = None) -> list[bytes]:

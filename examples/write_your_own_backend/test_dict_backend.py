@@ -33,11 +33,12 @@ class TestDictLogDriver(LogDriverConformance):
     """The log driver keeps every promise of ``drivers.py``."""
 
     capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+    fake_clock = True  # the drivers below read the clause's fake clock: expiry is checked without waiting
 
     @pytest.fixture
-    def log_driver_factory(self, server):
+    def log_driver_factory(self, server, clock):
         """A new driver over the clause's server."""
-        return lambda: DictLogDriver(server)
+        return lambda: DictLogDriver(server, clock=clock)
 
 
 class TestDictObjectDriver(ObjectDriverConformance):
@@ -59,11 +60,12 @@ class TestDictHistory(HistoryProviderConformance):
     capabilities = HistoryCapabilities(
         windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True
     )
+    fake_clock = True
 
     @pytest.fixture
-    def history_factory(self, server):
+    def history_factory(self, server, clock):
         """A new provider over the clause's server; the suite passes source_id and options."""
-        return lambda **options: LogHistoryProvider(DictLogDriver(server), owns_driver=True, **options)
+        return lambda **options: LogHistoryProvider(DictLogDriver(server, clock=clock), owns_driver=True, **options)
 
 
 class TestDictFiles(FileStoreConformance):

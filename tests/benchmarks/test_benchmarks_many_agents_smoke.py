@@ -129,7 +129,9 @@ def test_the_census_counts_what_each_agent_keeps_alive_and_how_long_it_took(monk
     async def agents() -> list[list[int]]:
         census.start()
         kept = [[index] for index in range(4_000)]  # 4,000 tracked lists and the list holding them
-        await asyncio.sleep(0.1)  # counted on the timer meanwhile
+        async with asyncio.timeout(60):  # counted on the census's own timer meanwhile, twice at least
+            while len(census.counts) < 2:  # noqa: ASYNC110 - the census's timer sets no event
+                await asyncio.sleep(census.interval)
         census.stop()
         return kept
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from agent_stores.core.objectlog import Gap, LogGapError
 from agent_stores.sqlite import SQLiteDatabase, SQLiteObjectDriver
 from agent_stores.testing import (
     OBJECT_LOG_DIVERGENCES,
+    FakeClock,
     HistoryCapabilities,
     HistoryProviderConformance,
     LogDriverCapabilities,
@@ -35,32 +37,36 @@ ALL_BUT_PROCESSES = HistoryCapabilities(
 )
 
 
-def open_sqlite_object_history(path: str, **options: Any) -> LogHistoryProvider:
+def open_sqlite_object_history(path: str, clock: Callable[[], float] = time.time, **options: Any) -> LogHistoryProvider:
     """A provider over an object log in the SQLite file ``path``, owning its connection."""
     objects = SQLiteObjectDriver(SQLiteDatabase.from_path(path))
-    return LogHistoryProvider(ObjectLogDriver(objects, owns_objects=True), owns_driver=True, **options)
+    return LogHistoryProvider(ObjectLogDriver(objects, owns_objects=True, clock=clock), owns_driver=True, **options)
 
 
 class TestObjectLogOnMemoryObjects(HistoryProviderConformance):
     """Segments in the in-process object driver; a small ``compact_after`` exercises checkpoints."""
 
     capabilities = ALL_BUT_PROCESSES
+    fake_clock = True
 
     @pytest.fixture
-    def history_factory(self) -> Callable[..., LogHistoryProvider]:
+    def history_factory(self, clock: FakeClock) -> Callable[..., LogHistoryProvider]:
         objects = MemoryObjectDriver()
-        return lambda **options: LogHistoryProvider(ObjectLogDriver(objects, compact_after=3), **options)
+        return lambda **options: LogHistoryProvider(ObjectLogDriver(objects, compact_after=3, clock=clock), **options)
 
 
 class TestObjectLogWithTailsOnMemoryObjects(HistoryProviderConformance):
     """Every windowed read writes a tail object (``tail_after=0``), so each clause also reads through tails."""
 
     capabilities = ALL_BUT_PROCESSES
+    fake_clock = True
 
     @pytest.fixture
-    def history_factory(self) -> Callable[..., LogHistoryProvider]:
+    def history_factory(self, clock: FakeClock) -> Callable[..., LogHistoryProvider]:
         objects = MemoryObjectDriver()
-        return lambda **options: LogHistoryProvider(ObjectLogDriver(objects, compact_after=3, tail_after=0), **options)
+        return lambda **options: LogHistoryProvider(
+            ObjectLogDriver(objects, compact_after=3, tail_after=0, clock=clock), **options
+        )
 
 
 class TestObjectLogOnSQLiteObjects(HistoryProviderConformance):
@@ -69,11 +75,12 @@ class TestObjectLogOnSQLiteObjects(HistoryProviderConformance):
     capabilities = HistoryCapabilities(
         windowed_load=True, skip_excluded=True, concurrent_instances=True, multi_process=True, admin=True, ttl=True
     )
+    fake_clock = True
 
     @pytest.fixture
-    def history_factory(self, tmp_path: Path) -> Callable[..., LogHistoryProvider]:
+    def history_factory(self, tmp_path: Path, clock: FakeClock) -> Callable[..., LogHistoryProvider]:
         path = str(tmp_path / "objects.db")
-        return lambda **options: open_sqlite_object_history(path, **options)
+        return lambda **options: open_sqlite_object_history(path, clock=clock, **options)
 
     @pytest.fixture
     def history_process_factory(self, tmp_path: Path) -> tuple[str, dict[str, Any]]:
@@ -394,11 +401,12 @@ class TestObjectLogDriverOnMemoryObjects(LogDriverConformance):
 
     capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
     divergences = OBJECT_LOG_DIVERGENCES
+    fake_clock = True
 
     @pytest.fixture
-    def log_driver_factory(self) -> Callable[[], ObjectLogDriver]:
+    def log_driver_factory(self, clock: FakeClock) -> Callable[[], ObjectLogDriver]:
         objects = MemoryObjectDriver()
-        return lambda: ObjectLogDriver(objects, compact_after=3)
+        return lambda: ObjectLogDriver(objects, compact_after=3, clock=clock)
 
 
 class TestObjectLogDriverWithTailsOnMemoryObjects(LogDriverConformance):
@@ -406,11 +414,12 @@ class TestObjectLogDriverWithTailsOnMemoryObjects(LogDriverConformance):
 
     capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
     divergences = OBJECT_LOG_DIVERGENCES
+    fake_clock = True
 
     @pytest.fixture
-    def log_driver_factory(self) -> Callable[[], ObjectLogDriver]:
+    def log_driver_factory(self, clock: FakeClock) -> Callable[[], ObjectLogDriver]:
         objects = MemoryObjectDriver()
-        return lambda: ObjectLogDriver(objects, compact_after=3, tail_after=0)
+        return lambda: ObjectLogDriver(objects, compact_after=3, tail_after=0, clock=clock)
 
 
 class TestObjectLogDriverOnSQLiteObjects(LogDriverConformance):
@@ -418,11 +427,14 @@ class TestObjectLogDriverOnSQLiteObjects(LogDriverConformance):
 
     capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
     divergences = OBJECT_LOG_DIVERGENCES
+    fake_clock = True
 
     @pytest.fixture
-    def log_driver_factory(self, tmp_path: Path) -> Callable[[], ObjectLogDriver]:
+    def log_driver_factory(self, tmp_path: Path, clock: FakeClock) -> Callable[[], ObjectLogDriver]:
         path = tmp_path / "objects.db"
-        return lambda: ObjectLogDriver(SQLiteObjectDriver(SQLiteDatabase.from_path(path)), owns_objects=True)
+        return lambda: ObjectLogDriver(
+            SQLiteObjectDriver(SQLiteDatabase.from_path(path)), owns_objects=True, clock=clock
+        )
 
 
 async def test_a_tail_after_a_save_or_a_lost_claim_is_one_parallel_round() -> None:

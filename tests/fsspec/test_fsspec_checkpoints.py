@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from agent_stores.testing import (
+    FakeClock,
     ObjectCheckpointStorageConformance,
     ObjectTodoStoreConformance,
     checkpoint_storage_at,
@@ -21,13 +22,15 @@ from agent_stores.testing import (
 
 
 class _Checkpoints(ObjectCheckpointStorageConformance):
+    fake_clock = True
+
     @pytest.fixture
     def root_url(self, tmp_path: Path) -> str:
         return f"file://{tmp_path}/agent"
 
     @pytest.fixture
-    def checkpoint_storage_factory(self, root_url: str) -> Any:
-        return lambda **options: checkpoint_storage_at(root_url, **options)
+    def checkpoint_storage_factory(self, root_url: str, clock: FakeClock) -> Any:
+        return lambda **options: checkpoint_storage_at(root_url, clock=clock, **options)
 
 
 class _Todos(ObjectTodoStoreConformance):

@@ -27,6 +27,7 @@ from agent_stores.fsspec import (
     parse_url,
 )
 from agent_stores.testing import (
+    FakeClock,
     FileStoreCapabilities,
     FileStoreConformance,
     HistoryProviderConformance,
@@ -197,9 +198,10 @@ class TestGenericHistory(HistoryProviderConformance):
     """No atomic create: one writer per session at a time, so no concurrency clause is declared."""
 
     capabilities = declared(FsspecBackend.declared_on(DIR_OVER_LOCAL), "history")
+    fake_clock = True
 
     @pytest.fixture
-    def history_factory(self, tmp_path: Path) -> Callable[..., FsspecHistoryProvider]:
+    def history_factory(self, tmp_path: Path, clock: FakeClock) -> Callable[..., FsspecHistoryProvider]:
         return lambda **options: FsspecHistoryProvider(
-            dir_filesystem(tmp_path), "history", capabilities=DIR_OVER_LOCAL, **options
+            dir_filesystem(tmp_path), "history", capabilities=DIR_OVER_LOCAL, clock=clock, **options
         )

@@ -20,6 +20,7 @@ from agent_stores.core import ObjectLogDriver
 from agent_stores.fsspec import FilesystemCapabilities, FsspecBackend, FsspecObjectDriver, parse_url
 from agent_stores.testing import (
     OBJECT_LOG_DIVERGENCES,
+    FakeClock,
     LogDriverConformance,
     ObjectDriverCapabilities,
     ObjectDriverConformance,
@@ -89,12 +90,13 @@ class TestMemoryObjectDriver(ObjectDriverConformance):
 class TestLocalObjectLogDriver(LogDriverConformance):
     capabilities = declared(FsspecBackend.declared_on(FilesystemCapabilities.local()), "log_driver")
     divergences = LOG_DIVERGENCES
+    fake_clock = True
 
     @pytest.fixture
-    def log_driver_factory(self, tmp_path: Path) -> Callable[[], ObjectLogDriver]:
+    def log_driver_factory(self, tmp_path: Path, clock: FakeClock) -> Callable[[], ObjectLogDriver]:
         root = str(tmp_path / "log")
         return lambda: ObjectLogDriver(
-            FsspecObjectDriver(LocalFileSystem(), root, markers=False), prefix="", owns_objects=True
+            FsspecObjectDriver(LocalFileSystem(), root, markers=False), prefix="", owns_objects=True, clock=clock
         )
 
 

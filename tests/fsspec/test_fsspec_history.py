@@ -18,7 +18,7 @@ from fsspec.implementations.local import LocalFileSystem
 from fsspec.implementations.memory import MemoryFileSystem
 
 from agent_stores.fsspec import FilesystemCapabilities, FsspecBackend, FsspecHistoryProvider, parse_url
-from agent_stores.testing import HistoryProviderConformance, declared
+from agent_stores.testing import FakeClock, HistoryProviderConformance, declared, expires_on_the_real_clock
 from agent_stores.testing.servers.sftp import sftp_server, with_path
 
 ACROSS_PROCESSES = declared(FsspecBackend.declared_on(FilesystemCapabilities.local()), "history")
@@ -32,10 +32,12 @@ def open_history(url: str, **options: Any) -> FsspecHistoryProvider:
 
 class TestLocalHistory(HistoryProviderConformance):
     capabilities = ACROSS_PROCESSES
+    fake_clock = True
 
     @pytest.fixture
-    def history_factory(self, tmp_path: Path) -> Callable[..., FsspecHistoryProvider]:
-        return lambda **options: FsspecHistoryProvider(LocalFileSystem(), str(tmp_path / "history"), **options)
+    def history_factory(self, tmp_path: Path, clock: FakeClock) -> Callable[..., FsspecHistoryProvider]:
+        root = str(tmp_path / "history")
+        return lambda **options: FsspecHistoryProvider(LocalFileSystem(), root, clock=clock, **options)
 
     @pytest.fixture
     def history_process_factory(self, tmp_path: Path) -> tuple[str, dict[str, Any]]:
@@ -44,10 +46,11 @@ class TestLocalHistory(HistoryProviderConformance):
 
 class TestLocalHistoryFromUrl(HistoryProviderConformance):
     capabilities = ACROSS_PROCESSES
+    fake_clock = True
 
     @pytest.fixture
-    def history_factory(self, tmp_path: Path) -> Callable[..., FsspecHistoryProvider]:
-        return lambda **options: open_history(f"file://{tmp_path}/history", **options)
+    def history_factory(self, tmp_path: Path, clock: FakeClock) -> Callable[..., FsspecHistoryProvider]:
+        return lambda **options: open_history(f"file://{tmp_path}/history", clock=clock, **options)
 
     @pytest.fixture
     def history_process_factory(self, tmp_path: Path) -> tuple[str, dict[str, Any]]:
@@ -56,11 +59,12 @@ class TestLocalHistoryFromUrl(HistoryProviderConformance):
 
 class TestMemoryHistory(HistoryProviderConformance):
     capabilities = IN_PROCESS
+    fake_clock = True
 
     @pytest.fixture
-    def history_factory(self) -> Callable[..., FsspecHistoryProvider]:
+    def history_factory(self, clock: FakeClock) -> Callable[..., FsspecHistoryProvider]:
         root = f"/agent-stores-{uuid.uuid4().hex}"
-        return lambda **options: FsspecHistoryProvider(MemoryFileSystem(), root, **options)
+        return lambda **options: FsspecHistoryProvider(MemoryFileSystem(), root, clock=clock, **options)
 
 
 @pytest.fixture(scope="module")
@@ -80,16 +84,26 @@ def sftp_fs(sftp_url: str) -> Iterator[AbstractFileSystem]:
 
 class TestSftpHistory(HistoryProviderConformance):
     capabilities = ACROSS_PROCESSES
+    fake_clock = True
 
     @pytest.fixture
     def history_url(self, sftp_url: str) -> str:
         return with_path(sftp_url, f"history-{uuid.uuid4().hex}")
 
     @pytest.fixture
-    def history_factory(self, sftp_fs: AbstractFileSystem, history_url: str) -> Callable[..., FsspecHistoryProvider]:
+    def history_factory(
+        self, sftp_fs: AbstractFileSystem, history_url: str, clock: FakeClock
+    ) -> Callable[..., FsspecHistoryProvider]:
         root = parse_url(history_url).root
-        return lambda **options: FsspecHistoryProvider(sftp_fs, root, **options)
+        return lambda **options: FsspecHistoryProvider(sftp_fs, root, clock=clock, **options)
 
     @pytest.fixture
     def history_process_factory(self, history_url: str) -> tuple[str, dict[str, Any]]:
         return f"{__name__}:open_history", {"url": history_url}
+
+
+@pytest.mark.asyncio
+async def test_expiry_on_the_real_clock(tmp_path: Path) -> None:
+    """The fsspec backend's one test on the real clock (the suites' expiry clauses run on a fake one)."""
+    async with FsspecHistoryProvider(LocalFileSystem(), str(tmp_path / "history"), ttl=0.5) as history:
+        await expires_on_the_real_clock(history)

@@ -26,6 +26,7 @@ from agent_stores.fsspec import (
     parse_url,
 )
 from agent_stores.testing import (
+    FakeClock,
     FileStoreConformance,
     HistoryProviderConformance,
     ObjectDriverConformance,
@@ -91,15 +92,18 @@ def open_history(url: str, **options: Any) -> FsspecHistoryProvider:
 
 class TestS3History(HistoryProviderConformance):
     capabilities = declared(FsspecBackend.declared_on(S3), "history")
+    fake_clock = True
 
     @pytest.fixture
     def history_url(self, bucket_url: str) -> str:
         return under(bucket_url, f"history-{uuid.uuid4().hex}")
 
     @pytest.fixture
-    def history_factory(self, s3_fs: AbstractFileSystem, history_url: str) -> Callable[..., FsspecHistoryProvider]:
+    def history_factory(
+        self, s3_fs: AbstractFileSystem, history_url: str, clock: FakeClock
+    ) -> Callable[..., FsspecHistoryProvider]:
         root = parse_url(history_url).root
-        return lambda **options: FsspecHistoryProvider(s3_fs, root, **options)
+        return lambda **options: FsspecHistoryProvider(s3_fs, root, clock=clock, **options)
 
     @pytest.fixture
     def history_process_factory(self, history_url: str) -> tuple[str, dict[str, Any]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import calendar
+import contextlib
 import random
 import time
 import uuid
@@ -20,6 +21,7 @@ import pytest
 import pytest_asyncio
 from agent_framework import Message
 from pymongo import AsyncMongoClient, monitoring
+from pymongo.errors import OperationFailure
 
 from agent_stores.core import (
     CorruptRecordError,
@@ -41,7 +43,8 @@ from agent_stores.mongodb import (
     MongoDBObjectDriver,
     MongoDBSessionStore,
 )
-from agent_stores.testing.servers import Server, ServerUnavailable, is_required
+from agent_stores.testing import eventually
+from agent_stores.testing.servers import VIA_URL, Server, ServerUnavailable, is_required
 from agent_stores.testing.servers.mongodb import NX27017Process
 from mongodb_support import client_options, url_with_database
 
@@ -280,6 +283,35 @@ async def test_head_expiry_is_a_ttl_date_and_exact_milliseconds(database: MongoD
     expected = time.time() + 60
     assert abs(calendar.timegm(head["e"].utctimetuple()) - expected) < 5  # a BSON date, for the TTL monitor
     assert abs(head["t"] / 1000 - expected) < 5
+
+
+async def test_expiry_on_the_real_clock_and_the_servers_ttl_index(
+    mongodb: Server, client: AsyncMongoClient[Doc], database: MongoDBDatabase
+) -> None:
+    """The MongoDB backend's one test on the real clock (the suites' expiry clauses run on a fake one).
+
+    A log appended with a one-second ttl expires for the driver by the time of day, then the
+    server's TTL index removes its head by itself, and ``purge_expired`` removes the batches the
+    server left. Each outcome is polled for within a generous bound: MongoDB's TTL monitor runs
+    once a minute (a server this run started is asked to run it every second; the nx-27017
+    stand-in removes expired documents when it next reads them).
+    """
+    if mongodb.via != VIA_URL:
+        with contextlib.suppress(OperationFailure):
+            await client.admin.command({"setParameter": 1, "ttlMonitorSleepSecs": 1})
+    driver = MongoDBLogDriver(database)
+    await driver.append("log", records("a", "b"), expected_version=None, session_id="s", ttl=1)
+
+    async def expired() -> bool:
+        return await driver.length("log") == 0
+
+    async def head_removed() -> bool:
+        return await database.collection("history").find_one({"_id": "log"}) is None
+
+    await eventually(expired, what="the log expires for the driver")
+    await eventually(head_removed, what="the server's TTL index removes the expired head", within=150)
+    assert await driver.purge_expired() == 1
+    assert await batch_count(database, "log") == 0, "the purge left the expired log's batches"
 
 
 # -- indexes ---------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agent_stores.testing import (
+    FakeClock,
     ObjectCheckpointStorageConformance,
     ObjectTodoStoreConformance,
     checkpoint_storage_at,
@@ -27,14 +28,16 @@ TODOS_STAND_IN: dict[str, str] = {}
 
 @pytest.mark.usefixtures("stand_in")
 class TestMongoDBCheckpoints(ObjectCheckpointStorageConformance):
+    fake_clock = True
+
     @property
     def divergences(self) -> dict[str, str]:  # pyright: ignore[reportIncompatibleVariableOverride]
         return stand_in_divergences(CHECKPOINTS_STAND_IN)
 
     @pytest.fixture
-    def checkpoint_storage_factory(self, mongodb: Server, collection_prefix: str) -> Any:
+    def checkpoint_storage_factory(self, mongodb: Server, collection_prefix: str, clock: FakeClock) -> Any:
         backend = {"collection_prefix": collection_prefix, "client_options": client_options()}
-        return lambda **options: checkpoint_storage_at(mongodb.url, backend, **options)
+        return lambda **options: checkpoint_storage_at(mongodb.url, backend, clock=clock, **options)
 
 
 @pytest.mark.usefixtures("stand_in")

@@ -25,6 +25,7 @@ from agent_stores.mongodb import (
     MongoDBSessionStore,
 )
 from agent_stores.testing import (
+    FakeClock,
     FileStoreConformance,
     HistoryProviderConformance,
     SessionStoreConformance,
@@ -52,14 +53,17 @@ class TestMongoDBHistoryOwnedClients(HistoryProviderConformance):
     """Each provider owns its own client, as separate processes would."""
 
     capabilities = ALL_HISTORY
+    fake_clock = True
 
     @property
     def divergences(self) -> dict[str, str]:  # pyright: ignore[reportIncompatibleVariableOverride]
         return stand_in_divergences(HISTORY_STAND_IN)
 
     @pytest.fixture
-    def history_factory(self, mongodb: Server, collection_prefix: str) -> Callable[..., MongoDBHistoryProvider]:
-        return lambda **options: open_history(mongodb.url, collection_prefix, **options)
+    def history_factory(
+        self, mongodb: Server, collection_prefix: str, clock: FakeClock
+    ) -> Callable[..., MongoDBHistoryProvider]:
+        return lambda **options: open_history(mongodb.url, collection_prefix, clock=clock, **options)
 
     @pytest.fixture
     def history_process_factory(self, mongodb: Server, collection_prefix: str) -> tuple[str, dict[str, Any]]:
@@ -71,6 +75,7 @@ class TestMongoDBHistoryBorrowedClient(HistoryProviderConformance):
     """Providers borrowing the user's own ``AsyncMongoClient`` (never closed by them)."""
 
     capabilities = declared(MongoDBBackend, "history", multi_process=False)  # the class opens no second process
+    fake_clock = True
 
     @property
     def divergences(self) -> dict[str, str]:  # pyright: ignore[reportIncompatibleVariableOverride]
@@ -85,10 +90,10 @@ class TestMongoDBHistoryBorrowedClient(HistoryProviderConformance):
 
     @pytest.fixture
     def history_factory(
-        self, client: AsyncMongoClient[dict[str, Any]], collection_prefix: str
+        self, client: AsyncMongoClient[dict[str, Any]], collection_prefix: str, clock: FakeClock
     ) -> Callable[..., MongoDBHistoryProvider]:
         database = MongoDBDatabase(client, collections=CollectionNames.with_prefix(collection_prefix))
-        return lambda **options: MongoDBHistoryProvider(database, **options)
+        return lambda **options: MongoDBHistoryProvider(database, clock=clock, **options)
 
 
 @pytest.mark.usefixtures("stand_in")

@@ -12,6 +12,7 @@ import pytest
 
 from agent_stores.mongodb import CollectionNames, MongoDBBackend, MongoDBDatabase, MongoDBLogDriver, MongoDBObjectDriver
 from agent_stores.testing import (
+    FakeClock,
     LogDriverConformance,
     ObjectDriverConformance,
     declared,
@@ -19,7 +20,8 @@ from agent_stores.testing import (
 from agent_stores.testing.servers import Server
 from mongodb_support import client_options, stand_in_divergences
 
-# Expiry is filtered exactly on read; the TTL monitor removes heads on its own about once a minute.
+# Expiry is filtered exactly on read (the driver's clock: the suite's fake one); the TTL monitor
+# removes heads on its own about once a minute, by the server's clock.
 LOG = declared(MongoDBBackend, "log_driver")
 OBJECTS = declared(MongoDBBackend, "object_driver")
 
@@ -33,14 +35,17 @@ def _database(server: Server, prefix: str) -> MongoDBDatabase:
 @pytest.mark.usefixtures("stand_in")
 class TestMongoDBLogDriver(LogDriverConformance):
     capabilities = LOG
+    fake_clock = True
 
     @property
     def divergences(self) -> dict[str, str]:  # pyright: ignore[reportIncompatibleVariableOverride]
         return stand_in_divergences({})
 
     @pytest.fixture
-    def log_driver_factory(self, mongodb: Server, collection_prefix: str) -> Callable[[], MongoDBLogDriver]:
-        return lambda: MongoDBLogDriver(_database(mongodb, collection_prefix))
+    def log_driver_factory(
+        self, mongodb: Server, collection_prefix: str, clock: FakeClock
+    ) -> Callable[[], MongoDBLogDriver]:
+        return lambda: MongoDBLogDriver(_database(mongodb, collection_prefix), clock=clock)
 
 
 # Clauses the nx-27017 stand-in cannot pass, and why (they run as strict xfail on it only).

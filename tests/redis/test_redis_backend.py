@@ -28,6 +28,7 @@ from agent_stores.redis import (
     RedisSessionStore,
     parse_redis_url,
 )
+from agent_stores.testing import eventually
 from agent_stores.testing.servers import Server, is_required
 from agent_stores.testing.servers.redis import LocalRedis, server_binary, valkey_binary
 
@@ -178,21 +179,21 @@ async def test_operation_past_its_deadline_is_unavailable_and_the_next_gets_its_
     redis_single: Server, key_prefix: str
 ) -> None:
     connection = RedisConnection(Redis.from_url(redis_single.url), key_prefix=key_prefix, owned=True, timeout=0.2)
-    key = f"{key_prefix}late"
+    other = Redis.from_url(redis_single.url)
+    key, empty = f"{key_prefix}late", f"{key_prefix}empty"
     try:
         await connection.run("ping", connection.client.ping())  # one pooled connection, reused below
-        started = time.monotonic()
         with pytest.raises(StoreUnavailableError, match="unavailable"):
-            # the server answers (nil) after 1 s, long after the deadline
-            await connection.run("wait", connection.client.blpop([f"{key_prefix}empty"], 1))
-        assert time.monotonic() - started < 0.9
+            # the server answers only once the list gets an element (below), long after the deadline
+            await connection.run("wait", connection.client.blpop([empty], 60))
         # the cancelled command's connection was closed, so its late reply reaches no one
         assert await connection.run("push", connection.client.rpush(key, b"mine")) == 1
         assert await connection.run("read", connection.client.lrange(key, 0, -1)) == [b"mine"]
-        await asyncio.sleep(1.0)
+        await other.rpush(empty, b"late")  # the pop answers now if it still waits: its reply is sent before ours
         assert await connection.run("read", connection.client.lrange(key, 0, -1)) == [b"mine"]
     finally:
-        await connection.client.delete(key)
+        await other.delete(key, empty)
+        await other.aclose()
         await connection.aclose()
 
 
@@ -313,12 +314,19 @@ async def test_a_flushed_script_cache_is_reloaded_by_concurrent_saves(
     assert [[m.text for m in got] for got in loads] == [["one", "two"]] * 30
 
 
+async def _blocked_on_the_server(client: Redis) -> None:
+    """Wait until the server reports a client blocked in a command (polled, within a generous bound)."""
+    async with asyncio.timeout(30):
+        while not int((await client.info("clients"))["blocked_clients"]):  # pyright: ignore[reportUnknownMemberType]  # noqa: ASYNC110 - the server's state, reported by no event
+            await asyncio.sleep(0.01)
+
+
 async def test_closing_fails_the_pipelined_commands_in_flight(client: Redis, key_prefix: str) -> None:
     connection = RedisConnection(client, key_prefix=key_prefix)
     empty = f"{key_prefix}empty"
     # the first goes alone; the other four, issued while it is in flight, go in one pipeline
     calls = [asyncio.ensure_future(connection.run("wait", connection.send("BLPOP", empty, 1))) for _ in range(5)]
-    await asyncio.sleep(0.2)
+    await _blocked_on_the_server(client)  # the first is in flight, the others wait behind it
     await connection.aclose()
     outcomes = await asyncio.gather(*calls, return_exceptions=True)
     assert outcomes[0] is None  # answered by the server (nothing to pop after 1 s)
@@ -341,14 +349,42 @@ async def test_versions_never_repeat_after_delete_and_rewrite(connection: RedisC
     assert await driver.length("k") == 1
 
 
-async def test_expired_log_rewritten_gets_a_new_version(connection: RedisConnection) -> None:
+async def test_native_expiry_on_the_servers_clock(client: Redis, connection: RedisConnection) -> None:
+    """The Redis backend's one test on the real clock: Redis expires logs by itself, and the driver follows.
+
+    The suites' expiry clauses run on a fake clock, which Redis's own expiry (``PEXPIRE``, by
+    the server's clock) cannot follow. Here short-lived logs are written and the test polls,
+    within a generous bound, until Redis has removed their keys. Then an expired log is absent
+    for every read; written again it gets a new version, and a writer holding the old one
+    conflicts; a session written again without ttl stays listed (its expired incarnation's
+    expiry entry must not remove the live log); ``purge_expired`` counts the one log that stayed
+    expired, once, and keeps the live logs in the index.
+    """
     driver = RedisLogDriver(connection)
-    old = await driver.append("k", [LogRecord("d", b"1")], expected_version=None, session_id="s", ttl=0.05)
-    await asyncio.sleep(0.15)
-    assert (await driver.tail("k", 1)).version is None and await driver.read("k") == []
-    new = await driver.append("k", [LogRecord("d", b"2")], expected_version=None, session_id="s", ttl=5)
-    assert new != old and await driver.read("k") == [b"2"]
-    assert [info.key for info in await driver.list_logs("")] == ["k"]
+    expiring = RedisHistoryProvider(connection, source_id="chat", ttl=0.05)
+    forever = RedisHistoryProvider(connection, source_id="chat")
+    await driver.append("gone", [LogRecord("d", b"1")], expected_version=None, session_id="g", ttl=0.05)
+    old = await driver.append("again", [LogRecord("d", b"1")], expected_version=None, session_id="a", ttl=0.05)
+    await driver.append("kept", [LogRecord("d", b"1")], expected_version=None, session_id="k", ttl=600)
+    await driver.append("plain", [LogRecord("d", b"1")], expected_version=None, session_id="p")
+    await expiring.save_messages("s", [_msg("first life")])
+    native = [*connection.log_keys("gone")[:3], *connection.log_keys("again")[:3]]
+
+    async def removed() -> bool:
+        return await client.exists(*native) == 0 and await expiring.get_messages("s") == []
+
+    await eventually(removed, what="Redis removes the keys of the expired logs by itself")
+    assert await driver.tail("gone", 5) == (0, [], None)
+    assert await driver.read("gone") == [] and await driver.length("gone") == 0
+    new = await driver.append("again", [LogRecord("d", b"2")], expected_version=None, session_id="a")
+    assert new != old and await driver.read("again") == [b"2"]
+    with pytest.raises(StoreConflictError):
+        await driver.append("again", [LogRecord("d", b"3")], expected_version=old, session_id="a")
+    await forever.save_messages("s", [_msg("second life")])
+    assert await driver.purge_expired() == 1  # "gone"; "again" and the session were written again
+    assert await driver.purge_expired() == 0
+    assert sorted(info.session_id for info in await driver.list_logs("")) == ["a", "k", "p", "s"]
+    assert [m.text for m in await forever.get_messages("s")] == ["second life"]
 
 
 async def test_ttl_is_native_and_refreshed(client: Redis, connection: RedisConnection) -> None:
@@ -575,17 +611,6 @@ async def test_an_acl_user_limited_to_the_stores_keys_and_commands_suffices(tmp_
         await admin.aclose()
     finally:
         server.stop()
-
-
-async def test_purge_expired_drops_expired_logs_from_the_index(connection: RedisConnection) -> None:
-    driver = RedisLogDriver(connection)
-    await driver.append("a", [LogRecord("d", b"1")], expected_version=None, session_id="a", ttl=0.05)
-    await driver.append("b", [LogRecord("d", b"1")], expected_version=None, session_id="b", ttl=60)
-    await driver.append("c", [LogRecord("d", b"1")], expected_version=None, session_id="c")
-    await asyncio.sleep(0.15)
-    assert await driver.purge_expired() == 1
-    assert await driver.purge_expired() == 0
-    assert [info.session_id for info in await driver.list_logs("")] == ["b", "c"]
 
 
 async def test_files_and_sessions_on_a_decoding_client(redis_single: Server, key_prefix: str) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from agent_stores.testing import (
+    FakeClock,
     ObjectCheckpointStorageConformance,
     ObjectTodoStoreConformance,
     checkpoint_storage_at,
@@ -21,11 +22,12 @@ from agent_stores.testing.servers import Server
 
 class _Checkpoints(ObjectCheckpointStorageConformance):
     server_fixture = ""
+    fake_clock = True  # checkpoints expire by the storage's clock, not by Redis's
 
     @pytest.fixture
-    def checkpoint_storage_factory(self, request: pytest.FixtureRequest, key_prefix: str) -> Any:
+    def checkpoint_storage_factory(self, request: pytest.FixtureRequest, key_prefix: str, clock: FakeClock) -> Any:
         server: Server = request.getfixturevalue(self.server_fixture)
-        return lambda **options: checkpoint_storage_at(server.url, {"key_prefix": key_prefix}, **options)
+        return lambda **options: checkpoint_storage_at(server.url, {"key_prefix": key_prefix}, clock=clock, **options)
 
 
 class _Todos(ObjectTodoStoreConformance):

@@ -19,7 +19,7 @@ import redis
 from hypothesis import given
 from hypothesis import strategies as st
 from redis.asyncio import Redis
-from redis.asyncio.connection import Connection
+from redis.asyncio.connection import AbstractConnection, Connection
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
@@ -46,9 +46,13 @@ _REDIS_PY_8 = int(redis.__version__.split(".")[0]) >= 8
 _NO_CHECK = pytest.mark.xfail(_REDIS_PY_8, strict=True, reason="redis-py 8 skips this check (maint. notifications)")
 
 
-async def _settle() -> None:
-    # Long enough for a reply or the server's close to reach the connection's stream on loopback.
-    await asyncio.sleep(0.2)
+async def _received(connection: AbstractConnection) -> None:
+    """Wait until what the server sent (a reply, or its close) has reached the connection's stream."""
+    stream = connection._reader  # pyright: ignore[reportPrivateUsage]
+    assert stream is not None
+    if not (stream._buffer or stream.at_eof()):  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
+        # asyncio's own wait for data or end of file: woken by the transport, not a timer
+        await asyncio.wait_for(stream._wait_for_data("_received"), 30)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
 
 
 @_NO_CHECK
@@ -58,7 +62,7 @@ async def test_a_connection_left_with_an_unread_reply_is_not_used_for_the_next_c
     stale = await pool.get_connection()
     assert isinstance(stale._parser, PollingHiredisParser)  # pyright: ignore[reportPrivateUsage]
     await stale.send_command("ECHO", "left behind")
-    await _settle()
+    await _received(stale)
     await pool.release(stale)
     assert await owned.echo("fresh") == b"fresh"  # pyright: ignore[reportUnknownMemberType]
     assert await owned.echo("again") == b"again"  # pyright: ignore[reportUnknownMemberType]
@@ -71,12 +75,13 @@ async def test_a_connection_the_server_closed_is_replaced_before_the_next_comman
 ) -> None:
     assert await owned.ping()  # pyright: ignore[reportUnknownMemberType]
     client_id = await owned.client_id()  # pyright: ignore[reportUnknownMemberType]
+    (pooled,) = owned.connection_pool._available_connections  # pyright: ignore[reportPrivateUsage]
     admin = Redis.from_url(redis_single.url)
     try:
         assert await admin.client_kill_filter(_id=client_id) == 1  # pyright: ignore[reportUnknownMemberType]
     finally:
         await admin.aclose()
-    await _settle()
+    await _received(pooled)
     assert await owned.ping()  # pyright: ignore[reportUnknownMemberType]
     assert await owned.client_id() != client_id  # pyright: ignore[reportUnknownMemberType]
 

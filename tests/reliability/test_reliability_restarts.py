@@ -5,8 +5,9 @@ sshd), each on a server of its own
 that keeps its data across the restart (Redis with an fsync'd append-only file, the MongoDB
 stand-in's and SeaweedFS's data directories) and comes back on the same port. A writer saves
 pairs of messages through one store object without pause; after a few acknowledged saves the
-server is stopped (SIGTERM) while saves are in flight, kept down a moment, and started again.
-Then:
+server is stopped (SIGTERM) while saves are in flight. Once its processes have exited, more
+saves are started (each must fail: the server is known to be down, not hoped to be), then the
+server is started again while the writer keeps retrying. Then:
 
 - every failed save failed with ``StoreUnavailableError`` (no other error, no hang: the
   store's timeouts bound each attempt), and the writer retried it as an application would;
@@ -26,7 +27,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -51,8 +51,10 @@ pytestmark = pytest.mark.asyncio
 
 #: Acknowledged saves before the stop, and after the restart.
 BEFORE, AFTER = 5, 5
-#: How long the server stays down while the writer keeps trying.
-DOWN_S = 1.5
+#: Saves started once the server is down (the first meets the broken connection, the next a refused reconnect).
+DOWN_SAVES = 2
+#: The writer's pause after a failed save (but in the outage), as an application backs off.
+RETRY_PAUSE_S = 0.05
 
 
 class Restartable:
@@ -219,40 +221,53 @@ def _pair(index: int) -> list[Message]:
 async def test_a_server_restart_loses_nothing_and_the_store_recovers(server: Restartable) -> None:
     errors: Counter[str] = Counter()
     acked: list[int] = []
+    slowest_failure = 0.0
+    deadline = time.monotonic() + 180
     async with open_stores(server.url) as stores:
         history = stores.history_provider(source_id="restart")
         loop = asyncio.get_running_loop()
-        stopped: asyncio.Future[Any] | None = None
-        restarted: asyncio.Future[Any] | None = None
-        acked_after = 0
-        slowest_failure = 0.0
         index = 0
-        deadline = time.monotonic() + 180
-        while acked_after < AFTER:
+
+        async def attempt() -> bool:
+            """Try the current save once; on success move on to the next one."""
+            nonlocal index, slowest_failure
             assert time.monotonic() < deadline, f"no progress: {len(acked)} saves acknowledged, errors {dict(errors)}"
-            if len(acked) == BEFORE and stopped is None:
-                stopped = loop.run_in_executor(None, server.stop)  # stops while the next saves are in flight
-            if stopped is not None and stopped.done() and restarted is None:
-                stopped.result()
-                restarted = loop.run_in_executor(None, lambda: (time.sleep(DOWN_S), server.start()))
             started = time.monotonic()
             try:
                 await history.save_messages("s", _pair(index))
             except StoreUnavailableError:
                 slowest_failure = max(slowest_failure, time.monotonic() - started)
                 errors["StoreUnavailableError"] += 1
-                await asyncio.sleep(0.05)
-                continue  # the application retries the same save
+                return False  # the application retries the same save
             except Exception as err:  # anything else is a defect, counted and reported below
                 errors[type(err).__name__] += 1
-                await asyncio.sleep(0.05)
-                continue
+                return False
             acked.append(index)
-            if restarted is not None and restarted.done():
-                restarted.result()
-                acked_after += 1
             index += 1
-        assert stopped is not None and restarted is not None
+            return True
+
+        while len(acked) < BEFORE:
+            await attempt()
+        stopping = loop.run_in_executor(None, server.stop)
+        while not stopping.done():  # saves in flight while the server stops: stored or unavailable
+            if not await attempt():
+                await asyncio.sleep(RETRY_PAUSE_S)
+        await stopping
+        # The server's processes have exited: these saves start while it is down, so each must fail.
+        for _ in range(DOWN_SAVES):
+            assert not await attempt(), "a save succeeded while the server was down"
+        assert errors["StoreUnavailableError"] >= DOWN_SAVES, f"saves into the outage failed with {dict(errors)}"
+        restarting = loop.run_in_executor(None, server.start)
+        while not restarting.done():  # the writer keeps retrying while the server comes back
+            if not await attempt():
+                await asyncio.sleep(RETRY_PAUSE_S)
+        await restarting
+        acked_after = 0
+        while acked_after < AFTER:
+            if await attempt():
+                acked_after += 1
+            else:
+                await asyncio.sleep(RETRY_PAUSE_S)
 
         stored = [m.message_id for m in await history.get_messages("s")]
         counts = Counter(stored)
@@ -260,7 +275,6 @@ async def test_a_server_restart_loses_nothing_and_the_store_recovers(server: Res
         expected = [mid for i in acked for mid in (f"{i}:a", f"{i}:b")]
         lost = len(set(expected) - set(stored))
         assert set(errors) <= {"StoreUnavailableError"}, f"errors other than StoreUnavailableError: {dict(errors)}"
-        assert errors["StoreUnavailableError"] > 0, "no save was in flight while the server was down"
         assert duplicated == 0, f"stored twice: {[k for k, n in counts.items() if n > 1]}"
         assert lost == 0, "an acknowledged save is missing"
         assert stored == expected, "saves are out of order or torn"

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from agent_stores.testing import (
+    FakeClock,
     ObjectCheckpointStorageConformance,
     ObjectTodoStoreConformance,
     checkpoint_storage_at,
@@ -21,12 +22,13 @@ from s3_support import S3Target
 
 class _Checkpoints(ObjectCheckpointStorageConformance):
     target_fixture = ""
+    fake_clock = True
 
     @pytest.fixture
-    def checkpoint_storage_factory(self, request: pytest.FixtureRequest, s3_prefix: str) -> Any:
+    def checkpoint_storage_factory(self, request: pytest.FixtureRequest, s3_prefix: str, clock: FakeClock) -> Any:
         target: S3Target = request.getfixturevalue(self.target_fixture)
         backend = {"session": target.session()}
-        return lambda **options: checkpoint_storage_at(target.url(s3_prefix), backend, **options)
+        return lambda **options: checkpoint_storage_at(target.url(s3_prefix), backend, clock=clock, **options)
 
 
 class _Todos(ObjectTodoStoreConformance):

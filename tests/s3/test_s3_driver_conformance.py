@@ -15,6 +15,7 @@ from agent_stores.core import ObjectLogDriver
 from agent_stores.s3 import S3Backend, S3ObjectDriver
 from agent_stores.testing import (
     OBJECT_LOG_DIVERGENCES,
+    FakeClock,
     LogDriverConformance,
     ObjectDriverConformance,
     declared,
@@ -58,13 +59,14 @@ class _S3Log(LogDriverConformance):
     # Expiry is recorded in the segments and applied by reads; segments are claimed with
     # If-None-Match: *, so appends racing from two clients have one winner.
     capabilities = declared(S3Backend, "log_driver")
+    fake_clock = True
     target_fixture = ""
 
     @pytest.fixture
-    def log_driver_factory(self, request: pytest.FixtureRequest) -> Callable[[], ObjectLogDriver]:
+    def log_driver_factory(self, request: pytest.FixtureRequest, clock: FakeClock) -> Callable[[], ObjectLogDriver]:
         target: S3Target = request.getfixturevalue(self.target_fixture)
         prefix = f"log-{uuid.uuid4().hex[:12]}/"
-        return lambda: ObjectLogDriver(target.objects(), prefix=prefix, owns_objects=True)
+        return lambda: ObjectLogDriver(target.objects(), prefix=prefix, owns_objects=True, clock=clock)
 
 
 class TestSeaweedFSObjectLog(_S3Log):

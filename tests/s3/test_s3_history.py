@@ -16,7 +16,7 @@ import pytest
 
 from agent_stores.core import LogHistoryProvider, ObjectLogDriver
 from agent_stores.s3 import S3Backend, S3HistoryProvider, S3ObjectDriver
-from agent_stores.testing import HistoryProviderConformance, declared
+from agent_stores.testing import FakeClock, HistoryProviderConformance, declared, expires_on_the_real_clock
 from s3_support import S3Target
 
 ALL = declared(S3Backend, "history")
@@ -28,8 +28,8 @@ _sessions: dict[str, boto3.Session] = {}
 def open_history(url: str, credentials: dict[str, Any], **options: Any) -> S3HistoryProvider:
     """The ``history_process_factory`` spec: a provider owning its own client, in any process.
 
-    Clients share one boto3 session per process (a new session costs about 0.2 s, which the
-    expiry clauses' timing cannot absorb); each provider still has a client of its own.
+    Clients share one boto3 session per process (a new session costs about 0.2 s); each
+    provider still has a client of its own.
     """
     key = repr(sorted(credentials.items()))
     session = _sessions.get(key) or _sessions.setdefault(key, boto3.Session(**credentials))
@@ -38,6 +38,7 @@ def open_history(url: str, credentials: dict[str, Any], **options: Any) -> S3His
 
 class _S3History(HistoryProviderConformance):
     capabilities = ALL
+    fake_clock = True
     target_fixture = ""
 
     @pytest.fixture
@@ -45,9 +46,9 @@ class _S3History(HistoryProviderConformance):
         return request.getfixturevalue(self.target_fixture)
 
     @pytest.fixture
-    def history_factory(self, target: S3Target, s3_prefix: str) -> Callable[..., S3HistoryProvider]:
+    def history_factory(self, target: S3Target, s3_prefix: str, clock: FakeClock) -> Callable[..., S3HistoryProvider]:
         url, credentials = target.url(s3_prefix), target.endpoint.client_kwargs()
-        return lambda **options: open_history(url, credentials, **options)
+        return lambda **options: open_history(url, credentials, clock=clock, **options)
 
     @pytest.fixture
     def history_process_factory(self, target: S3Target, s3_prefix: str) -> tuple[str, dict[str, Any]]:
@@ -69,12 +70,17 @@ class TestSeaweedFSHistoryCompacting(HistoryProviderConformance):
     """The object log on S3 with a checkpoint after every 3 segments a full read fetches."""
 
     capabilities = declared(S3Backend, "history", multi_process=False)  # the class opens no second process
+    fake_clock = True
 
     @pytest.fixture
-    def history_factory(self, seaweedfs: S3Target, s3_prefix: str) -> Callable[..., LogHistoryProvider]:
+    def history_factory(
+        self, seaweedfs: S3Target, s3_prefix: str, clock: FakeClock
+    ) -> Callable[..., LogHistoryProvider]:
         def open_provider(**options: Any) -> LogHistoryProvider:
             objects = S3ObjectDriver(seaweedfs.client(), seaweedfs.bucket, owns_client=True, **seaweedfs.driver_options)
-            log = ObjectLogDriver(objects, prefix=f"{s3_prefix}/history/", owns_objects=True, compact_after=3)
+            log = ObjectLogDriver(
+                objects, prefix=f"{s3_prefix}/history/", owns_objects=True, compact_after=3, clock=clock
+            )
             return LogHistoryProvider(log, owns_driver=True, **options)
 
         return open_provider
@@ -203,3 +209,15 @@ async def test_versions_never_repeat_after_delete_and_racing_appends_have_one_wi
         assert await log.read("k") == [b"x"]
     finally:
         await log.aclose()
+
+
+@pytest.mark.asyncio
+async def test_expiry_on_the_real_clock(s3: S3Target, s3_prefix: str) -> None:
+    """The S3 backend's one test on the real clock (the suites' expiry clauses run on a fake one)."""
+    driver = s3.objects()
+    history = S3HistoryProvider(driver, prefix=s3_prefix, ttl=0.5)
+    try:
+        await expires_on_the_real_clock(history)
+    finally:
+        await history.aclose()
+        await driver.aclose()

@@ -32,6 +32,7 @@ from agent_stores.sqlite import (
     SCHEMA_VERSION,
     SQLiteAgentFileStore,
     SQLiteBackend,
+    SQLiteDatabase,
     SQLiteHistoryProvider,
     SQLiteLogDriver,
     SQLiteSessionStore,
@@ -39,6 +40,7 @@ from agent_stores.sqlite import (
 )
 from agent_stores.sqlite import _driver as driver_sql
 from agent_stores.sqlite._files import plain_literal
+from agent_stores.testing import eventually
 
 pytestmark = pytest.mark.asyncio
 
@@ -253,15 +255,13 @@ async def test_newer_schema_is_refused(tmp_path: Path) -> None:
 
 
 _OPENER = """
-import asyncio, sys, time
-from pathlib import Path
+import asyncio, sys
 from agent_framework import Message
 from agent_stores.sqlite import SQLiteHistoryProvider
 
 async def main():
-    go = Path(sys.argv[3])
-    while not go.exists():  # start together: imports done, every process opens the new file at once
-        time.sleep(0.001)
+    print("ready", flush=True)  # imports done
+    sys.stdin.readline()  # start together: every process opens the new file at once
     async with SQLiteHistoryProvider.from_path(sys.argv[1]) as history:
         await history.save_messages("shared", [Message("user", [sys.argv[2]], message_id=sys.argv[2])])
 
@@ -271,17 +271,29 @@ asyncio.run(main())
 
 async def test_processes_opening_a_new_file_at_once_migrate_it_once(tmp_path: Path) -> None:
     """Switching a new file to WAL races between processes; every one must still open it."""
-    path, go = tmp_path / "new.db", tmp_path / "go"
+    path = tmp_path / "new.db"
     names = [f"p{i}" for i in range(6)]
     processes = [
         await asyncio.create_subprocess_exec(
-            sys.executable, "-W", "ignore", "-c", _OPENER, str(path), name, str(go), stderr=asyncio.subprocess.PIPE
+            sys.executable,
+            "-W",
+            "ignore",
+            "-c",
+            _OPENER,
+            str(path),
+            name,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         for name in names
     ]
-    await asyncio.sleep(3)  # let every process finish importing
-    go.touch()
-    results = [await asyncio.wait_for(p.communicate(), 120) for p in processes]
+    for process in processes:  # each says when its imports are done
+        assert process.stdout is not None
+        if await asyncio.wait_for(process.stdout.readline(), 120) != b"ready\n":
+            _, err = await process.communicate()
+            pytest.fail(f"a process exited before it was ready: {err.decode()[-2000:]}")
+    results = await asyncio.gather(*(asyncio.wait_for(p.communicate(b"go\n"), 120) for p in processes))
     assert [p.returncode for p in processes] == [0] * len(names), [err.decode()[-2000:] for _, err in results]
     assert _rows(path, "SELECT version FROM agent_stores_migrations") == [(v,) for v in range(1, SCHEMA_VERSION + 1)]
     async with SQLiteHistoryProvider.from_path(path) as history:
@@ -351,14 +363,22 @@ async def test_conflicting_large_import_stores_nothing(tmp_path: Path) -> None:
 
 
 async def test_purge_expired_removes_expired_sessions_and_their_rows(tmp_path: Path) -> None:
+    """The SQLite backend's one test on the real clock (the suites' expiry clauses run on a fake one).
+
+    Sessions saved with a short ttl expire by the time of day: the test polls until they are no
+    longer listed, then ``purge_expired`` removes them and their rows, once.
+    """
     path = tmp_path / "agent.db"
     async with SQLiteHistoryProvider.from_path(path, ttl=0.2) as expiring:
         keeping = SQLiteHistoryProvider(expiring.database)
         for session_id in ("a", "b"):
             await expiring.save_messages(session_id, [_msg("bye"), _msg("now")])
         await keeping.save_messages("c", [_msg("stay")])
-        await asyncio.sleep(0.3)
-        assert await expiring.list_sessions() == ["c"]  # same source id; the expired ones are not listed
+
+        async def expired() -> bool:  # same source id; the expired ones are not listed
+            return await expiring.list_sessions() == ["c"]
+
+        await eventually(expired, what="the sessions saved with ttl=0.2 expire")
         assert await expiring.purge_expired() == 2
         assert await expiring.purge_expired() == 0
     assert _rows(path, "SELECT count(*) FROM agent_stores_messages") == [(1,)]
@@ -543,24 +563,39 @@ async def test_search_push_down_returns_a_superset(
     assert [r.to_dict() for r in got] == [r.to_dict() for r in expected]
 
 
-async def test_opening_waits_for_a_writer_holding_a_new_file(tmp_path: Path) -> None:
+async def test_opening_waits_for_a_writer_holding_a_new_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Switching to WAL while another connection holds a write lock gets SQLITE_BUSY at once,
     without SQLite's busy handler; the open must wait for the lock instead of failing."""
     path = tmp_path / "held.db"
+    refused = asyncio.Event()  # the open met the lock: the switch to WAL was refused
+    call = SQLiteDatabase._call  # pyright: ignore[reportPrivateUsage]
+
+    async def watched(connection: aiosqlite.Connection, sql: str, parameters: Any, *, fetch: bool) -> Any:
+        try:
+            return await call(connection, sql, parameters, fetch=fetch)
+        except StoreUnavailableError:
+            if "journal_mode" in sql:
+                refused.set()
+            raise
+
+    monkeypatch.setattr(SQLiteDatabase, "_call", staticmethod(watched))
     with closing(sqlite3.connect(path, isolation_level=None)) as other:
         other.execute("CREATE TABLE app_data (x)")
         other.execute("BEGIN IMMEDIATE")
         other.execute("INSERT INTO app_data VALUES (1)")
 
-        async def release_soon() -> None:
-            await asyncio.sleep(0.3)
+        async def release_once_refused() -> None:
+            await refused.wait()  # the open is waiting for the lock: release it now
             other.execute("COMMIT")
 
-        release = asyncio.create_task(release_soon())
-        async with SQLiteHistoryProvider.from_path(path) as history:
-            await history.save_messages("s", [_msg("hi")])
-            assert [m.text for m in await history.get_messages("s")] == ["hi"]
-        await release
+        release = asyncio.create_task(release_once_refused())
+        try:
+            async with SQLiteHistoryProvider.from_path(path) as history:
+                await history.save_messages("s", [_msg("hi")])
+                assert [m.text for m in await history.get_messages("s")] == ["hi"]
+        finally:
+            release.cancel()
+        assert refused.is_set(), "the open never met the other connection's lock"
 
 
 async def test_a_failed_open_leaves_no_thread_behind(tmp_path: Path) -> None:

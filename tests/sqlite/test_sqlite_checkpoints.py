@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agent_stores.testing import (
+    FakeClock,
     ObjectCheckpointStorageConformance,
     ObjectTodoStoreConformance,
     checkpoint_storage_at,
@@ -20,9 +21,11 @@ from agent_stores.testing import (
 
 
 class TestSQLiteCheckpoints(ObjectCheckpointStorageConformance):
+    fake_clock = True
+
     @pytest.fixture
-    def checkpoint_storage_factory(self, tmp_path: Path) -> Any:
-        return lambda **options: checkpoint_storage_at(f"sqlite:///{tmp_path}/agent.db", **options)
+    def checkpoint_storage_factory(self, tmp_path: Path, clock: FakeClock) -> Any:
+        return lambda **options: checkpoint_storage_at(f"sqlite:///{tmp_path}/agent.db", clock=clock, **options)
 
 
 class TestSQLiteTodos(ObjectTodoStoreConformance):

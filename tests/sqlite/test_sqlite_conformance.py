@@ -22,6 +22,7 @@ from agent_stores.sqlite import (
     SQLiteSessionStore,
 )
 from agent_stores.testing import (
+    FakeClock,
     FileStoreConformance,
     HistoryProviderConformance,
     SessionStoreConformance,
@@ -41,11 +42,12 @@ class TestSQLiteHistoryOnFile(HistoryProviderConformance):
     """Each provider owns its own connection to one file, as separate processes would."""
 
     capabilities = ALL_HISTORY
+    fake_clock = True
 
     @pytest.fixture
-    def history_factory(self, tmp_path: Path) -> Callable[..., SQLiteHistoryProvider]:
+    def history_factory(self, tmp_path: Path, clock: FakeClock) -> Callable[..., SQLiteHistoryProvider]:
         path = str(tmp_path / "agent.db")
-        return lambda **options: open_history(path, **options)
+        return lambda **options: open_history(path, clock=clock, **options)
 
     @pytest.fixture
     def history_process_factory(self, tmp_path: Path) -> tuple[str, dict[str, Any]]:
@@ -59,6 +61,7 @@ class TestSQLiteHistoryOnSharedConnection(HistoryProviderConformance):
     """
 
     capabilities = declared(SQLiteBackend, "history", multi_process=False)  # an in-memory database: one process
+    fake_clock = True
 
     # The factory is resolved inside the suite's async fixture, where only sync or already
     # set-up fixtures can be requested: open without I/O here, close in an autouse fixture.
@@ -72,14 +75,15 @@ class TestSQLiteHistoryOnSharedConnection(HistoryProviderConformance):
         await database.aclose()
 
     @pytest.fixture
-    def history_factory(self, database: SQLiteDatabase) -> Callable[..., SQLiteHistoryProvider]:
-        return lambda **options: SQLiteHistoryProvider(database, **options)
+    def history_factory(self, database: SQLiteDatabase, clock: FakeClock) -> Callable[..., SQLiteHistoryProvider]:
+        return lambda **options: SQLiteHistoryProvider(database, clock=clock, **options)
 
 
 class TestSQLiteHistoryOnBorrowedConnection(HistoryProviderConformance):
     """Providers borrowing the user's own aiosqlite connection to a file (autocommit)."""
 
     capabilities = declared(SQLiteBackend, "history", multi_process=False)  # the class opens no second process
+    fake_clock = True
 
     # autouse: set up before the suite's async fixture resolves the (sync) factory below.
     @pytest_asyncio.fixture(autouse=True)
@@ -89,8 +93,10 @@ class TestSQLiteHistoryOnBorrowedConnection(HistoryProviderConformance):
         await connection.close()
 
     @pytest.fixture
-    def history_factory(self, connection: aiosqlite.Connection) -> Callable[..., SQLiteHistoryProvider]:
-        return lambda **options: SQLiteHistoryProvider(connection, **options)
+    def history_factory(
+        self, connection: aiosqlite.Connection, clock: FakeClock
+    ) -> Callable[..., SQLiteHistoryProvider]:
+        return lambda **options: SQLiteHistoryProvider(connection, clock=clock, **options)
 
 
 class TestSQLiteAgentFileStore(FileStoreConformance):

@@ -16,6 +16,7 @@ import re
 import time
 import zlib
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 import pytest
 
@@ -160,8 +161,8 @@ class ListMatchesPrefixAsGlob(MemoryLogDriver):
 class ListKeepsOldSessionId(MemoryLogDriver):
     """Keeps each key's session id apart from the log, and never removes it on delete."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
         self._session_ids: dict[str, str] = {}
 
     async def append(
@@ -256,8 +257,8 @@ class PurgeCountsNothing(MemoryLogDriver):
 class PurgeLeavesRecords(MemoryLogDriver):
     """Purges each expired log's header but leaves its records, which collide with the next log's (a duplicate key)."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
         self._orphans: dict[str, list[LogRecord]] = {}
 
     async def purge_expired(self) -> int:
@@ -907,7 +908,12 @@ _HANGS: list[tuple[type[object], str, str, list[str]]] = [
 ]
 
 _SUITES = {
-    "log": ("LogDriverConformance", _LOG_CAPS, "log_driver_factory", "driver = {cls}()\n        return lambda: driver"),
+    "log": (
+        "LogDriverConformance",
+        _LOG_CAPS,
+        "log_driver_factory",
+        "driver = {cls}(clock=clock)\n        return lambda: driver",
+    ),
     "log-pool": (
         "LogDriverConformance",
         _LOG_CAPS,
@@ -924,7 +930,7 @@ _SUITES = {
         "HistoryProviderConformance",
         _HISTORY_CAPS,
         "history_factory",
-        "driver = {cls}()\n        return lambda **options: LogHistoryProvider(driver, **options)",
+        "driver = {cls}(clock=clock)\n        return lambda **options: LogHistoryProvider(driver, **options)",
     ),
 }
 
@@ -940,9 +946,10 @@ _CLASS = """
 class Test{name}({base}):
     capabilities = {caps}
     time_limit = {limit}
+    fake_clock = {fake_clock}
 
     @pytest.fixture
-    def {fixture}(self):
+    def {fixture}(self, clock):
         {factory}
 """
 
@@ -961,10 +968,17 @@ def _module(cases: Sequence[tuple[type[object], str]], limit: float) -> tuple[st
     names: list[str] = []
     for cls, suite in cases:
         base, caps, fixture, factory = _SUITES[suite]
+        fake_clock = "clock=clock" in factory  # the factory builds its drivers on the clause's clock
         name = f"{cls.__name__}_{suite.replace('-', '_')}"
         names.append(name)
         source += _CLASS.format(
-            name=name, base=base, caps=caps, limit=limit, fixture=fixture, factory=factory.format(cls=cls.__name__)
+            name=name,
+            base=base,
+            caps=caps,
+            limit=limit,
+            fake_clock=fake_clock,
+            fixture=fixture,
+            factory=factory.format(cls=cls.__name__),
         )
     return source, names
 

@@ -148,6 +148,23 @@ class ChecksThenAppends(DictHistoryProvider):
         self.data.setdefault(self.key(session_id), []).extend(self.encode(m) for m in fresh)
 
 
+class UploadsThenLinks(DictHistoryProvider):
+    """Uploads each message in a request of its own, then links the batch at the end of the log.
+
+    Nothing makes overlapping saves take turns, so a short save started while a longer one is
+    uploading links first: the conversation is stored out of call order.
+    """
+
+    async def save_messages(
+        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
+        for _ in messages:
+            await asyncio.sleep(0)  # one upload round trip per message
+        if messages:
+            merged = self.merge(self._stored(session_id), messages)
+            self.data[self.key(session_id)] = [self.encode(m) for m in merged]
+
+
 class WindowStartsWithOrphans(DictHistoryProvider):
     """Cuts the newest N messages without dropping leading tool results."""
 
@@ -277,6 +294,7 @@ _CASES: list[tuple[type[HistoryProvider], list[str], dict[str, bool]]] = [
         {},
     ),
     (SortsByMessageId, ["test_messages_load_in_save_order"], {}),
+    (UploadsThenLinks, ["test_overlapping_saves_land_in_call_order"], {}),
     (LosesConcurrentUpdates, ["test_concurrent_saves_lose_and_duplicate_nothing"], {"concurrent_instances": True}),
     (ChecksThenAppends, ["test_concurrent_replays_store_once"], {"concurrent_instances": True}),
     (WindowStartsWithOrphans, ["test_window_never_starts_with_an_orphan_answer"], {"windowed_load": True}),

@@ -19,6 +19,7 @@ from agent_stores.core.todos import ObjectTodoStore
 from agent_stores.testing import (
     CheckpointStorageCapabilities,
     CheckpointStorageConformance,
+    FakeClock,
     ObjectCheckpointStorageConformance,
     ObjectTodoStoreConformance,
     TodoStoreCapabilities,
@@ -67,10 +68,12 @@ class TestFileCheckpointStorage(CheckpointStorageConformance):
 class TestObjectCheckpointStorage(ObjectCheckpointStorageConformance):
     """The core adapter over the in-process object driver."""
 
+    fake_clock = True
+
     @pytest.fixture
-    def checkpoint_storage_factory(self) -> Any:
+    def checkpoint_storage_factory(self, clock: FakeClock) -> Any:
         driver = MemoryObjectDriver()
-        return lambda **options: ObjectCheckpointStorage(driver, **options)
+        return lambda **options: ObjectCheckpointStorage(driver, clock=clock, **options)
 
 
 class TestTodoSessionStore(TodoStoreConformance):

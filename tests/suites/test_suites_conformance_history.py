@@ -12,7 +12,7 @@ from agent_framework._types import ContentType
 
 from agent_stores.core import LogHistoryProvider
 from agent_stores.core.memory import MemoryLogDriver
-from agent_stores.testing import HistoryCapabilities, HistoryProviderConformance
+from agent_stores.testing import FakeClock, HistoryCapabilities, HistoryProviderConformance
 from agent_stores.testing.history import sample_contents
 
 
@@ -57,9 +57,11 @@ class TestLogHistoryProviderInMemory(HistoryProviderConformance):
         windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True
     )
 
+    fake_clock = True
+
     @pytest.fixture
-    def history_factory(self) -> Callable[..., LogHistoryProvider]:
-        driver = MemoryLogDriver()
+    def history_factory(self, clock: FakeClock) -> Callable[..., LogHistoryProvider]:
+        driver = MemoryLogDriver(clock=clock)
         return lambda **options: LogHistoryProvider(driver, **options)
 
 

@@ -15,6 +15,7 @@ import pytest
 from agent_stores.core.memory import MemoryLogDriver, MemoryObjectDriver
 from agent_stores.sqlite import SQLiteDatabase, SQLiteLogDriver, SQLiteObjectDriver
 from agent_stores.testing import (
+    FakeClock,
     LogDriverCapabilities,
     LogDriverConformance,
     ObjectDriverCapabilities,
@@ -27,10 +28,11 @@ class TestMemoryLogDriver(LogDriverConformance):
     """One driver instance is one store; its operations never await, so each is atomic in the loop."""
 
     capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+    fake_clock = True
 
     @pytest.fixture
-    def log_driver_factory(self) -> Callable[[], MemoryLogDriver]:
-        driver = MemoryLogDriver()
+    def log_driver_factory(self, clock: FakeClock) -> Callable[[], MemoryLogDriver]:
+        driver = MemoryLogDriver(clock=clock)
         return lambda: driver
 
 
@@ -38,10 +40,11 @@ class TestLogDriverRefusingNul(LogDriverConformance):
     """A driver refusing NUL in keys, prefixes and ``after`` with ``ValueError`` passes: ``drivers.py`` allows it."""
 
     capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+    fake_clock = True
 
     @pytest.fixture
-    def log_driver_factory(self) -> Callable[[], MemoryLogDriver]:
-        driver = RefusesNulInLogKeys()
+    def log_driver_factory(self, clock: FakeClock) -> Callable[[], MemoryLogDriver]:
+        driver = RefusesNulInLogKeys(clock=clock)
         return lambda: driver
 
 
@@ -60,11 +63,12 @@ class TestSQLiteLogDriver(LogDriverConformance):
     """Each driver owns its own connection to one database file; an append is one conditional INSERT."""
 
     capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+    fake_clock = True
 
     @pytest.fixture
-    def log_driver_factory(self, tmp_path: Path) -> Callable[[], SQLiteLogDriver]:
+    def log_driver_factory(self, tmp_path: Path, clock: FakeClock) -> Callable[[], SQLiteLogDriver]:
         path = tmp_path / "drivers.db"
-        return lambda: SQLiteLogDriver(SQLiteDatabase.from_path(path))
+        return lambda: SQLiteLogDriver(SQLiteDatabase.from_path(path), clock=clock)
 
 
 class TestSQLiteObjectDriver(ObjectDriverConformance):

@@ -34,6 +34,7 @@ with warnings.catch_warnings():
     import agent_stores.core  # noqa: F401  # pyright: ignore[reportUnusedImport]
 
 from ._base import ConformanceBase, incompressible, requires, unique_id
+from .adversarial import ADVERSARIAL_FRAGMENTS, adversarial_ids, has_separator, pattern_like, refusable, storable
 from .checkpoints import (
     OBJECT_CHECKPOINT_CAPABILITIES,
     CheckpointStorageCapabilities,
@@ -42,6 +43,7 @@ from .checkpoints import (
     checkpoint_storage_at,
     corrupt_object_checkpoint,
 )
+from .clock import FakeClock, eventually, expires_on_the_real_clock
 from .declared import CAPABILITY_TYPES, declared
 from .files import FileStoreCapabilities, FileStoreConformance
 from .history import HistoryCapabilities, HistoryProviderConformance
@@ -59,6 +61,7 @@ from .todos import (
 )
 
 __all__ = [
+    "ADVERSARIAL_FRAGMENTS",
     "CAPABILITY_TYPES",
     "OBJECT_CHECKPOINT_CAPABILITIES",
     "OBJECT_LOG_DIVERGENCES",
@@ -66,6 +69,7 @@ __all__ = [
     "CheckpointStorageCapabilities",
     "CheckpointStorageConformance",
     "ConformanceBase",
+    "FakeClock",
     "FileStoreCapabilities",
     "FileStoreConformance",
     "HistoryCapabilities",
@@ -83,13 +87,20 @@ __all__ = [
     "SessionStoreConformance",
     "TodoStoreCapabilities",
     "TodoStoreConformance",
+    "adversarial_ids",
     "checkpoint_storage_at",
     "corrupt_object_checkpoint",
     "corrupt_object_session",
     "corrupt_object_todos",
     "declared",
+    "eventually",
+    "expires_on_the_real_clock",
+    "has_separator",
     "incompressible",
+    "pattern_like",
+    "refusable",
     "requires",
+    "storable",
     "todo_store_at",
     "unique_id",
 ]

@@ -19,6 +19,8 @@ import pytest_asyncio
 from agent_stores.core import Stores, open_stores
 from agent_stores.core.lifecycle import OwnedResource
 
+from .clock import FakeClock
+
 __all__ = [
     "HARD_STOP_GRACE_S",
     "ClauseTimeLimitError",
@@ -36,11 +38,15 @@ _LIMITED_ATTR = "_agent_stores_time_limited"
 _CLOCK_ATTR = "_agent_stores_clause_clock"
 
 
-def requires(*capabilities: str, absent: tuple[str, ...] = ()) -> Callable[[F], F]:
-    """Run the decorated clause only when every named capability is declared (and every ``absent`` one is not)."""
+def requires(*capabilities: str, absent: tuple[str, ...] = (), fake_clock: bool = False) -> Callable[[F], F]:
+    """Run the decorated clause only when every named capability is declared (and every ``absent`` one is not).
+
+    With ``fake_clock``, also only on a class whose factory builds its stores on the clause's
+    ``clock`` fixture (``fake_clock = True`` on the class).
+    """
 
     def mark(clause: F) -> F:
-        setattr(clause, _REQUIRES_ATTR, (capabilities, absent))
+        setattr(clause, _REQUIRES_ATTR, (capabilities, absent, fake_clock))
         return clause
 
     return mark
@@ -309,11 +315,19 @@ class ConformanceBase:
     ``HARD_STOP_GRACE_S`` later, unless you set a timeout of your own (``--timeout``, the
     ``timeout`` ini option or a ``timeout`` marker). Every loop of the suite over a store's
     answers is bounded too.
+
+    Expiry is checked on a fake clock, never by waiting: a factory that passes the clause's
+    ``clock`` fixture (a :class:`FakeClock`) as its stores' ``clock=`` sets ``fake_clock = True``,
+    and the ttl clauses move that clock. Without it they skip (a store whose server expires
+    data on its own clock, such as Redis, proves its expiry in its own tests).
     """
 
     capabilities: ClassVar[Any]
     divergences: ClassVar[dict[str, str]] = {}
     time_limit: ClassVar[float] = 60.0
+    #: True when the factory fixture builds its stores on the clause's ``clock`` fixture (their
+    #: ``clock=``): the ttl clauses then move that clock instead of waiting, and run only then.
+    fake_clock: ClassVar[bool] = False
 
     #: Name of the factory fixture the subclass provides (set by each conformance class).
     factory_fixture: ClassVar[str]
@@ -335,7 +349,7 @@ class ConformanceBase:
         for clause, reason in self.divergences.items():
             if not isinstance(reason, str) or not reason.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
                 pytest.fail(f"divergence {clause!r} needs a written reason", pytrace=False)
-        needed, absent = getattr(request.function, _REQUIRES_ATTR, ((), ()))
+        needed, absent, on_fake_clock = getattr(request.function, _REQUIRES_ATTR, ((), (), False))
         for capability in (*needed, *absent):
             if not hasattr(self.capabilities, capability):
                 pytest.fail(f"{type(self.capabilities).__name__} has no capability {capability!r}", pytrace=False)
@@ -345,8 +359,18 @@ class ConformanceBase:
         present = [c for c in absent if getattr(self.capabilities, c)]
         if present:
             pytest.skip(f"clause is for stores without: {', '.join(present)}")
+        if on_fake_clock and not self.fake_clock:
+            pytest.skip(
+                "clause runs on the suite's fake clock: build the factory's stores with the `clock` fixture "
+                "(their clock=) and set fake_clock = True on the class"
+            )
         if name in self.divergences:
             request.applymarker(pytest.mark.xfail(strict=True, reason=f"declared divergence: {self.divergences[name]}"))
+
+    @pytest.fixture
+    def clock(self) -> FakeClock:
+        """The clause's fake clock (starting now), for the factory to pass as its stores' ``clock=``."""
+        return FakeClock()
 
     @pytest_asyncio.fixture
     async def open_store(self, request: pytest.FixtureRequest) -> AsyncIterator[Callable[..., Awaitable[Any]]]:

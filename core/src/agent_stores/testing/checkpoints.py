@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import unicodedata
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -18,6 +17,8 @@ from agent_stores.core.checkpoints import ObjectCheckpointStorage
 from agent_stores.core.lifecycle import adapter_capabilities
 
 from ._base import ConformanceBase, requires, store_at, unique_id
+from .adversarial import adversarial_ids
+from .clock import FakeClock
 
 __all__ = [
     "OBJECT_CHECKPOINT_CAPABILITIES",
@@ -61,6 +62,8 @@ class CheckpointStorageCapabilities:
         keep_last: The factory accepts ``keep_last=N``: each save keeps only the workflow's
             newest N checkpoints.
         ttl: The factory accepts ``ttl=seconds``: a checkpoint expires that long after its save.
+            The clause runs on the suite's fake clock (``fake_clock = True`` on the class, the
+            factory's stores built with the ``clock`` fixture).
         namespaces: The factory accepts ``namespace=...``; namespaces never share a checkpoint.
         max_id_length: The longest checkpoint id the store accepts; ``None``: any (10 kB tried).
         corruptible: The test class provides a ``corrupt_checkpoint`` fixture: an async callable
@@ -112,29 +115,6 @@ async def corrupt_object_checkpoint(store: ObjectCheckpointStorage, checkpoint_i
     assert stored is not None, f"checkpoint {checkpoint_id!r} is not stored"
     await store.driver.put(key, stored.data[:40])
 
-
-_ADVERSARIAL_SUFFIXES = (
-    "A",
-    "a",
-    "a ",
-    " a",
-    "a/b",
-    "a\\b",
-    "a%2Fb",
-    "..",
-    "../x",
-    "*",
-    "{x}",
-    ":",
-    "$where",
-    "\t",
-    "~x",
-    "x.json",
-    unicodedata.normalize("NFC", "é"),
-    unicodedata.normalize("NFD", "é"),
-    "日本",
-    "CON",
-)
 
 _BASE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -361,12 +341,14 @@ class CheckpointStorageConformance(ConformanceBase):
     async def test_adversarial_names_are_distinct(self, open_store: OpenStore) -> None:
         """Ids and workflow names that differ in case, separators, `..`, globs, operators or Unicode never collide.
 
-        A failure means two ids share one checkpoint or two workflows share a listing (the
-        assertion names them); derive keys injectively, never by normalising names.
+        The names are a unique base alone and with each adversarial fragment every store must
+        keep (:func:`agent_stores.testing.adversarial.storable`) after it. A failure means two
+        ids share one checkpoint or two workflows share a listing (the assertion names them);
+        derive keys injectively, never by normalising names.
         """
         store: CheckpointStorage = await open_store()
         base = unique_id("adv")
-        names = [base + suffix for suffix in _ADVERSARIAL_SUFFIXES]
+        names = adversarial_ids(base)
         for index, name in enumerate(names):
             await store.save(make_checkpoint(name, checkpoint_id=name, state={"index": index}))
         for index, name in enumerate(names):
@@ -544,17 +526,22 @@ class CheckpointStorageConformance(ConformanceBase):
         latest = await store.get_latest(workflow_name=workflow)
         assert latest is not None and latest.checkpoint_id == saved[-1].checkpoint_id
 
-    @requires("ttl")
-    async def test_ttl_expires(self, open_store: OpenStore) -> None:
-        """With ``ttl``, a checkpoint reads as absent everywhere once its time has passed.
+    @requires("ttl", fake_clock=True)
+    async def test_ttl_expires(self, open_store: OpenStore, clock: FakeClock) -> None:
+        """With ``ttl``, a checkpoint reads as whole until its time has passed, then as absent everywhere.
 
-        A failure means an expired checkpoint was still loaded, listed or returned as latest.
+        On the fake clock. A failure means an expired checkpoint was still loaded, listed or
+        returned as latest, or one expired early.
         """
-        store: CheckpointStorage = await open_store(ttl=0.4)
+        ttl = 600.0
+        store: CheckpointStorage = await open_store(ttl=ttl)
         workflow = unique_id("wf")
         checkpoint = make_checkpoint(workflow)
         await store.save(checkpoint)
-        await asyncio.sleep(0.6)
+        clock.advance(ttl - 1)
+        assert (await store.load(checkpoint.checkpoint_id)).checkpoint_id == checkpoint.checkpoint_id
+        assert await store.list_checkpoint_ids(workflow_name=workflow) == [checkpoint.checkpoint_id]
+        clock.advance(2)
         assert await store.get_latest(workflow_name=workflow) is None
         with pytest.raises(WorkflowCheckpointException):
             await store.load(checkpoint.checkpoint_id)

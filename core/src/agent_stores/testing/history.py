@@ -17,7 +17,8 @@ Subclass :class:`HistoryProviderConformance`, declare a :class:`HistoryCapabilit
 Every call of the returned callable must open a provider over the **same** backing data: that
 is how the suite checks restarts, two instances and concurrency. It always passes
 ``source_id=``; ``max_messages=``, ``skip_excluded=`` and ``ttl=`` only when the matching
-capability is declared.
+capability is declared. The ``ttl`` clauses run on a fake clock: build the providers with
+the clause's ``clock`` fixture (``history_factory(self, clock)``) and set ``fake_clock = True``.
 
 The suite drives a provider exactly as ``Agent`` does: one ``AgentSession`` per session id, and
 ``get_messages(session_id, state=session.state.setdefault(provider.source_id, {}))`` /
@@ -40,7 +41,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -52,6 +52,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ._base import ConformanceBase, collect_pages, maybe_await, requires, unique_id
+from .adversarial import adversarial_ids
+from .clock import FakeClock
 
 __all__ = ["HistoryCapabilities", "HistoryProviderConformance", "sample_contents"]
 
@@ -75,8 +77,9 @@ class HistoryCapabilities:
             ``ttl`` also ``purge_expired()``.
         ttl: The factory accepts ``ttl=`` seconds (sliding expiry): a session expires that long
             after its last save that stored messages and then loads as empty; a save after
-            expiry starts a fresh history; ``ttl <= 0`` is a ``ValueError``. The clauses sleep
-            about 3 s in all.
+            expiry starts a fresh history; ``ttl <= 0`` is a ``ValueError``. The expiry clauses
+            run on the suite's fake clock (``fake_clock = True`` on the class, the factory's
+            stores built with the ``clock`` fixture) and never wait.
 
     """
 
@@ -210,56 +213,15 @@ class HistoryHarness:
         await provider.save_messages(session_id, _copies(messages), state=self.state(provider, session_id))
 
 
-# Session-id fragments that break naive key derivations; each is combined with a unique prefix.
-_ID_SUFFIXES = (
-    "",
-    "A",
-    "a",
-    "a ",
-    " a",
-    "a\t",
-    "a\n",
-    "a/b",
-    "a_b",
-    "a-b",
-    "a%2Fb",
-    "a%2fb",
-    "a\\b",
-    "a:b",
-    "a::b",
-    "a.b",
-    "/..",
-    "/.",
-    ".",
-    "..",
-    "*",
-    "?",
-    "[a]",
-    "{x}",
-    "{x",
-    "~x",
-    "~",
-    "\u00e9",  # NFC
-    "e\u0301",  # NFD of the same text
-    "\u00a0",
-    "🙂",
-    "CON",
-    "con",
-)
-_ID_PREFIXES = ("..", "../", "*", ":", "{", " ", "~", "A", "\u00e9", "e\u0301", "/")
-
-
 # Long ids: lowercase-safe ones (often used verbatim) and ones that need encoding, past common limits.
 _LONG_SUFFIXES = tuple(
     tail for n in (300, 1024, 10240) for tail in ("x" * n, "x" * (n - 1) + "y", "\u00e9" * (n // 2), "X" * n)
 )
 
 
-def _distinct_ids(suffixes: Sequence[str], prefixes: Sequence[str] = ()) -> list[str]:
+def _long_ids() -> list[str]:
     base = unique_id("sid")
-    ids = [base + s for s in suffixes] + [p + base for p in prefixes]
-    assert len(set(ids)) == len(ids), "the suite's adversarial ids must be distinct"
-    return ids
+    return [base + tail for tail in _LONG_SUFFIXES]
 
 
 def _clip(value: str) -> str:
@@ -292,6 +254,13 @@ def _resolve(kind: str, n: int, picks: list[int], stored: list[Message]) -> list
     replayed = [] if kind == "fresh" or k == 0 else stored[:k] if kind == "prefix" else stored[-k:]
     return _copies(replayed) + [_POOL[i]() for i in picks]
 
+
+#: The ttl of the expiry clauses, in seconds of the fake clock: long, so a server's own expiry
+#: by its real clock (a MongoDB TTL index) never acts within a clause.
+_TTL = 600.0
+
+#: Rounds of the call-order clause: two overlapping saves each.
+_ORDER_ROUNDS = 10
 
 _PROCESS_TIMEOUT_S = 120.0
 _PROCESS_MAX_LINES = 10_000  # a store that prints on stdout must not keep the wait going forever
@@ -479,6 +448,34 @@ class HistoryProviderConformance(ConformanceBase):
             await history.save(provider, session_id, batch)
         assert _dicts(await history.load(provider, session_id)) == _dicts(first + second + third)
 
+    async def test_overlapping_saves_land_in_call_order(self, history: HistoryHarness) -> None:
+        """Saves to one session through one provider that overlap land in the order they were called.
+
+        Each round starts a save of a four-message turn, lets it begin (one pass of the event
+        loop), then starts a save of one message while the first is still under way; the turns
+        must load in call order. Failure means a later save overtook an earlier one: the store
+        lets overlapping saves race (a save that takes more requests, or one that lost a
+        conditional append and retried, lands behind the save that started after it), so a
+        conversation is stored out of order. Let saves to one session through one provider
+        take turns in call order (``LogHistoryProvider`` keeps a first-come, first-served lock
+        per session).
+        """
+        provider = await history.open()
+        session_id = unique_id("session")
+        called: list[Message] = []
+        for round_ in range(_ORDER_ROUNDS):
+            long = [
+                _msg("user" if i % 2 == 0 else "assistant", f"turn {round_}.{i}", f"{round_}-{i}") for i in range(4)
+            ]
+            short = [_msg("user", f"after {round_}", f"{round_}-next")]
+            first = asyncio.create_task(history.save(provider, session_id, long))
+            await asyncio.sleep(0)  # the first save has started
+            second = asyncio.create_task(history.save(provider, session_id, short))
+            await asyncio.gather(first, second)
+            called += long + short
+        loaded = _ids(await history.load(await history.open(), session_id))
+        assert loaded == _ids(called), f"saves landed out of call order: {loaded[:12]}..."
+
     async def test_new_instance_sees_saved_history(self, history: HistoryHarness) -> None:
         """A provider opened later (a restart) sees everything saved before, and both keep appending one history.
 
@@ -628,13 +625,15 @@ class HistoryProviderConformance(ConformanceBase):
     async def test_session_ids_never_share_history(self, history: HistoryHarness) -> None:
         """Distinct session ids keep distinct histories, whatever characters they hold.
 
-        Ids differ only in case, whitespace, separators, percent-encoding, ``..``, glob or
-        template characters, or unicode normalisation. Failure means the key derivation is not
+        Ids are a unique base with each of the suite's adversarial fragments
+        (:mod:`agent_stores.testing.adversarial`) after it and before it: they differ only in
+        case, whitespace, separators, percent-encoding, ``..``, glob, operator or template
+        characters, or unicode normalisation. Failure means the key derivation is not
         injective (lowercasing, stripping, slugifying, URL-decoding) or an id escapes its key
         space. Encode ids injectively, e.g. with the framework's ``_storage_key_segment`` as
         ``agent_stores.core.KeySpace`` does.
         """
-        await self._check_separate_histories(history, _distinct_ids(_ID_SUFFIXES, _ID_PREFIXES))
+        await self._check_separate_histories(history, adversarial_ids(unique_id("sid"), before=True))
 
     async def test_long_session_ids_keep_separate_histories(self, history: HistoryHarness) -> None:
         """Session ids of 300 characters, 1 kB and 10 kB work and keep distinct histories.
@@ -644,7 +643,7 @@ class HistoryProviderConformance(ConformanceBase):
         limit to a collision-resistant digest (``_storage_key_segment`` does so only for ids it
         encodes, not for lowercase-safe ones used verbatim).
         """
-        await self._check_separate_histories(history, _distinct_ids(_LONG_SUFFIXES))
+        await self._check_separate_histories(history, _long_ids())
 
     @staticmethod
     async def _check_separate_histories(history: HistoryHarness, ids: list[str]) -> None:
@@ -820,58 +819,46 @@ class HistoryProviderConformance(ConformanceBase):
 
     # -- ttl ------------------------------------------------------------------------------
 
-    @requires("ttl")
-    async def test_ttl_expires_a_session_after_its_last_save(self, history: HistoryHarness) -> None:
+    @requires("ttl", fake_clock=True)
+    async def test_ttl_expires_a_session_after_its_last_save(self, history: HistoryHarness, clock: FakeClock) -> None:
         """With ``ttl`` a session loads in full until ``ttl`` after its last save, then loads as empty.
 
-        The session is saved, saved again after half the ttl, loaded when the ttl has passed
-        since the first save but not since the second (still there: the expiry slides), then
-        loaded once the ttl has passed since the second save (empty). Failure means expiry
-        counts from the first save (not sliding), never happens, or a later save does not
-        extend it. Reset the expiry on every save that stores messages, and treat an expired
-        session as absent on every read.
+        On the fake clock: the session is saved, saved again half a ttl later, loaded when a ttl
+        has passed since the first save but not since the second (whole: the expiry slides),
+        then loaded a ttl after the second save (empty). Failure means expiry counts from the
+        first save (not sliding), never happens, or a later save does not extend it. Reset the
+        expiry on every save that stores messages, and treat an expired session as absent on
+        every read.
         """
-        ttl = 0.8
-        provider, reader = await history.open(ttl=ttl), await history.open(ttl=ttl)
+        provider, reader = await history.open(ttl=_TTL), await history.open(ttl=_TTL)
         session_id = unique_id("session")
-        first, second = [_msg("user", "early", "m-1")], [_msg("assistant", "later", "m-2")]
-        first_started = time.monotonic()
-        await history.save(provider, session_id, first)
-        await asyncio.sleep(ttl * 0.5)
-        started = time.monotonic()
-        await history.save(provider, session_id, second)
-        in_time = time.monotonic() - first_started < ttl  # the second save met the first one alive
-        await asyncio.sleep(ttl * 0.6)  # 1.1 ttl after the first save, 0.6 ttl after the second
+        await history.save(provider, session_id, [_msg("user", "early", "m-1")])
+        clock.advance(_TTL / 2)
+        await history.save(provider, session_id, [_msg("assistant", "later", "m-2")])
+        clock.advance(_TTL / 2 + 1)  # a ttl after the first save, half a ttl after the second
         loaded = _ids(await history.load(reader, session_id))
-        if in_time and time.monotonic() - started < ttl:  # read before the second save's expiry
-            assert loaded == ["m-1", "m-2"], f"a save did not extend the expiry: loaded {loaded}"
-        else:  # too slow a store to tell: the second save may have restarted an expired session
-            assert loaded in ([], ["m-2"], ["m-1", "m-2"]), f"loaded {loaded}"
-        await asyncio.sleep(ttl * 0.55)  # 1.15 ttl after the second save
+        assert loaded == ["m-1", "m-2"], f"a save did not extend the expiry: loaded {loaded}"
+        clock.advance(_TTL / 2 - 2)  # just short of a ttl after the second save
+        assert _ids(await history.load(reader, session_id)) == ["m-1", "m-2"], "the session expired early"
+        clock.advance(2)  # past a ttl after the second save
         assert await history.load(reader, session_id) == [], "the session did not expire"
 
-    @requires("ttl")
-    async def test_save_after_expiry_starts_a_fresh_history(self, history: HistoryHarness) -> None:
+    @requires("ttl", fake_clock=True)
+    async def test_save_after_expiry_starts_a_fresh_history(self, history: HistoryHarness, clock: FakeClock) -> None:
         """A save to an expired session starts a new history: nothing of the expired one comes back.
 
         Failure means the expired records are still stored under the session and reappear once
         a save renews the expiry, or a replayed message is de-duplicated against expired ones.
         Remove (or ignore) the expired records atomically with the first save after expiry.
         """
-        ttl = 0.3
-        provider, reader = await history.open(ttl=ttl), await history.open(ttl=ttl)
+        provider, reader = await history.open(ttl=_TTL), await history.open(ttl=_TTL)
         session_id = unique_id("session")
         old = [_msg("user", "old", "m-1"), _msg("assistant", "older", "m-2")]
         await history.save(provider, session_id, old)
-        await asyncio.sleep(ttl * 1.5)
+        clock.advance(_TTL + 1)
         fresh = [_msg("assistant", "older", "m-2"), _msg("user", "new", "m-3")]
-        started = time.monotonic()
         await history.save(provider, session_id, fresh)
-        loaded = _dicts(await history.load(reader, session_id))
-        if time.monotonic() - started < ttl:  # read before the fresh save's expiry: it must show
-            assert loaded == _dicts(fresh)
-        else:  # too slow a store to tell; an expiry of the fresh save is all that may show
-            assert loaded in ([], _dicts(fresh)), "expired records came back"
+        assert _dicts(await history.load(reader, session_id)) == _dicts(fresh), "expired records came back"
 
     @requires("ttl")
     async def test_invalid_ttl_is_rejected(self, history: HistoryHarness) -> None:
@@ -1000,9 +987,9 @@ class HistoryProviderConformance(ConformanceBase):
         loaded = _ids(await history.load(await history.open(), session_id))
         assert loaded == _ids(theirs + mine + added), f"stored {loaded}"
 
-    @requires("ttl")
+    @requires("ttl", fake_clock=True)
     async def test_stale_instance_saves_after_the_session_expired_and_was_rewritten(
-        self, history: HistoryHarness
+        self, history: HistoryHarness, clock: FakeClock
     ) -> None:
         """Instance A saves; the session expires; instance B saves as many messages; A saves again: nothing lost.
 
@@ -1010,67 +997,58 @@ class HistoryProviderConformance(ConformanceBase):
         (a version derived from the length), so A's replayed messages are taken as stored.
         Never reuse a version once a log expired.
         """
-        ttl = 0.5  # B's save must still be live when A saves right after it
-        first, second = await history.open(ttl=ttl), await history.open(ttl=ttl)
+        first, second = await history.open(ttl=_TTL), await history.open(ttl=_TTL)
         session_id = unique_id("session")
         mine = [_msg("user", "from A", "a-1"), _msg("assistant", "to A", "a-2")]
         await history.save(first, session_id, mine)
-        await asyncio.sleep(ttl * 1.3)
-        reader = await history.open(ttl=ttl)
+        clock.advance(_TTL + 1)
         theirs = [_msg("user", "from B", "b-1"), _msg("assistant", "to B", "b-2")]
-        started = time.monotonic()
         await history.save(second, session_id, theirs)
         added = [_msg("user", "A again", "a-3")]
         await history.save(first, session_id, mine + added)
-        loaded = _ids(await history.load(reader, session_id))
-        if time.monotonic() - started < ttl * 0.8:
-            assert loaded == _ids(theirs + mine + added), f"stored {loaded}"
-        else:  # too slow a store to keep B's save live until the load: only an expiry may show
-            outcomes: tuple[list[str | None], ...] = ([], _ids(mine + added), _ids(theirs + mine + added))
-            assert loaded in outcomes, f"stored {loaded}; only an expiry of B's or A's save may explain a difference"
+        loaded = _ids(await history.load(await history.open(ttl=_TTL), session_id))
+        assert loaded == _ids(theirs + mine + added), f"stored {loaded}"
 
-    @requires("ttl", "admin")
-    async def test_count_messages_of_an_expired_session_is_zero(self, history: HistoryHarness) -> None:
+    @requires("ttl", "admin", fake_clock=True)
+    async def test_count_messages_of_an_expired_session_is_zero(
+        self, history: HistoryHarness, clock: FakeClock
+    ) -> None:
         """An expired session counts 0 messages, is not listed, and ``delete_session`` reports it did not exist.
 
         Failure means the admin calls read the expired records that loads already hide, so an
         operator sees (and exports) sessions that expired. Treat an expired log as absent in
         every call.
         """
-        ttl = 0.3
-        provider: Any = await history.open(ttl=ttl)
+        provider: Any = await history.open(ttl=_TTL)
         session_id = unique_id("session")
-        started = time.monotonic()
         await history.save(provider, session_id, [_msg("user", "a", "m-1"), _msg("assistant", "b", "m-2")])
-        count = await provider.count_messages(session_id)
-        if time.monotonic() - started < ttl * 0.8:  # else too slow a machine to tell
-            assert count == 2, "count_messages of a live session"
-        await asyncio.sleep(ttl * 1.5)
+        assert await provider.count_messages(session_id) == 2, "count_messages of a live session"
+        clock.advance(_TTL + 1)
         assert await provider.count_messages(session_id) == 0, "count_messages counts an expired session"
         assert session_id not in await provider.list_sessions(limit=1000), "list_sessions lists an expired session"
         assert await provider.delete_session(session_id) is False, "delete_session found an expired session"
 
-    @requires("ttl", "admin")
-    async def test_purge_expired_spares_live_sessions(self, history: HistoryHarness) -> None:
+    @requires("ttl", "admin", fake_clock=True)
+    async def test_purge_expired_spares_live_sessions(self, history: HistoryHarness, clock: FakeClock) -> None:
         """``purge_expired`` removes expired sessions only: those without ttl or not yet expired stay whole.
 
-        Failure means the purge removed live history (a purge of every log, or an expiry
-        comparison the wrong way round). It returns how many logs it removed, an int. A purged
-        session then saves and loads afresh; failure there means the purge left part of the
-        session behind (records without their log), so every later save to it fails or shows
-        purged messages.
+        It returns how many logs it removed, an int: at least the clause's expired session
+        (other data in the store may add to it). Failure means the purge removed live history
+        (a purge of every log, or an expiry comparison the wrong way round) or did not count
+        what it removed. A purged session then saves and loads afresh; failure there means the
+        purge left part of the session behind (records without their log), so every later save
+        to it fails or shows purged messages.
         """
-        ttl = 0.3
-        expiring: Any = await history.open(ttl=ttl)
-        lasting: Any = await history.open(ttl=3600)
+        expiring: Any = await history.open(ttl=_TTL)
+        lasting: Any = await history.open(ttl=_TTL * 10)
         forever: Any = await history.open()
         sessions = {name: unique_id(f"session-{name}") for name in ("expiring", "lasting", "forever")}
         kept = [_msg("user", "keep me", "m-1"), _msg("assistant", "kept", "m-2")]
         for name, provider in (("expiring", expiring), ("lasting", lasting), ("forever", forever)):
             await history.save(provider, sessions[name], kept)
-        await asyncio.sleep(ttl * 1.5)
+        clock.advance(_TTL + 1)
         purged = await forever.purge_expired()
-        assert isinstance(purged, int) and purged >= 0, f"purge_expired returned {purged!r}"
+        assert isinstance(purged, int) and purged >= 1, f"purge_expired returned {purged!r} for an expired session"
         reader: Any = await history.open()
         for name in ("lasting", "forever"):
             assert _ids(await history.load(reader, sessions[name])) == ["m-1", "m-2"], f"purge removed a {name} session"

@@ -46,6 +46,7 @@ from hypothesis import strategies as st
 from agent_stores.core.files import normalize_path
 from agent_stores.core.stores import Stores
 
+from .adversarial import ADVERSARIAL_FRAGMENTS
 from .checkpoints import make_checkpoint
 
 __all__ = [
@@ -76,28 +77,8 @@ def hostile_examples(default: int = 200) -> int:
     return 5000 if os.environ.get("AGENT_STORES_HEAVY") == "1" else default
 
 
-_E_ACUTE_NFC = "\u00e9"
-_E_ACUTE_NFD = unicodedata.normalize("NFD", _E_ACUTE_NFC)
-
-FRAGMENTS: tuple[str, ...] = (
-    # traversal and separators
-    "..", "../", "../../etc/passwd", "/", "//", "\\", "..\\", "./", ".", "C:", "C:\\x", "~", "~/",
-    # NUL and control characters
-    "\x00", "a\x00b", "\n", "\r\n", "\t", "\x1b[31m", "\x7f", "\x01", "\u2028", "\ufeff", "\u202e",
-    # glob / regex metacharacters
-    "*", "**", "?", "[", "]", "[a-z]", "[!x]", "{a,b}", ".*", "^", "$", "|", "(", ")", "+", "\\d",
-    # Mongo operator shapes and dotted names
-    "$ne", "$gt", "$where", "$regex", "a.b", "$.x", '{"$ne": null}', "system.x",
-    # Redis hash tags, Lua-significant bytes and patterns
-    "{", "}", "{tag}", "%", "%s", "%%", "--", "--[[", "]]", "'", '"', ";", "\\0", "\x00\xff",
-    # the key derivation's own markers
-    "~sha256-", "~abc", ".json", ".corrupt", "s0000", "records", "workflows",
-    # case, Unicode normalisation, reserved names, whitespace
-    "A", "a", "CON", "nul", "aux.txt", " ", "  a  ", "K", "\u212a", "\u00df", "ss", "\u0130",
-    _E_ACUTE_NFC, _E_ACUTE_NFD, "\u00c5", "A\u030a", "\u65e5\u672c", "\U0001f600",
-    # text that is not valid Unicode
-    "\ud800", "\udcff",
-)  # fmt: skip
+#: The fragments :func:`hostile_text` mixes into drawn text: every adversarial fragment.
+FRAGMENTS: tuple[str, ...] = ADVERSARIAL_FRAGMENTS
 
 # Non-string values shaped like query operators or other types: refused, never interpreted.
 OPERATOR_SHAPES: tuple[Any, ...] = ({"$ne": None}, {"$gt": ""}, ["a"], ("a",), 5, 1.5, b"a", True)

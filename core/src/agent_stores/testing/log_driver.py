@@ -11,10 +11,11 @@ are what keeps chat history from being lost or duplicated. Subclass
 
     class TestMyLogDriver(LogDriverConformance):
         capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+        fake_clock = True  # the drivers read the clause's clock: expiry is checked without waiting
 
         @pytest.fixture
-        def log_driver_factory(self, my_server_url):
-            return lambda: MyLogDriver.from_url(my_server_url)  # or an awaitable of one
+        def log_driver_factory(self, my_server_url, clock):
+            return lambda: MyLogDriver.from_url(my_server_url, clock=clock)  # or an awaitable of one
 
 Every call of the factory must return a driver over the **same** backing data (a new
 connection to the same server, or the same in-process instance): that is how the suite checks
@@ -27,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import random
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
@@ -37,6 +37,8 @@ import pytest
 from agent_stores.core import LogDriver, LogInfo, LogRecord, LogVersion, StoreConflictError, StoreUnavailableError
 
 from ._base import ConformanceBase, collect_pages, incompressible, requires, unique_id
+from .adversarial import ADVERSARIAL_FRAGMENTS, pattern_like
+from .clock import FakeClock
 
 __all__ = ["OBJECT_LOG_DIVERGENCES", "LogDriverCapabilities", "LogDriverConformance"]
 
@@ -65,7 +67,7 @@ _RACE_ROUNDS = 4
 
 #: Prefix fragments that mean something to a glob, a regex, SQL ``LIKE`` or a path; each prefix
 #: built from them has siblings that a pattern-matching implementation would wrongly list.
-_LITERAL_FRAGMENTS = ("*", "?", "[ab]", "%", "_", "\\", ".", "^$", "{x}", "ü", "日本", "😀")
+_LITERAL_FRAGMENTS = tuple(f for f in ADVERSARIAL_FRAGMENTS if pattern_like(f))
 
 
 @dataclass(frozen=True)
@@ -74,12 +76,13 @@ class LogDriverCapabilities:
 
     Attributes:
         ttl: ``append(..., ttl=)`` is honoured: the log expires ``ttl`` seconds after that
-            append, and is then absent for every method. The expiry clauses use a real ttl of
-            ``LogDriverConformance.ttl_seconds`` (0.6 s) and sleep about 1.5 times it; no
-            clock injection is needed.
-        native_expiry: With ``ttl``: the backend removes expired logs by itself (Redis
-            ``PEXPIRE``, a MongoDB TTL index), so ``purge_expired()`` may find fewer of them to
-            remove; its count is then only checked not to exceed what expired.
+            append, and is then absent for every method. The expiry clauses run on the suite's
+            fake clock (``fake_clock = True`` on the class, the factory's drivers built with the
+            ``clock`` fixture), never waiting.
+        native_expiry: With ``ttl``: the backend also removes expired logs by itself, on the
+            server's own clock (Redis ``PEXPIRE``, a MongoDB TTL index). Informational: the
+            expiry clauses' fake clock starts now and their ttl is long, so the server's own
+            expiry never acts within a clause.
         concurrent_instances: Two driver instances from the factory (two connections, two
             clients) decide conditional appends atomically between them: of N appends racing
             on one expected version, exactly one wins. Atomicity among concurrent calls on one
@@ -128,9 +131,9 @@ class LogDriverConformance(ConformanceBase):
     capabilities: ClassVar[LogDriverCapabilities] = LogDriverCapabilities()
     factory_fixture: ClassVar[str] = "log_driver_factory"
 
-    #: The ttl (seconds) the expiry clauses append with. Raise it for a backend whose expiry is
-    #: coarser; each expiry clause then sleeps about 1.5 times longer.
-    ttl_seconds: ClassVar[float] = 0.6
+    #: The ttl the expiry clauses append with, in seconds of the fake clock: long, so a server's
+    #: own expiry by its real clock (a MongoDB TTL index) never acts within a clause.
+    ttl_seconds: ClassVar[float] = 600.0
 
     @pytest.fixture
     def open_driver(self, open_store: Callable[..., Awaitable[Any]]) -> OpenDriver:
@@ -145,10 +148,6 @@ class LogDriverConformance(ConformanceBase):
     def prefix(self) -> str:
         """This clause's own key prefix; the clause touches no key outside it."""
         return unique_id("log-driver") + "/"
-
-    async def _expire(self) -> None:
-        """Sleep until a log appended with ``ttl_seconds`` before the call has surely expired."""
-        await asyncio.sleep(self.ttl_seconds + max(0.2, self.ttl_seconds * 0.35))
 
     @staticmethod
     async def _assert_absent(driver: LogDriver, key: str, prefix: str, *, why: str) -> None:
@@ -677,49 +676,36 @@ class LogDriverConformance(ConformanceBase):
 
     # -- expiry -------------------------------------------------------------------------------
 
-    @requires("ttl")
-    async def test_expired_log_is_absent_for_every_method(self, open_driver: OpenDriver, prefix: str) -> None:
+    @requires("ttl", fake_clock=True)
+    async def test_expired_log_is_absent_for_every_method(
+        self, open_driver: OpenDriver, prefix: str, clock: FakeClock
+    ) -> None:
         """After its ttl, a log reads as empty at version ``None``, is not listed, and ``delete`` returns ``False``.
 
         A log appended to with ``ttl=None`` after an append with a ttl no longer expires, and
         the expired key is then written afresh. Failure means some method still sees the
         expired records (``length`` counting them, ``list_logs`` listing the log, ``delete``
         reporting it existed), so sessions come back or are counted after they expired, or
-        an append without ttl kept the old expiry. Filter expired logs in every read. On a
-        machine too slow to make the log permanent within the ttl the clause retries with twice
-        the ttl (at most twice).
+        an append without ttl kept the old expiry. Filter expired logs in every read.
         """
         driver = await open_driver()
-        for attempt, ttl in enumerate(self.ttl_seconds * factor for factor in (1, 2, 4)):
-            key, live = f"{prefix}expiring-{attempt}", f"{prefix}live-{attempt}"
-            started = time.monotonic()
-            await driver.append(key, _records("r", 3), expected_version=None, session_id="s", ttl=ttl)
-            live_started = time.monotonic()
-            permanent = await driver.append(live, _records("r", 1), expected_version=None, session_id="s", ttl=ttl)
-            length = await driver.length(key)
-            if time.monotonic() - started >= ttl * 0.8:
-                continue  # too slow a machine to tell an early expiry, or to make the log permanent in time
-            assert length == 3, "the log expired before its ttl"
-            try:
-                await driver.append(
-                    live, _records("r", 1, start=1), expected_version=permanent, session_id="s", ttl=None
-                )
-            except StoreConflictError:
-                if time.monotonic() >= live_started + ttl:
-                    continue  # the log expired while the append was under way: try again with a longer ttl
-                raise
-            await asyncio.sleep(ttl + max(0.2, ttl * 0.35))
-            assert await driver.length(live) == 2, "an append with ttl=None did not remove the log's expiry"
-            await self._assert_absent(driver, key, prefix, why="an expired log")
-            assert await driver.delete(key) is False, "delete of an expired log returned True"
-            assert [log.key for log in await driver.list_logs(prefix)] == [live]
-            await self._write_afresh(driver, key, prefix, session_id="again", why="an expired log")
-            return
-        pytest.fail(f"too slow to check expiry with a ttl of up to {4 * self.ttl_seconds:g} s", pytrace=False)
+        ttl = self.ttl_seconds
+        key, live = prefix + "expiring", prefix + "live"
+        await driver.append(key, _records("r", 3), expected_version=None, session_id="s", ttl=ttl)
+        permanent = await driver.append(live, _records("r", 1), expected_version=None, session_id="s", ttl=ttl)
+        await driver.append(live, _records("r", 1, start=1), expected_version=permanent, session_id="s", ttl=None)
+        clock.advance(ttl - 1)
+        assert await driver.length(key) == 3, "the log expired before its ttl"
+        clock.advance(2)
+        assert await driver.length(live) == 2, "an append with ttl=None did not remove the log's expiry"
+        await self._assert_absent(driver, key, prefix, why="an expired log")
+        assert await driver.delete(key) is False, "delete of an expired log returned True"
+        assert [log.key for log in await driver.list_logs(prefix)] == [live]
+        await self._write_afresh(driver, key, prefix, session_id="again", why="an expired log")
 
-    @requires("ttl")
+    @requires("ttl", fake_clock=True)
     async def test_append_after_expiry_starts_a_new_log_at_a_new_version(
-        self, open_driver: OpenDriver, prefix: str
+        self, open_driver: OpenDriver, prefix: str, clock: FakeClock
     ) -> None:
         """After expiry, ``expected_version=None`` starts a new log of only the new records, at a never-seen version.
 
@@ -731,7 +717,7 @@ class LogDriverConformance(ConformanceBase):
         driver = await open_driver()
         key = prefix + "log"
         old = await driver.append(key, _records("old", 2), expected_version=None, session_id="s", ttl=self.ttl_seconds)
-        await self._expire()
+        clock.advance(self.ttl_seconds + 1)
         with pytest.raises(StoreConflictError):
             await driver.append(key, _records("lost", 1), expected_version=old, session_id="s")
         fresh = _records("new", 2)
@@ -740,60 +726,54 @@ class LogDriverConformance(ConformanceBase):
         assert await driver.tail(key, 10) == (2, _digests(fresh), version)
         assert await driver.read(key) == _payloads(fresh), "records of the expired log came back"
 
-    @requires("ttl")
-    async def test_append_with_ttl_refreshes_the_expiry(self, open_driver: OpenDriver, prefix: str) -> None:
+    @requires("ttl", fake_clock=True)
+    async def test_append_with_ttl_refreshes_the_expiry(
+        self, open_driver: OpenDriver, prefix: str, clock: FakeClock
+    ) -> None:
         """Each append with ``ttl`` moves the whole log's expiry to ``ttl`` after that append.
 
-        The log is appended to, appended to again after half the ttl, read once the ttl has
-        passed since the first append but not since the second (still whole), then read after
-        the ttl has passed since the second (gone). Failure means the expiry is set only when
-        the log is created, or only on the new records. On a machine too slow to read within
-        the window the clause retries with twice the ttl (at most twice).
+        On the fake clock: the log is appended to, appended to again half a ttl later, read
+        when a ttl has passed since the first append but not since the second (still whole),
+        then read a ttl after the second (gone). Failure means the expiry is set only when the
+        log is created, or only on the new records.
         """
         driver = await open_driver()
-        for attempt, ttl in enumerate(self.ttl_seconds * factor for factor in (1, 2, 4)):
-            key = f"{prefix}log-{attempt}"
-            version = await driver.append(key, _records("a", 1), expected_version=None, session_id="s", ttl=ttl)
-            first_done = time.monotonic()
-            await asyncio.sleep(ttl * 0.5)
-            second_started = time.monotonic()
-            await driver.append(key, _records("b", 1), expected_version=version, session_id="s", ttl=ttl)
-            # The store set the new expiry somewhere within the call: at the earliest ttl after
-            # it started, at the latest ttl after it returned.
-            second_done = time.monotonic()
-            await asyncio.sleep(max(0.0, first_done + ttl * 1.1 - time.monotonic()))
-            payloads = await driver.read(key)
-            if time.monotonic() >= second_started + ttl:
-                continue  # the read came too late to tell a refreshed expiry from a stale one
-            assert payloads == _payloads(_records("a", 1) + _records("b", 1)), "the append did not refresh the expiry"
-            await asyncio.sleep(ttl + max(0.2, ttl * 0.35) - (time.monotonic() - second_done))
-            assert await driver.length(key) == 0, "the log did not expire ttl after its last append"
-            return
-        pytest.fail(f"too slow to check the ttl refresh with a ttl of up to {4 * self.ttl_seconds:g} s", pytrace=False)
+        ttl = self.ttl_seconds
+        key = prefix + "log"
+        version = await driver.append(key, _records("a", 1), expected_version=None, session_id="s", ttl=ttl)
+        clock.advance(ttl / 2)
+        await driver.append(key, _records("b", 1), expected_version=version, session_id="s", ttl=ttl)
+        clock.advance(ttl / 2 + 1)  # a ttl after the first append, half a ttl after the second
+        payloads = await driver.read(key)
+        assert payloads == _payloads(_records("a", 1) + _records("b", 1)), "the append did not refresh the expiry"
+        clock.advance(ttl / 2)  # past a ttl after the second append
+        assert await driver.length(key) == 0, "the log did not expire ttl after its last append"
 
-    @requires("ttl")
-    async def test_purge_expired_removes_only_expired_logs(self, open_driver: OpenDriver, prefix: str) -> None:
+    @requires("ttl", fake_clock=True)
+    async def test_purge_expired_removes_only_expired_logs(
+        self, open_driver: OpenDriver, prefix: str, clock: FakeClock
+    ) -> None:
         """``purge_expired`` removes expired logs, spares logs without ttl and logs whose ttl has not passed.
 
         Its count includes at least the expired logs of this clause (other data in the store
-        may add to it), unless the backend expires natively. Every purged key is then written
-        afresh and reads back only its new records. Failure means live logs were purged (a purge
-        by prefix, or a comparison the wrong way round), the count is wrong, or the purge left
-        part of a log behind (its records without its header): the next log under that key
-        then fails to write (a duplicate key) or shows the purged records, and storage leaks.
+        may add to it). Every purged key is then written afresh and reads back only its new
+        records. Failure means live logs were purged (a purge by prefix, or a comparison the
+        wrong way round), the count is wrong, or the purge left part of a log behind (its
+        records without its header): the next log under that key then fails to write (a
+        duplicate key) or shows the purged records, and storage leaks.
         """
         driver = await open_driver()
+        ttl = self.ttl_seconds
         expiring = [prefix + f"expiring-{i}" for i in range(3)]
         for key in expiring:
-            await driver.append(key, _records("x", 2), expected_version=None, session_id="s", ttl=self.ttl_seconds)
+            await driver.append(key, _records("x", 2), expected_version=None, session_id="s", ttl=ttl)
         forever, later = prefix + "no-ttl", prefix + "long-ttl"
         await driver.append(forever, _records("f", 2), expected_version=None, session_id="s")
-        await driver.append(later, _records("l", 2), expected_version=None, session_id="s", ttl=3600)
-        await self._expire()
+        await driver.append(later, _records("l", 2), expected_version=None, session_id="s", ttl=ttl * 10)
+        clock.advance(ttl + 1)
         purged = await driver.purge_expired()
         assert isinstance(purged, int), f"purge_expired returned {purged!r}, not an int"  # pyright: ignore[reportUnnecessaryIsInstance]
-        if not self.capabilities.native_expiry:
-            assert purged >= len(expiring), f"purge_expired reported {purged} for {len(expiring)} expired logs"
+        assert purged >= len(expiring), f"purge_expired reported {purged} for {len(expiring)} expired logs"
         for key, label in ((forever, "f"), (later, "l")):
             assert await driver.read(key) == _payloads(_records(label, 2)), (
                 f"purge_expired removed the live log {key!r}"
@@ -801,7 +781,7 @@ class LogDriverConformance(ConformanceBase):
         assert [log.key for log in await driver.list_logs(prefix)] == sorted([forever, later])
         for key in expiring:
             assert await driver.length(key) == 0
-        assert await driver.purge_expired() >= 0
+        await driver.purge_expired()  # a second purge must not trip over what the first removed
         for i, key in enumerate(expiring):
             await self._write_afresh(driver, key, prefix, session_id=f"again-{i}", why="a purged log")
 

@@ -44,6 +44,7 @@ from hypothesis import strategies as st
 from agent_stores.core import Listing, ObjectDriver, StoreConflictError, StoreUnavailableError
 
 from ._base import ConformanceBase, collect_pages, incompressible, requires, unique_id
+from .adversarial import ADVERSARIAL_FRAGMENTS, pattern_like
 
 __all__ = ["ObjectDriverCapabilities", "ObjectDriverConformance", "expected_listing"]
 
@@ -56,7 +57,7 @@ _RACERS = 8
 _RACE_ROUNDS = 4
 
 #: Key fragments that mean something to a glob, a regex, SQL ``LIKE`` or a path, plus unicode.
-_LITERAL_FRAGMENTS = ("*", "?", "[ab]", "%", "_", "\\", ".", "^$", "{x}", "+", "ü", "日本", "😀")
+_LITERAL_FRAGMENTS = tuple(f for f in ADVERSARIAL_FRAGMENTS if pattern_like(f))
 
 #: Names whose code-point order differs from naive orders: ``-`` < ``/`` < ``0`` (a delimiter
 #: sorting among other characters), upper before lower case, U+FB01 before U+1F600 (which

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import unicodedata
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from agent_framework import AgentSession, Message, SessionStore
 from agent_stores.core import ObjectSessionStore
 
 from ._base import ConformanceBase, requires, unique_id
+from .adversarial import adversarial_ids
 
 __all__ = ["SessionStoreCapabilities", "SessionStoreConformance", "corrupt_object_session"]
 
@@ -57,29 +57,6 @@ class SessionStoreCapabilities:
     durable: bool = False
     max_id_length: int | None = None
     corruptible: bool = False
-
-
-_ADVERSARIAL_SUFFIXES = (
-    "A",
-    "a",
-    "a ",
-    " a",
-    "a/b",
-    "a_b",
-    "a%2Fb",
-    "..",
-    "../x",
-    "*",
-    "{x}",
-    ":",
-    "\t",
-    "~x",
-    "x.json",
-    unicodedata.normalize("NFC", "é"),
-    unicodedata.normalize("NFD", "é"),
-    "日本",
-    "CON",
-)
 
 
 def _state_example() -> dict[str, Any]:
@@ -231,13 +208,16 @@ class SessionStoreConformance(ConformanceBase):
     async def test_adversarial_ids_are_distinct(self, open_store: OpenStore) -> None:
         """Ids differing in case, whitespace, separators, ``..``, globs, braces or Unicode form never collide.
 
+        The ids are a unique base alone and with each adversarial fragment every store must keep
+        (:func:`agent_stores.testing.adversarial.storable`) after it.
+
         A failure means two ids share one snapshot (the assertion names them); derive keys
         injectively (e.g. ``agent_stores.core.key_segment``), never by lowercasing, trimming or
         path-normalising ids.
         """
         store: SessionStore = await open_store()
         base = unique_id("adv")
-        keys = [base + suffix for suffix in _ADVERSARIAL_SUFFIXES]
+        keys = adversarial_ids(base)
         for index, key in enumerate(keys):
             session = AgentSession(session_id=key)
             session.state["index"] = index

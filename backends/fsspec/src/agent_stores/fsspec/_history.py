@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Unpack
 
 from agent_stores.core import LogHistoryProvider, ObjectLogDriver
@@ -60,6 +62,7 @@ class FsspecHistoryProvider(FsspecStore, LogHistoryProvider):
         root: The directory on ``fs`` holding the history (created on first write; omitted with a driver).
         fsync: Local only: flush each segment to disk before it becomes visible.
         capabilities: Override the capabilities declared for the filesystem.
+        clock: Seconds since the epoch, for expiry (tests pass a fake one).
         **options: The options of every history provider (``source_id``, ``namespace``,
             ``tenant``, ``max_messages``, ``ttl``, ``skip_excluded``, ``cache_bytes``...), as
             :class:`~agent_stores.core.LogHistoryProvider` documents them; expired sessions
@@ -74,11 +77,14 @@ class FsspecHistoryProvider(FsspecStore, LogHistoryProvider):
         *,
         fsync: bool | None = None,
         capabilities: FilesystemCapabilities | None = None,
+        clock: Callable[[], float] = time.time,
         **options: Unpack[HistoryOptions],
     ) -> None:
         objects = self._connect_root(fs, root, fsync=fsync, capabilities=capabilities)
         self.objects = objects
-        super().__init__(ObjectLogDriver(objects, prefix="", cache_bytes=window_cache_bytes(options)), **options)
+        super().__init__(
+            ObjectLogDriver(objects, prefix="", cache_bytes=window_cache_bytes(options), clock=clock), **options
+        )
 
     @property
     def capabilities(self) -> FilesystemCapabilities:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Unpack
 
 from agent_stores.core import LogHistoryProvider
@@ -46,6 +48,7 @@ class MongoDBHistoryProvider(MongoDBStore, LogHistoryProvider):
 
     Args:
         connection: The client, database or shared :class:`MongoDBDatabase` to borrow.
+        clock: Seconds since the epoch, for expiry (tests pass a fake one).
         **options: The options of every history provider (``source_id``, ``namespace``,
             ``tenant``, ``max_messages``, ``ttl``, ``skip_excluded``, ``cache_bytes``...), as
             :class:`~agent_stores.core.LogHistoryProvider` documents them. An expired session
@@ -60,6 +63,8 @@ class MongoDBHistoryProvider(MongoDBStore, LogHistoryProvider):
         StoreUnavailableError: The server cannot be reached within the client's server selection timeout.
     """
 
-    def __init__(self, connection: Connectable, **options: Unpack[HistoryOptions]) -> None:
+    def __init__(
+        self, connection: Connectable, *, clock: Callable[[], float] = time.time, **options: Unpack[HistoryOptions]
+    ) -> None:
         self.database = self._connect(connection)
-        super().__init__(MongoDBLogDriver(self.database), **options)
+        super().__init__(MongoDBLogDriver(self.database, clock=clock), **options)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Unpack
 
 from agent_stores.core import LogHistoryProvider, PrefixedObjectDriver
@@ -62,6 +64,7 @@ class S3HistoryProvider(S3Store, LogHistoryProvider):
             handle, which has its own.
         driver_options: With a client, ``S3ObjectDriver`` options (``create_bucket``,
             ``conditional_delete``, ``ordered_listing``, ``path_keys``, ``max_concurrency``).
+        clock: Seconds since the epoch, for expiry (tests pass a fake one).
         **options: The options of every history provider (``source_id``, ``namespace``,
             ``tenant``, ``max_messages``, ``ttl``, ``skip_excluded``, ``cache_bytes``...), as
             :class:`~agent_stores.core.LogHistoryProvider` documents them; ``cache_bytes`` also
@@ -75,9 +78,12 @@ class S3HistoryProvider(S3Store, LogHistoryProvider):
         *,
         prefix: str | None = None,
         driver_options: dict[str, Any] | None = None,
+        clock: Callable[[], float] = time.time,
         **options: Unpack[HistoryOptions],
     ) -> None:
         handle = self._connect(client, bucket=bucket, prefix=prefix, **(driver_options or {}))
         self.objects = handle.driver
         view = PrefixedObjectDriver(handle.driver, handle.prefix) if handle.prefix else handle.driver
-        super().__init__(ObjectLogDriver(view, prefix="history/", cache_bytes=window_cache_bytes(options)), **options)
+        super().__init__(
+            ObjectLogDriver(view, prefix="history/", cache_bytes=window_cache_bytes(options), clock=clock), **options
+        )

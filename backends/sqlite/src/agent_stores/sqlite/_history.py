@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Unpack
 
 from agent_stores.core import LogHistoryProvider
@@ -44,6 +46,7 @@ class SQLiteHistoryProvider(SQLiteStore, LogHistoryProvider):
 
     Args:
         connection: The aiosqlite connection or shared database to borrow.
+        clock: Seconds since the epoch, for expiry (tests pass a fake one).
         **options: The options of every history provider (``source_id``, ``namespace``,
             ``tenant``, ``max_messages``, ``ttl``, ``skip_excluded``, ``cache_bytes``...), as
             :class:`~agent_stores.core.LogHistoryProvider` documents them. Expired rows are
@@ -55,6 +58,8 @@ class SQLiteHistoryProvider(SQLiteStore, LogHistoryProvider):
             ``ValueError`` on first use.
     """
 
-    def __init__(self, connection: Connectable, **options: Unpack[HistoryOptions]) -> None:
+    def __init__(
+        self, connection: Connectable, *, clock: Callable[[], float] = time.time, **options: Unpack[HistoryOptions]
+    ) -> None:
         self.database = self._connect(connection)
-        super().__init__(SQLiteLogDriver(self.database), **options)
+        super().__init__(SQLiteLogDriver(self.database, clock=clock), **options)

@@ -18,10 +18,12 @@ from __future__ import annotations
 import contextlib
 import getpass
 import os
+import select
 import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -211,7 +213,35 @@ def signal_sshd(process: subprocess.Popen[Any], signum: int) -> None:
             os.kill(pid, signum)
 
 
-def stop_sshd(process: subprocess.Popen[Any]) -> None:
-    """Stop an sshd we started and its connection processes (SIGTERM, as a service manager does)."""
+def stop_sshd(process: subprocess.Popen[Any], *, grace: float = 10.0) -> None:
+    """Stop an sshd we started and its connection processes (SIGTERM, as a service manager does).
+
+    Returns once the listener and every connection process have exited (a connection process
+    still running after ``grace`` seconds is killed), so no client connection outlives the call.
+    """
+    connections = _descendants(process.pid)
     signal_sshd(process, signal.SIGTERM)
-    stop_process(process, grace=10)
+    stop_process(process, grace=grace)
+    lingering = _wait_exited(connections, grace)
+    for pid in lingering:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    _wait_exited(lingering, grace)
+
+
+def _wait_exited(pids: list[int], timeout: float) -> list[int]:
+    """Wait until every process in ``pids`` has exited (a pidfd turns readable); return those still running."""
+    deadline = time.monotonic() + timeout
+    running: list[int] = []
+    for pid in pids:
+        try:
+            handle = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue  # exited already
+        try:
+            ready, _, _ = select.select([handle], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                running.append(pid)
+        finally:
+            os.close(handle)
+    return running
