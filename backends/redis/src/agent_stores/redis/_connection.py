@@ -493,13 +493,11 @@ class RedisConnection:
         redis-py's asyncio cluster client routes a command that arrives before it knows the
         map (several at once on a fresh client, as listing sends) to a random primary, and
         concurrent first commands then race on one connection; one ``initialize()`` up front
-        avoids both.
+        avoids both (on a client that already knows the map, a borrowed one, it returns at once).
         """
         async with self._cluster_lock:
             if not self._cluster_ready:
-                client = cast(Any, self.client)
-                if getattr(client, "_initialize", True):
-                    await client.initialize()
+                await cast(RedisCluster, self.client).initialize()
                 self._cluster_ready = True
 
     async def aclose(self) -> None:
