@@ -196,6 +196,40 @@ async def test_operation_past_its_deadline_is_unavailable_and_the_next_gets_its_
         await connection.aclose()
 
 
+async def test_owned_client_sends_a_command_again_on_a_new_connection_when_its_connection_drops(
+    redis_single: Server, key_prefix: str
+) -> None:
+    # The default retry is the asyncio client's own Retry: given a synchronous one, redis-py 7
+    # retried nothing, and redis-py 8 warned.
+    admin = Redis.from_url(redis_single.url)
+    key = f"{key_prefix}wake"
+    name = f"waiter-{key_prefix}"  # every connection the client opens names itself
+    connection = RedisConnection.from_url(redis_single.url, key_prefix=key_prefix, client_name=name)
+
+    async def blocked() -> list[int]:
+        """The ids of our client's connections blocked in BLPOP."""
+        clients = await admin.client_list()  # pyright: ignore[reportUnknownMemberType]
+        return [int(c["id"]) for c in clients if c.get("cmd") == "blpop" and c.get("name") == name]
+
+    try:
+        waiting = asyncio.ensure_future(connection.client.blpop([key], 0))  # pyright: ignore[reportUnknownMemberType, reportArgumentType]
+        async with asyncio.timeout(60):  # nothing signals a client blocking: ask the server until it shows
+            while not (first := await blocked()):  # noqa: ASYNC110
+                await asyncio.sleep(0.01)
+            assert await admin.client_kill_filter(_id=first[0]) == 1  # pyright: ignore[reportUnknownMemberType]
+            # the client connects again and sends the BLPOP again
+            while await blocked() in ([], first):
+                if waiting.done():
+                    pytest.fail(f"the command was not sent again: {waiting.exception()!r}")
+                await asyncio.sleep(0.01)
+            await admin.rpush(key, b"woken")  # pyright: ignore[reportUnknownMemberType]
+            assert list(await waiting) == [key.encode(), b"woken"]
+    finally:
+        await connection.aclose()
+        await admin.delete(key)
+        await admin.aclose()
+
+
 # -- one round trip per operation -----------------------------------------------------------------
 
 

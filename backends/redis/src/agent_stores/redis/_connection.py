@@ -32,8 +32,8 @@ from agent_stores.core import CorruptRecordError, StoreError, StoreUnavailableEr
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
+from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
-from redis.retry import Retry
 
 from . import _scripts
 from ._batching import CommandBatcher
@@ -202,11 +202,17 @@ def _node(text: str) -> tuple[str, int]:
 
 
 def default_retry() -> Retry:
-    """The retry policy of an owned client: 3 retries after connection errors and timeouts, with jittered backoff."""
+    """The retry policy of an owned client: 3 retries after connection errors and timeouts, with jittered backoff.
+
+    The asyncio client's own ``Retry``: given a synchronous ``redis.retry.Retry``, redis-py 7
+    retries nothing (its ``call_with_retry`` returns the command's coroutine, which then fails
+    outside it) and redis-py 8 converts it with a ``UserWarning``.
+    """
     return Retry(
         ExponentialWithJitterBackoff(base=0.05, cap=1.0),
         DEFAULT_RETRIES,
-        supported_errors=(redis_errors.ConnectionError, redis_errors.TimeoutError, ConnectionError, TimeoutError),
+        # The built-in errors too, which redis-py's annotation (its own errors only) leaves out.
+        supported_errors=(redis_errors.ConnectionError, redis_errors.TimeoutError, ConnectionError, TimeoutError),  # pyright: ignore[reportArgumentType]
     )
 
 
