@@ -370,11 +370,13 @@ class RedisConnection:
         self.log_tail = Script(send, _scripts.LOG_TAIL)
         self.log_delete = Script(send, _scripts.LOG_DELETE)
         self.log_list = Script(send, _scripts.LOG_LIST)
+        self.log_due = Script(send, _scripts.LOG_DUE)
         self.log_purge = Script(send, _scripts.LOG_PURGE)
         self.object_put = Script(send, _scripts.OBJECT_PUT)
         self.object_delete = Script(send, _scripts.OBJECT_DELETE)
         self.object_list = Script(send, _scripts.OBJECT_LIST)
         self.object_find = Script(send, _scripts.OBJECT_FIND)
+        self.object_match = Script(send, _scripts.OBJECT_MATCH)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> RedisConnection:
@@ -401,7 +403,7 @@ class RedisConnection:
         return f"{{{self.key_prefix}{kind}{zlib.crc32(key.encode('utf-8')) % self.shards}}}"
 
     def log_keys(self, key: str) -> list[str]:
-        """The keys one log's scripts touch: payloads, digests, epoch, then its shard's index, expiry and sessions."""
+        """The keys of one log and its shard: payloads, digests, epoch, then the shard's index, expiry and sessions."""
         tag = self._tag("log", key)
         return [f"{tag}m:{key}", f"{tag}d:{key}", f"{tag}v:{key}", f"{tag}index", f"{tag}expiry", f"{tag}sessions"]
 
@@ -413,6 +415,11 @@ class RedisConnection:
         """Each log shard's index, expiry and sessions keys."""
         tags = [f"{{{self.key_prefix}log{n}}}" for n in range(self.shards)]
         return [[f"{tag}index", f"{tag}expiry", f"{tag}sessions"] for tag in tags]
+
+    def log_epochs(self, shard: Sequence[str], keys: Sequence[str]) -> list[str]:
+        """The epoch keys of the logs ``keys`` of one shard (``shard``: its keys, as :meth:`log_shards` gives them)."""
+        tag = shard[0].removesuffix("index")
+        return [f"{tag}v:{key}" for key in keys]
 
     def object_keys(self, key: str) -> list[str]:
         """One object's hash and its shard's index."""
