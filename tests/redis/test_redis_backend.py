@@ -197,6 +197,40 @@ async def test_operation_past_its_deadline_is_unavailable_and_the_next_gets_its_
         await connection.aclose()
 
 
+async def test_owned_client_sends_a_command_again_on_a_new_connection_when_its_connection_drops(
+    redis_single: Server, key_prefix: str
+) -> None:
+    # The default retry is the asyncio client's own Retry: given a synchronous one, redis-py 7
+    # retried nothing, and redis-py 8 warned.
+    admin = Redis.from_url(redis_single.url)
+    key = f"{key_prefix}wake"
+    name = f"waiter-{key_prefix}"  # every connection the client opens names itself
+    connection = RedisConnection.from_url(redis_single.url, key_prefix=key_prefix, client_name=name)
+
+    async def blocked() -> list[int]:
+        """The ids of our client's connections blocked in BLPOP."""
+        clients = await admin.client_list()  # pyright: ignore[reportUnknownMemberType]
+        return [int(c["id"]) for c in clients if c.get("cmd") == "blpop" and c.get("name") == name]
+
+    try:
+        waiting = asyncio.ensure_future(connection.client.blpop([key], 0))  # pyright: ignore[reportUnknownMemberType, reportArgumentType]
+        async with asyncio.timeout(60):  # nothing signals a client blocking: ask the server until it shows
+            while not (first := await blocked()):  # noqa: ASYNC110
+                await asyncio.sleep(0.01)
+            assert await admin.client_kill_filter(_id=first[0]) == 1  # pyright: ignore[reportUnknownMemberType]
+            # the client connects again and sends the BLPOP again
+            while await blocked() in ([], first):
+                if waiting.done():
+                    pytest.fail(f"the command was not sent again: {waiting.exception()!r}")
+                await asyncio.sleep(0.01)
+            await admin.rpush(key, b"woken")  # pyright: ignore[reportUnknownMemberType]
+            assert list(await waiting) == [key.encode(), b"woken"]
+    finally:
+        await connection.aclose()
+        await admin.delete(key)
+        await admin.aclose()
+
+
 # -- one round trip per operation -----------------------------------------------------------------
 
 
@@ -223,10 +257,10 @@ async def test_steady_save_is_one_evalsha_and_load_one_lrange(
     assert load == {"lrange": 1, "info": 1}
 
 
-async def test_steady_save_sends_one_key_and_two_arguments_besides_the_records(
-    connection: RedisConnection, monkeypatch: pytest.MonkeyPatch
+async def test_an_append_declares_every_key_it_may_touch_and_repeats_nothing(
+    client: Redis, connection: RedisConnection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    history = RedisHistoryProvider(connection)
+    driver = RedisLogDriver(connection)
     sent: list[tuple[int, int]] = []
     script = connection.log_append
     call = type(script).__call__
@@ -237,13 +271,22 @@ async def test_steady_save_sends_one_key_and_two_arguments_besides_the_records(
         return await call(self, keys, args)
 
     monkeypatch.setattr(type(script), "__call__", recording)
-    await history.save_messages("s", [_msg("one")])
-    await history.save_messages("s", [_msg("two"), _msg("three")])
-    # the digest and the payload of each record, nothing repeated; the epoch and the session id
-    # travel only with the save that creates the log
-    assert sent == [(1, 4 + 2 * 1), (1, 2 + 2 * 2)]
-    assert [m.text for m in await history.get_messages("s")] == ["one", "two", "three"]
-    assert await history.list_sessions() == ["s"]
+    one, two = [LogRecord("d1", b"1")], [LogRecord("d2", b"2"), LogRecord("d3", b"3")]
+    version = await driver.append("log", one, expected_version=None, session_id="s")
+    version = await driver.append("log", two, expected_version=version, session_id="s")
+    version = await driver.append("log", one, expected_version=version, session_id="s", ttl=60)
+    version = await driver.append("log", one, expected_version=version, session_id="s")
+    # creating: the log's three keys and its shard's three (index, expiry, sessions), then the
+    # expected version, the TTL, the log key, the epoch and the session id; a steady append: the
+    # log's keys, the expected version and the TTL; a TTL set: the shard's keys and the log key
+    # too; the TTL dropped: asked again with the shard's keys. Each record's digest and payload once.
+    assert sent == [(6, 5 + 2 * 1), (3, 2 + 2 * 2), (6, 3 + 2 * 1), (3, 2 + 2 * 1), (6, 3 + 2 * 1)]
+    assert await driver.read("log") == [b"1", b"2", b"3", b"1", b"1"]
+    m, d, v, _, expiry, _ = connection.log_keys("log")
+    assert [await client.pttl(k) for k in (m, d, v)] == [-1, -1, -1]  # pyright: ignore[reportUnknownMemberType]
+    assert await client.zscore(expiry, "log") is None  # pyright: ignore[reportUnknownMemberType]
+    assert [info.session_id for info in await driver.list_logs("")] == ["s"]
+    assert version == f"{version.rpartition(':')[0]}:5"
 
 
 async def test_flushed_script_cache_is_reloaded(client: Redis, key_prefix: str) -> None:
@@ -611,6 +654,49 @@ async def test_an_acl_user_limited_to_the_stores_keys_and_commands_suffices(tmp_
         await admin.aclose()
     finally:
         server.stop()
+
+
+async def test_listing_and_purging_drop_every_log_redis_expired_however_many(client: Redis, key_prefix: str) -> None:
+    # One shard, so one index holds more logs due for expiry than one script takes (500).
+    connection = RedisConnection(client, key_prefix=key_prefix, shards=1)
+    driver = RedisLogDriver(connection)
+    names = [f"log-{n:04d}" for n in range(1200)]
+    await asyncio.gather(
+        *(driver.append(n, [LogRecord("d", b"1")], expected_version=None, session_id=n, ttl=3600) for n in names)
+    )
+
+    async def expire(logs: list[str]) -> None:
+        """What Redis does when the logs' TTL passes: their keys go, their expiry entries stay, now due."""
+        expiry = connection.log_shards()[0][1]
+        for name in logs:
+            await client.delete(*connection.log_keys(name)[:3])
+        await client.zadd(expiry, dict.fromkeys(logs, 0))  # pyright: ignore[reportUnknownMemberType]
+
+    await expire(names[:600])
+    live_but_due = names[1100:1120]  # written again since: their entries are stale, the logs live
+    await client.zadd(connection.log_shards()[0][1], dict.fromkeys(live_but_due, 0))  # pyright: ignore[reportUnknownMemberType]
+    assert await driver.purge_expired() == 600
+    assert [info.key for info in await driver.list_logs("", limit=5000)] == names[600:]
+    await expire(names[600:1150])
+    assert [info.key for info in await driver.list_logs("", limit=5000)] == names[1150:]
+    assert await driver.purge_expired() == 0
+    assert await client.zcard(connection.log_shards()[0][0]) == 50  # pyright: ignore[reportUnknownMemberType]
+
+
+async def test_search_tests_every_candidate_however_many(client: Redis, key_prefix: str) -> None:
+    # One shard, so one script finds more candidates than one script tests (256).
+    driver = RedisObjectDriver(RedisConnection(client, key_prefix=key_prefix, shards=1))
+    expected: list[str] = []
+    for n in range(700):
+        key = f"d/{n:04d}"
+        data = b"a NEEDLE" if n % 3 == 0 else "ünïcode".encode() if n % 7 == 0 else b"plain"
+        await driver.put(key, data)
+        if n % 3 == 0 or n % 7 == 0:
+            expected.append(key)
+    await driver.put("d/sub/needle", b"needle")
+    assert await driver.find_keys("d/", recursive=False, literal="needle") == expected
+    assert await driver.find_keys("d/", recursive=True, literal="needle") == sorted([*expected, "d/sub/needle"])
+    assert len(await driver.find_keys("d/", recursive=False)) == 700
 
 
 async def test_files_and_sessions_on_a_decoding_client(redis_single: Server, key_prefix: str) -> None:

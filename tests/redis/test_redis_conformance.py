@@ -9,6 +9,7 @@ suite), the cluster from local binaries; the run's summary names each server and
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -117,6 +118,27 @@ class TestRedisFiles(_Files):
 
 
 class TestRedisSessions(_Sessions):
+    server_fixture = "redis_single"
+
+
+# -- a single Redis through redis-py's own connections (a release the client tuning is not tested on)
+
+
+@pytest.mark.usefixtures("untuned_redis_py")
+class TestRedisHistoryUntuned(_History):
+    # The processes of the multi-process clause start afresh, with the installed redis-py's
+    # connections: that clause is TestRedisHistory's.
+    capabilities = dataclasses.replace(ALL_HISTORY, multi_process=False)
+    server_fixture = "redis_single"
+
+
+@pytest.mark.usefixtures("untuned_redis_py")
+class TestRedisFilesUntuned(_Files):
+    server_fixture = "redis_single"
+
+
+@pytest.mark.usefixtures("untuned_redis_py")
+class TestRedisSessionsUntuned(_Sessions):
     server_fixture = "redis_single"
 
 

@@ -51,6 +51,19 @@ class TestRedisObjectDriver(_Objects):
     server_fixture = "redis_single"
 
 
+# Owned clients with redis-py's own connections (a release the client tuning is not tested on).
+
+
+@pytest.mark.usefixtures("untuned_redis_py")
+class TestRedisLogDriverUntuned(_Log):
+    server_fixture = "redis_single"
+
+
+@pytest.mark.usefixtures("untuned_redis_py")
+class TestRedisObjectDriverUntuned(_Objects):
+    server_fixture = "redis_single"
+
+
 class TestValkeyLogDriver(_Log):
     server_fixture = "valkey_local"
 

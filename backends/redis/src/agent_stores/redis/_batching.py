@@ -54,7 +54,7 @@ class CommandBatcher:
         if not self._in_flight and not self._queue:
             self._in_flight += 1
             try:
-                return await self._client.execute_command(*args)  # pyright: ignore[reportUnknownMemberType]
+                return await self._client.execute_command(*args)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
             finally:
                 self._in_flight -= 1
         loop = asyncio.get_running_loop()

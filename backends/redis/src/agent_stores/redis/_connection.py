@@ -31,8 +31,8 @@ from agent_stores.core import StoreUnavailableError, redact_url
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
+from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
-from redis.retry import Retry
 
 from . import _scripts
 from ._batching import CommandBatcher
@@ -196,11 +196,17 @@ def _node(text: str) -> tuple[str, int]:
 
 
 def default_retry() -> Retry:
-    """The retry policy of an owned client: 3 retries after connection errors and timeouts, with jittered backoff."""
+    """The retry policy of an owned client: 3 retries after connection errors and timeouts, with jittered backoff.
+
+    The asyncio client's own ``Retry``: given a synchronous ``redis.retry.Retry``, redis-py 7
+    retries nothing (its ``call_with_retry`` returns the command's coroutine, which then fails
+    outside it) and redis-py 8 converts it with a ``UserWarning``.
+    """
     return Retry(
         ExponentialWithJitterBackoff(base=0.05, cap=1.0),
         DEFAULT_RETRIES,
-        supported_errors=(redis_errors.ConnectionError, redis_errors.TimeoutError, ConnectionError, TimeoutError),
+        # The built-in errors too, which redis-py's annotation (its own errors only) leaves out.
+        supported_errors=(redis_errors.ConnectionError, redis_errors.TimeoutError, ConnectionError, TimeoutError),  # pyright: ignore[reportArgumentType]
     )
 
 
@@ -358,11 +364,13 @@ class RedisConnection:
         self.log_tail = Script(send, _scripts.LOG_TAIL)
         self.log_delete = Script(send, _scripts.LOG_DELETE)
         self.log_list = Script(send, _scripts.LOG_LIST)
+        self.log_due = Script(send, _scripts.LOG_DUE)
         self.log_purge = Script(send, _scripts.LOG_PURGE)
         self.object_put = Script(send, _scripts.OBJECT_PUT)
         self.object_delete = Script(send, _scripts.OBJECT_DELETE)
         self.object_list = Script(send, _scripts.OBJECT_LIST)
         self.object_find = Script(send, _scripts.OBJECT_FIND)
+        self.object_match = Script(send, _scripts.OBJECT_MATCH)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> RedisConnection:
@@ -389,7 +397,7 @@ class RedisConnection:
         return f"{{{self.key_prefix}{kind}{zlib.crc32(key.encode('utf-8')) % self.shards}}}"
 
     def log_keys(self, key: str) -> list[str]:
-        """The keys one log's scripts touch: payloads, digests, epoch, then its shard's index, expiry and sessions."""
+        """The keys of one log and its shard: payloads, digests, epoch, then the shard's index, expiry and sessions."""
         tag = self._tag("log", key)
         return [f"{tag}m:{key}", f"{tag}d:{key}", f"{tag}v:{key}", f"{tag}index", f"{tag}expiry", f"{tag}sessions"]
 
@@ -401,6 +409,11 @@ class RedisConnection:
         """Each log shard's index, expiry and sessions keys."""
         tags = [f"{{{self.key_prefix}log{n}}}" for n in range(self.shards)]
         return [[f"{tag}index", f"{tag}expiry", f"{tag}sessions"] for tag in tags]
+
+    def log_epochs(self, shard: Sequence[str], keys: Sequence[str]) -> list[str]:
+        """The epoch keys of the logs ``keys`` of one shard (``shard``: its keys, as :meth:`log_shards` gives them)."""
+        tag = shard[0].removesuffix("index")
+        return [f"{tag}v:{key}" for key in keys]
 
     def object_keys(self, key: str) -> list[str]:
         """One object's hash and its shard's index."""
@@ -464,13 +477,11 @@ class RedisConnection:
         redis-py's asyncio cluster client routes a command that arrives before it knows the
         map (several at once on a fresh client, as listing sends) to a random primary, and
         concurrent first commands then race on one connection; one ``initialize()`` up front
-        avoids both.
+        avoids both (on a client that already knows the map, a borrowed one, it returns at once).
         """
         async with self._cluster_lock:
             if not self._cluster_ready:
-                client = cast(Any, self.client)
-                if getattr(client, "_initialize", True):
-                    await client.initialize()
+                await cast(RedisCluster, self.client).initialize()
                 self._cluster_ready = True
 
     async def aclose(self) -> None:

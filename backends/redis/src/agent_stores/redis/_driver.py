@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import heapq
 import secrets
-from collections.abc import Sequence
-from typing import Any, cast
+from collections.abc import Awaitable, Sequence
+from typing import Any, Final, cast
 
 from agent_stores.core import (
     Listing,
@@ -25,6 +25,9 @@ from agent_stores.core import (
 from ._connection import RedisConnection, as_bytes, as_str
 
 __all__ = ["RedisLogDriver", "RedisObjectDriver", "lex_range", "listing_bounds", "prefix_upper_bound"]
+
+# Candidates a search tests in one script: one command of a bounded size, however many match.
+_MATCH_BATCH: Final = 256
 
 
 def prefix_upper_bound(prefix: str) -> bytes | None:
@@ -71,14 +74,17 @@ class RedisLogDriver:
     """A :class:`~agent_stores.core.LogDriver` in Redis lists, one set of keys per log.
 
     Costs: ``append`` is one ``EVALSHA`` (version check, ``RPUSH`` of payloads and digests,
-    TTL refresh, index update) carrying one key and two short arguments besides the records
-    (four when it creates the log) and answered with an integer;
+    TTL refresh, index update) answered with an integer. A steady append without a TTL
+    declares the log's three keys and carries two short arguments besides the records; one
+    that creates the log or sets a TTL also declares its shard's three keys and carries the
+    log key (and, creating, the epoch and session id); dropping the TTL a log had takes a
+    second ``EVALSHA`` with the shard's keys;
     ``read`` is one ``LRANGE`` (``read(last=N)`` reads only the newest N); ``length`` one
     ``LLEN``; ``tail`` and ``delete`` one script each; ``list_logs`` and ``purge_expired``
-    one script per index shard, run concurrently. Expiry is native: every key of a log gets
-    ``PEXPIRE`` on each append with a TTL (and ``PERSIST`` without one), so Redis removes an
-    expired log by itself; :meth:`purge_expired` and listing only drop expired entries from
-    the index.
+    one script per index shard, run concurrently, and one more per 500 logs due for expiry.
+    Expiry is native: every key of a log gets ``PEXPIRE`` on each append with a TTL (and
+    ``PERSIST`` without one), so Redis removes an expired log by itself; :meth:`purge_expired`
+    and listing only drop expired entries from the index.
 
     Args:
         connection: The shared connection; closed by :meth:`aclose` only when it owns its client.
@@ -116,17 +122,25 @@ class RedisLogDriver:
         if not records:
             raise ValueError("append needs at least one record")
         ttl_ms = "" if ttl is None else str(max(1, round(ttl * 1000)))
-        args: list[str | bytes]
+        keys = c.log_keys(key)
+        records_args: list[str | bytes] = [r.digest for r in records]
+        records_args += [r.payload for r in records]
         if expected_version is None:
             epoch = secrets.token_hex(8)
-            args = ["", ttl_ms, epoch, session_id]
+            head, created = ["", ttl_ms], [epoch, session_id]
         else:
-            expected = str(expected_version)
-            epoch = expected.rpartition(":")[0]  # what the log holds if the script does not conflict
-            args = [expected, ttl_ms]
-        args += [r.digest for r in records]
-        args += [r.payload for r in records]
-        reply = await c.run("append", c.log_append([c.log_payloads(key)], args))
+            head, created = [str(expected_version), ttl_ms], []
+            epoch = head[0].rpartition(":")[0]  # what the log holds if the script does not conflict
+
+        def append(shard: bool) -> Awaitable[Any]:
+            """The script with the log's keys, and its shard's when ``shard``."""
+            if shard:
+                return c.log_append(keys, [*head, key, *created, *records_args])
+            return c.log_append(keys[:3], [*head, *records_args])
+
+        reply = await c.run("append", append(expected_version is None or ttl is not None))
+        if isinstance(reply, list) and len(cast(list[Any], reply)) > 1:  # a TTL to drop: the shard's keys too
+            reply = await c.run("append", append(True))
         if isinstance(reply, list):
             current = as_str(cast(list[Any], reply)[0])
             raise StoreConflictError(f"log {key!r} is at version {current!r}, not {expected_version!r}")
@@ -165,20 +179,37 @@ class RedisLogDriver:
         if bounds is None:
             return []
         c = self.connection
-        replies = await asyncio.gather(
-            *(c.run("list_logs", c.log_list(keys, [*bounds, limit])) for keys in c.log_shards())
-        )
-        found: list[LogInfo] = []
-        for reply in replies:
-            flat = cast(list[Any], reply)
-            found += [LogInfo(as_str(flat[i]), as_str(flat[i + 1])) for i in range(0, len(flat), 2)]
-        return heapq.nsmallest(limit, found, key=lambda info: info.key)
+        pages = await asyncio.gather(*(self._list_shard(keys, bounds, limit) for keys in c.log_shards()))
+        return heapq.nsmallest(limit, (info for page in pages for info in page), key=lambda info: info.key)
+
+    async def _list_shard(self, keys: list[str], bounds: tuple[bytes, bytes], limit: int) -> list[LogInfo]:
+        """One shard's first ``limit`` live logs in ``bounds``, once its logs due for expiry are purged."""
+        c = self.connection
+        while True:
+            due, flat = cast(list[Any], await c.run("list_logs", c.log_list(keys, [*bounds, limit])))
+            if not due:
+                return [LogInfo(as_str(flat[i]), as_str(flat[i + 1])) for i in range(0, len(flat), 2)]
+            await self._purge(keys, cast(list[Any], due))
 
     async def purge_expired(self) -> int:
         """Drop expired logs from the index (Redis already removed their keys); return how many."""
         c = self.connection
-        counts = await asyncio.gather(*(c.run("purge_expired", c.log_purge(keys, [])) for keys in c.log_shards()))
-        return sum(int(n) for n in counts)
+        counts = await asyncio.gather(*(self._purge_shard(keys) for keys in c.log_shards()))
+        return sum(counts)
+
+    async def _purge_shard(self, keys: list[str]) -> int:
+        """Purge one shard (``keys``: its index, expiry, sessions) until none of its logs is due; return how many."""
+        c = self.connection
+        removed = 0
+        while due := cast(list[Any], await c.run("purge_expired", c.log_due(keys[1:2], []))):
+            removed += await self._purge(keys, due)
+        return removed
+
+    async def _purge(self, keys: list[str], due: list[Any]) -> int:
+        """Run ``LOG_PURGE`` on a shard's logs ``due`` for expiry (``keys``: its index, expiry, sessions)."""
+        c = self.connection
+        members = [as_str(member) for member in due]
+        return int(await c.run("purge_expired", c.log_purge([*keys, *c.log_epochs(keys, members)], members)))
 
     async def aclose(self) -> None:
         """Close the client if the connection owns it."""
@@ -274,22 +305,31 @@ class RedisObjectDriver:
         Without ``recursive`` only keys with no ``/`` after the prefix. With ``literal``
         (lowercase ASCII), objects whose data is plain ASCII are kept only when they contain it
         ignoring ASCII case; every other object is kept (a superset, never a miss). Runs on the
-        server, one script per shard.
+        server: one script per shard finds the candidates, and with ``literal`` one more per
+        :data:`_MATCH_BATCH` of them tests their data.
         """
         bounds = lex_range(prefix)
         if bounds is None:
             return []
         c = self.connection
-        replies = await asyncio.gather(
-            *(
-                c.run(
-                    "search",
-                    c.object_find([index], [prefix, "1" if recursive else "0", literal or "", *bounds, objects]),
-                )
-                for index, objects in c.object_shards()
-            )
-        )
-        return sorted(as_str(k) for reply in replies for k in cast(list[Any], reply))
+        args = [prefix, "1" if recursive else "0", *bounds]
+        shards = c.object_shards()
+        replies = await asyncio.gather(*(c.run("search", c.object_find([index], args)) for index, _ in shards))
+        found = [[as_str(k) for k in cast(list[Any], reply)] for reply in replies]
+        if literal:
+            batches = [
+                (objects, keys[i : i + _MATCH_BATCH])
+                for (_, objects), keys in zip(shards, found, strict=True)
+                for i in range(0, len(keys), _MATCH_BATCH)
+            ]
+            found = await asyncio.gather(*(self._match(objects, keys, literal) for objects, keys in batches))
+        return sorted(key for keys in found for key in keys)
+
+    async def _match(self, objects: str, keys: list[str], literal: str) -> list[str]:
+        """The ``keys`` of one shard (``objects``: its objects' key prefix) whose object may contain ``literal``."""
+        c = self.connection
+        reply = await c.run("search", c.object_match([objects + key for key in keys], [literal]))
+        return [keys[int(n) - 1] for n in cast(list[Any], reply)]
 
     async def aclose(self) -> None:
         """Close the client if the connection owns it."""

@@ -1,4 +1,4 @@
-"""The Lua scripts of the Redis backend: every multi-step operation is one of these, one round trip.
+"""The Lua scripts of the Redis backend: every multi-step write is one of these, one round trip.
 
 Key layout (``P`` is the store's key prefix, ``N`` a shard number, ``K`` a core key)::
 
@@ -11,11 +11,15 @@ Key layout (``P`` is the store's key prefix, ``N`` a shard number, ``K`` a core 
     {PobjN}o:K   hash    an object: field d (data) and v (version)
     {PobjN}index    zset (all scores 0)  every object key K of the shard
 
-Every key a script touches carries the same ``{hash tag}``, so each script runs on one cluster
-slot (no ``CROSSSLOT``). A log's version is ``<epoch>:<length>``: it changes on every append,
-and a log deleted or expired and written again gets a new random epoch, so a writer holding an
-old version always conflicts. Every script reads each key it will write *before* writing any,
-so a key of the wrong type (``WRONGTYPE``) aborts the script with nothing changed.
+Every key a script touches is one of its ``KEYS`` (a script never builds a key name), and the
+keys of one call carry the same ``{hash tag}``, so each script runs on one cluster slot (no
+``CROSSSLOT``). Where the keys depend on what a first read finds (the logs due for expiry, the
+objects a search reads), the driver runs a first script and passes them to a second.
+
+A log's version is ``<epoch>:<length>``: it changes on every append, and a log deleted or
+expired and written again gets a new random epoch, so a writer holding an old version always
+conflicts. Every script reads each key it will write *before* writing any, so a key of the
+wrong type (``WRONGTYPE``) aborts the script with nothing changed.
 
 The scripts never compare strings with ``<`` (Lua's comparison follows the server's locale):
 ordering is ``ZRANGEBYLEX``'s, plain byte order, which is code-point order for UTF-8.
@@ -28,12 +32,14 @@ from typing import Final
 __all__ = [
     "LOG_APPEND",
     "LOG_DELETE",
+    "LOG_DUE",
     "LOG_LIST",
     "LOG_PURGE",
     "LOG_TAIL",
     "OBJECT_DELETE",
     "OBJECT_FIND",
     "OBJECT_LIST",
+    "OBJECT_MATCH",
     "OBJECT_PUT",
 ]
 
@@ -47,61 +53,34 @@ local function now_ms()
 end
 """
 
-# Drop index entries of logs whose TTL has passed and whose keys Redis really removed; returns
-# how many. An expiry entry whose log still exists (written again since) is corrected instead:
-# moved to the log's current expiry, or dropped when the log no longer has one. The log's epoch
-# key shares the index's hash tag (the index key minus its "index" suffix), so this stays on
-# one cluster slot.
-_PURGE = """
-local function purge(index, expiry, sessions)
-  local removed = 0
-  local now = now_ms()
-  local tag = string.sub(index, 1, -6)
-  while true do
-    -- every entry examined leaves the range (removed, or moved past now), so this terminates
-    local due = redis.call('ZRANGEBYSCORE', expiry, '-inf', now, 'LIMIT', 0, 500)
-    if #due == 0 then return removed end
-    local gone = {}
-    for _, member in ipairs(due) do
-      local left = redis.call('PTTL', tag .. 'v:' .. member)
-      if left == -2 then
-        gone[#gone + 1] = member
-      elseif left == -1 then
-        redis.call('ZREM', expiry, member)
-      else
-        redis.call('ZADD', expiry, now + math.max(left, 1), member)
-      end
-    end
-    if #gone > 0 then
-      redis.call('ZREM', index, unpack(gone))
-      redis.call('ZREM', expiry, unpack(gone))
-      redis.call('HDEL', sessions, unpack(gone))
-      removed = removed + #gone
-    end
-  end
+# The logs of a shard whose expiry entry is due, the 500 oldest.
+_DUE = """
+local function due(expiry)
+  return redis.call('ZRANGEBYSCORE', expiry, '-inf', now_ms(), 'LIMIT', 0, 500)
 end
 """
 
-#: KEYS: m (the log's payload list; every other key of the log and its shard is derived from
-#: it: the hash tag up to the first ``}``, then the log key after ``m:``). ARGV: expected version
-#: ('' = absent), ttl in ms ('' = none); when the expected version is '', the new epoch and the
-#: session id; then n digests, then n payloads. Returns the new length (an integer: the caller
-#: knows the epoch, the one it expected or the one it sent) or, on a conflict, {current
-#: version}. A steady append to an existing log without a TTL carries one key and two short
-#: arguments besides the records and runs five commands (GET, LLEN, PTTL, RPUSH, RPUSH);
-#: creating a log also indexes it. The derived keys share the hash tag of the declared one, so
-#: the script stays on one cluster slot.
+#: KEYS: m, d, v, then the shard's index, expiry and sessions when the append may touch them
+#: (it creates the log, sets a TTL, or drops the TTL the log had). ARGV: expected version (''
+#: = absent), ttl in ms ('' = none); with the shard's keys, the log key; when the expected
+#: version is '', the new epoch and the session id; then n digests, then n payloads. Returns
+#: the new length (an integer: the caller knows the epoch, the one it expected or the one it
+#: sent); on a conflict, {current version}; {current version, 1} when the append needs the
+#: shard's keys it was not given (the log had a TTL to drop), nothing changed. A steady append to an
+#: existing log without a TTL declares three keys and runs five commands (GET, LLEN, PTTL,
+#: RPUSH, RPUSH); creating a log also indexes it.
 LOG_APPEND: Final = (
     _NOW
     + """
-local m = KEYS[1]
-local close = string.find(m, '}', 1, true)
-local tag = string.sub(m, 1, close)
-local member = string.sub(m, close + 3)
-local d, v = tag .. 'd:' .. member, tag .. 'v:' .. member
+local m, d, v, index, expiry, sessions = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local expected, ttl = ARGV[1], ARGV[2]
+local member
 local first = 3
-if expected == '' then first = 5 end
+if index then
+  member = ARGV[3]
+  first = 4
+end
+if expected == '' then first = first + 2 end
 local n = (#ARGV - first + 1) / 2
 local epoch = redis.call('GET', v)
 local length = redis.call('LLEN', m)
@@ -109,22 +88,17 @@ local current = ''
 if epoch then current = epoch .. ':' .. length end
 if current ~= expected then return {current} end
 local created = not epoch
--- The shard's keys are named only when this append touches them (a TTL, a TTL dropped, or a
--- new log): a steady append derives two keys, not five.
-local index, expiry, sessions
-if ttl ~= '' or created or redis.call('PTTL', v) > 0 then
-  index, expiry, sessions = tag .. 'index', tag .. 'expiry', tag .. 'sessions'
-end
 -- A log that had a TTL and is now written without one: its expiry must go. A log created
 -- without one drops whatever expiry entry an expired earlier incarnation left behind.
-local had_ttl = not created and ttl == '' and expiry ~= nil
+local had_ttl = not created and ttl == '' and redis.call('PTTL', v) > 0
+if (ttl ~= '' or had_ttl or created) and not index then return {current, 1} end
 if ttl ~= '' or had_ttl or created then redis.call('ZSCORE', expiry, member) end
 if created then
   redis.call('ZSCORE', index, member)
   redis.call('HGET', sessions, member)
   length = 0
   redis.call('DEL', m, d)
-  redis.call('SET', v, ARGV[3])
+  redis.call('SET', v, ARGV[first - 2])
 end
 -- The digests go first: on an existing log that RPUSH is the first write, so a digest list of
 -- the wrong type (WRONGTYPE) aborts the script with nothing changed.
@@ -149,7 +123,7 @@ elseif created then
 end
 if created then
   redis.call('ZADD', index, 0, member)
-  redis.call('HSET', sessions, member, ARGV[4])
+  redis.call('HSET', sessions, member, ARGV[first - 1])
 end
 return length + n
 """
@@ -181,31 +155,66 @@ if existed then return 1 end
 return 0
 """
 
-#: KEYS: index, expiry, sessions. ARGV: ZRANGEBYLEX min, max, limit.
-#: Purges expired entries, then returns {key1, session1, key2, session2, ...}.
+#: KEYS: index, expiry, sessions. ARGV: ZRANGEBYLEX min, max, limit. Returns {{}, {key1,
+#: session1, key2, session2, ...}}; or, while logs of the shard are due for expiry, {{due log
+#: keys}, {}}: the driver passes them to :data:`LOG_PURGE` and asks again.
 LOG_LIST: Final = (
     _NOW
-    + _PURGE
+    + _DUE
     + """
-purge(KEYS[1], KEYS[2], KEYS[3])
+local pending = due(KEYS[2])
+if #pending > 0 then return {pending, {}} end
 local keys = redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
-if #keys == 0 then return {} end
+if #keys == 0 then return {{}, {}} end
 local sessions = redis.call('HMGET', KEYS[3], unpack(keys))
 local out = {}
 for i, key in ipairs(keys) do
   out[#out + 1] = key
   out[#out + 1] = sessions[i] or ''
 end
-return out
+return {{}, out}
 """
 )
 
-#: KEYS: index, expiry, sessions. Returns how many expired logs left the index.
+#: KEYS: expiry. Returns the keys of the shard's logs due for expiry (the 500 oldest).
+LOG_DUE: Final = (
+    _NOW
+    + _DUE
+    + """
+return due(KEYS[1])
+"""
+)
+
+#: KEYS: index, expiry, sessions, then the epoch key (v) of each log named in ARGV. ARGV: log
+#: keys due for expiry (from :data:`LOG_DUE` or :data:`LOG_LIST`). Drops from the index the logs
+#: whose keys Redis really removed and returns how many; the expiry entry of a log that still
+#: exists (written again since) is corrected instead: moved to the log's current expiry, or
+#: dropped when the log no longer has one.
 LOG_PURGE: Final = (
     _NOW
-    + _PURGE
     + """
-return purge(KEYS[1], KEYS[2], KEYS[3])
+if #ARGV == 0 then return 0 end
+redis.call('ZSCORE', KEYS[1], ARGV[1])
+redis.call('ZSCORE', KEYS[2], ARGV[1])
+redis.call('HGET', KEYS[3], ARGV[1])
+local now = now_ms()
+local gone = {}
+for i, member in ipairs(ARGV) do
+  local left = redis.call('PTTL', KEYS[3 + i])
+  if left == -2 then
+    gone[#gone + 1] = member
+  elseif left == -1 then
+    redis.call('ZREM', KEYS[2], member)
+  else
+    redis.call('ZADD', KEYS[2], now + math.max(left, 1), member)
+  end
+end
+if #gone > 0 then
+  redis.call('ZREM', KEYS[1], unpack(gone))
+  redis.call('ZREM', KEYS[2], unpack(gone))
+  redis.call('HDEL', KEYS[3], unpack(gone))
+end
+return #gone
 """
 )
 
@@ -289,32 +298,38 @@ return out
 """
 )
 
-#: KEYS: index. ARGV: prefix, recursive ('1'/'0'), literal ('' = none), ZRANGEBYLEX min, max,
-#: object key prefix (the shard's ``{tag}o:``). Returns the object keys under ``prefix`` that
-#: are not directory markers (not deeper than one level unless recursive) and, with a literal,
-#: whose data contains it ignoring ASCII case or is not plain ASCII. Reads the candidates'
-#: objects, which share the index's hash tag (so the script stays on one cluster slot).
+#: KEYS: index. ARGV: prefix, recursive ('1'/'0'), ZRANGEBYLEX min, max. Returns the object
+#: keys under ``prefix`` that are not directory markers (not deeper than one level unless
+#: recursive).
 OBJECT_FIND: Final = (
     _WALK
     + """
-local prefix, recursive, literal, objects = ARGV[1], ARGV[2] == '1', ARGV[3], ARGV[6]
+local prefix, recursive = ARGV[1], ARGV[2] == '1'
 local out = {}
-walk(KEYS[1], ARGV[4], ARGV[5], function(key)
+walk(KEYS[1], ARGV[3], ARGV[4], function(key)
   local slash = string.find(key, '/', #prefix + 1, true)
   if slash and not recursive then
     return after_all(string.sub(key, 1, slash))
   end
   if string.byte(key, -1) == 47 then return nil end
-  if literal ~= '' then
-    local data = redis.call('HGET', objects .. key, 'd')
-    if not data then return nil end
-    if not string.find(data, '[%z\\128-\\255]') and not string.find(string.lower(data), literal, 1, true) then
-      return nil
-    end
-  end
   out[#out + 1] = key
   return nil
 end)
 return out
 """
 )
+
+#: KEYS: objects (hashes). ARGV: a literal (lowercase ASCII). Returns the 1-based positions in
+#: KEYS of the objects that exist and whose data contains the literal ignoring ASCII case or is
+#: not plain ASCII (a superset of the matches, never a miss).
+OBJECT_MATCH: Final = """
+local literal = ARGV[1]
+local out = {}
+for i, key in ipairs(KEYS) do
+  local data = redis.call('HGET', key, 'd')
+  if data and (string.find(data, '[%z\\128-\\255]') or string.find(string.lower(data), literal, 1, true)) then
+    out[#out + 1] = i
+  end
+end
+return out
+"""

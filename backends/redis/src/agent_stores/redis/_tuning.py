@@ -1,109 +1,58 @@
-"""The owned client's connections: less client CPU per command, the same bytes and safety as redis-py's.
-
-:func:`tune_pool` changes two things in the connections a pool creates, and nothing in a pool
-it did not build (a borrowed client is left as its owner built it):
-
-- the check before every command that a pooled connection holds no unread reply and was not
-  closed by the server answers from what the connection already received (as redis-py 8 does)
-  instead of reading with a zero timeout (redis-py 7 with hiredis: a timer, a cancelled read
-  and one more turn of the event loop per command);
-- commands are packed by hiredis (as redis-py's synchronous client does) where its bytes are
-  redis-py's own, by redis-py's packer everywhere else.
-
-redis-py 8 checks pooled connections without waiting itself, and skips the check while its
-maintenance notifications are on (``"auto"`` by default): there the parser changes nothing.
-"""
+"""Whether an owned client's connections are tuned (see ``_hiredis``): only on the redis-py releases it is tested on."""
 
 from __future__ import annotations
 
-from typing import Any, Final, cast
+import importlib
+import logging
+import re
+from typing import Final
 
-import hiredis
-
-from redis._parsers import _AsyncHiredisParser  # pyright: ignore[reportPrivateUsage]
+import redis
 from redis.asyncio import ConnectionPool
-from redis.asyncio.connection import (
-    AbstractConnection,
-    Connection,
-    DefaultParser,
-    SSLConnection,
-)
 from redis.utils import HIREDIS_AVAILABLE
 
-__all__ = ["PollingHiredisParser", "tune_pool"]
+__all__ = ["REDIS_PY_VERSION", "TESTED_REDIS_PY", "tune_pool", "tuning_unavailable"]
+
+logger = logging.getLogger("agent_stores.redis")
+
+#: The redis-py releases (major, minor) the tuning is tested on: CI runs the Redis tests on the
+#: lock's redis-py and again on the newest release. On every other release, older or newer, an
+#: owned client keeps redis-py's own connections.
+TESTED_REDIS_PY: Final = frozenset({(7, 1), (8, 2)})
+
+#: The installed redis-py's version: what :func:`tuning_unavailable` reads.
+REDIS_PY_VERSION: str = redis.__version__
 
 
-class PollingHiredisParser(_AsyncHiredisParser):
-    """redis-py's hiredis parser, checking a pooled connection for unread data without waiting.
+def tuning_unavailable() -> str | None:
+    """Why an owned client keeps redis-py's own connections here, or ``None`` when they are tuned.
 
-    Before every command, redis-py 7's pool asks the parser whether the connection it hands
-    out holds unread data or was closed by the server (either way it reconnects first). The
-    hiredis parser answers by reading with a zero timeout: a timer, a cancelled read and one
-    more turn of the event loop, about a quarter of a short command's client CPU. This one
-    answers from what the connection already holds: hiredis's buffer, the stream's buffer and
-    its end of file. That is the answer redis-py 8 gives, and the one redis-py 7's own
-    pure-Python parser gives (which looks at less: its buffer and the end of file). redis-py 8
-    no longer calls this method, so there it changes nothing.
+    The tuning needs a redis-py release in :data:`TESTED_REDIS_PY`, hiredis, and the redis-py
+    internals ``_hiredis`` builds on.
     """
-
-    async def can_read_destructive(self) -> bool:
-        """Whether the connection holds unread data or is closed, from what it has already received."""
-        stream, reader = self._stream, self._reader
-        pending = getattr(stream, "_buffer", None)  # asyncio.StreamReader's received, unread bytes
-        if not self._connected or stream is None or reader is None or not isinstance(pending, bytearray):
-            return await super().can_read_destructive()
-        return bool(pending) or stream.at_eof() or bool(reader.has_data())
-
-
-class _HiredisPacking(AbstractConnection):
-    """Packs commands with hiredis (as redis-py's synchronous client does), not redis-py's Python packer.
-
-    Only commands whose arguments are all ``str``, ``bytes`` or ``int``, on a connection that
-    encodes text as strict UTF-8: there both packers produce the same bytes. Anything else
-    (floats, memoryviews, a multi-word command name, another encoding) takes redis-py's packer.
-    """
-
-    def pack_command(self, *args: Any) -> list[bytes]:
-        """The command's bytes in the Redis protocol."""
-        first = args[0] if args else None
-        encoder = self.encoder
-        if (
-            isinstance(first, str)
-            and first.isalnum()
-            and encoder.encoding == "utf-8"
-            and encoder.encoding_errors == "strict"
-            and _PLAIN_ARGUMENTS.issuperset(map(type, args))
-        ):
-            return [cast(bytes, hiredis.pack_command(args))]  # pyright: ignore[reportUnknownMemberType]
-        return super().pack_command(*args)
-
-
-_PLAIN_ARGUMENTS: Final = frozenset({str, bytes, int})
-
-
-class _TCPConnection(_HiredisPacking, Connection):
-    pass
-
-
-class _TLSConnection(_HiredisPacking, SSLConnection):
-    pass
-
-
-_PACKING: Final[dict[type[AbstractConnection], type[AbstractConnection]]] = {
-    Connection: _TCPConnection,
-    SSLConnection: _TLSConnection,
-}
+    release = re.match(r"(\d+)\.(\d+)", REDIS_PY_VERSION)
+    if release is None or (int(release[1]), int(release[2])) not in TESTED_REDIS_PY:
+        tested = ", ".join(f"{major}.{minor}" for major, minor in sorted(TESTED_REDIS_PY))
+        return f"redis-py {REDIS_PY_VERSION} is not a release it is tested on ({tested})"
+    if not HIREDIS_AVAILABLE:
+        return "hiredis is not installed"
+    try:
+        importlib.import_module(f"{__package__}._hiredis")
+    except (ImportError, AttributeError) as err:
+        return f"redis-py {REDIS_PY_VERSION} lacks an internal it needs ({type(err).__name__}: {err})"
+    return None
 
 
 def tune_pool(pool: ConnectionPool) -> None:
-    """Make the connections ``pool`` creates cheaper per command, with the same bytes on the wire.
+    """Tune the connections ``pool`` creates (see ``_hiredis``) where :func:`tuning_unavailable` allows.
 
-    With hiredis installed (``redis[hiredis]``), they use :class:`PollingHiredisParser` and
-    pack commands with hiredis; a connection or parser class other than redis-py's own is kept.
+    Elsewhere ``pool`` is left as redis-py built it, and a debug line on the
+    ``agent_stores.redis`` logger says why.
     """
-    if not HIREDIS_AVAILABLE:
+    reason = tuning_unavailable()
+    if reason is not None:
+        logger.debug("the owned client keeps redis-py's own connections: %s", reason)
         return
-    kwargs = cast(dict[str, Any], pool.connection_kwargs)  # pyright: ignore[reportUnknownMemberType]
-    if kwargs.get("parser_class", DefaultParser) is _AsyncHiredisParser:
-        kwargs["parser_class"] = PollingHiredisParser
-    pool.connection_class = _PACKING.get(pool.connection_class, pool.connection_class)
+    from ._hiredis import tune
+
+    tune(pool)
