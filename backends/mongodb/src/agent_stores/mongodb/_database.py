@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, TypeVar
@@ -140,7 +140,7 @@ def parse_mongodb_url(url: str) -> str | None:
 
 
 @contextlib.contextmanager
-def _translating(what: str) -> Iterator[None]:
+def _translating(what: str) -> Generator[None]:
     """Raise what ``translate`` makes of a pymongo error in the block (``what`` names it), else the error itself."""
     try:
         yield

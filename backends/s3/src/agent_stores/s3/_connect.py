@@ -179,7 +179,11 @@ def client_config(location: S3Location) -> Config:
         max_pool_connections=location.max_concurrency,
         s3={"addressing_style": style} if style else None,  # pyright: ignore[reportArgumentType]
         region_name=location.region,
-        client_cert=((location.client_cert, location.client_key) if location.client_key else location.client_cert),
+        client_cert=(
+            (location.client_cert, location.client_key)
+            if location.client_cert is not None and location.client_key
+            else location.client_cert
+        ),
     )
 
 
