@@ -36,8 +36,11 @@ def normalize_path(path: str, *, is_directory: bool = False) -> str:
     holds a control character (U+0000 to U+001F and U+007F, NUL included: POSIX and SFTP cut
     a name at NUL, S3 listings cannot carry most of them in XML, S3-compatible servers differ
     on newlines, and a name with an escape sequence rewrites the terminal of whoever lists the
-    folder) or text that is not valid Unicode (a lone surrogate has no UTF-8 form), so every
-    backend accepts and refuses exactly the same paths.
+    folder), text that is not valid Unicode (a lone surrogate has no UTF-8 form), or a folder or
+    file name that begins or ends with whitespace (the framework trims a whole path, so the
+    folder ``"a "`` of ``"a /b"`` could never be listed: its name trims to ``"a"``), so every
+    backend accepts and refuses exactly the same paths, and every file can be found by listing
+    its folder.
 
     Raises:
         TypeError: ``path`` is not a string.
@@ -52,6 +55,8 @@ def normalize_path(path: str, *, is_directory: bool = False) -> str:
     normalized = normalize_relative_path(path, is_directory=is_directory)
     if any(ord(character) < 0x20 or character == "\x7f" for character in normalized):
         raise ValueError(f"Invalid path: {path!r}. Paths must not contain NUL or other control characters.")
+    if any(segment != segment.strip() for segment in normalized.split("/")):
+        raise ValueError(f"Invalid path: {path!r}. A folder or file name must not begin or end with whitespace.")
     return normalized
 
 

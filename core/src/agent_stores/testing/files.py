@@ -202,6 +202,27 @@ class FileStoreConformance(ConformanceBase):
         assert await file_store.delete(f"  {file_root}/a.txt  ")
         assert await file_store.read(f"{file_root}/a.txt") is None
 
+    async def test_a_file_is_listed_in_its_folder_whatever_the_names_spacing(
+        self, file_store: AgentFileStore, file_root: str
+    ) -> None:
+        """A folder or file name with spaces around it is refused (``ValueError``) or stays reachable.
+
+        The framework trims a whole path, so the folder ``"b "`` of ``"b /c.txt"`` is listed as
+        ``list_children("b ")`` = the folder ``"b"``. Failing means a file was stored where
+        listing its own folder cannot find it. Fix: refuse names that begin or end with
+        whitespace (as ``agent_stores.core.files.normalize_path`` does).
+        """
+        for path in (f"{file_root}/b /c.txt", f"{file_root}/ d/e.txt", f"{file_root}/f/g.txt "):
+            folder = path.rpartition("/")[0]
+            try:
+                await file_store.write(path, "spaced")
+            except ValueError:
+                continue
+            stored = path.strip()
+            name = stored.rpartition("/")[2]
+            listed = _names(await file_store.list_children(folder))
+            assert ("file", name) in listed, f"{stored!r} was written but listing {folder!r} shows {listed!r}"
+
     async def test_path_backslashes_are_separators(self, file_store: AgentFileStore, file_root: str) -> None:
         r"""A backslash is a path separator: ``dir\sub\a.txt`` is the file ``dir/sub/a.txt``.
 
