@@ -27,7 +27,7 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar, cast
 from urllib.parse import parse_qsl, quote, urlencode
 
 from .codec import DecodeCache, validate_cache_bytes
@@ -373,6 +373,12 @@ class ConnectedBackend(Generic[HandleT]):
     def __init__(self, url: str, **options: Any) -> None:
         url, from_url = take_query_option(url, CACHE_BYTES)
         cache_bytes = options.pop(CACHE_BYTES, from_url)
+        clock: Any = options.pop("clock", None)
+        if clock is not None and not callable(clock):
+            raise TypeError(f"clock is a callable returning seconds since the epoch, got {clock!r}")
+        #: Seconds since the epoch for every expiry this backend's stores and drivers decide
+        #: (``None``: the real clock); what ``agent-stores check`` and tests pass to move time.
+        self.clock = cast("Callable[[], float] | None", clock)
         unknown = sorted(n for n in options if n not in self.connector.options and not self.connector.open_ended)
         if unknown:
             raise ValueError(
@@ -396,9 +402,11 @@ class ConnectedBackend(Generic[HandleT]):
 
     def history_provider(self, *, source_id: str, tenant: str | None = None, **options: Any) -> Any:
         """Return a history provider on the shared handle; ``options`` as its class takes them."""
-        shares = isinstance(self.history_type, type) and "decode_cache" in store_options(self.history_type)
-        if shares and CACHE_BYTES not in options:
+        takes = store_options(self.history_type) if isinstance(self.history_type, type) else frozenset[str]()
+        if "decode_cache" in takes and CACHE_BYTES not in options:
             options.setdefault("decode_cache", self.decode_cache)
+        if "clock" in takes and self.clock is not None:
+            options.setdefault("clock", self.clock)
         return self._build("history provider", self.history_type, "history", tenant, source_id=source_id, **options)
 
     def file_store(self, *, tenant: str | None = None, **options: Any) -> Any:
@@ -418,13 +426,22 @@ class ConnectedBackend(Generic[HandleT]):
         handle, placement = self.scoped(kind, tenant)
         return store_type(handle, **placement, **options)
 
+    @property
+    def follows_clock(self) -> bool:
+        """Whether every expiry of these stores follows :attr:`clock` (a server that expires by its own does not)."""
+        history = self.history_type
+        return isinstance(history, type) and "clock" in store_options(history)
+
     def object_driver(self) -> ObjectDriver:
         """An object driver on the shared handle, for stores the core builds over any backend."""
         return type(self).object_driver_type(self.handle)
 
     def log_driver(self) -> LogDriver:
-        """A log driver on the shared handle, for stores the core builds over any backend."""
-        return type(self).log_driver_type(self.handle)
+        """A log driver on the shared handle, for stores the core builds over any backend (on :attr:`clock`)."""
+        driver_type = type(self).log_driver_type
+        if self.clock is not None and "clock" in inspect.signature(driver_type).parameters:
+            return cast(Any, driver_type)(self.handle, clock=self.clock)
+        return driver_type(self.handle)
 
     @classmethod
     def declared_capabilities(cls) -> dict[str, dict[str, Any]]:

@@ -163,6 +163,9 @@ class Stores(OwnedResource):
         Raises:
             TypeError: The backend does not hand out its drivers (see :class:`DriverBackend`).
         """
+        clock = getattr(self.backend, "clock", None)
+        if clock is not None:
+            options.setdefault("clock", clock)
         return ObjectCheckpointStorage(self.object_driver(), tenant=tenant, **options)
 
     def todo_store(self, *, tenant: str | None = None, **options: Any) -> ObjectTodoStore:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar
 
 from agent_stores.core import ConnectedBackend, Connector, KeySpace, ObjectLogDriver
@@ -67,7 +68,7 @@ class FsspecBackend(ConnectedBackend[FsspecObjectDriver]):
 
     def log_driver(self) -> ObjectLogDriver:
         """The object-store log under ``<root>/history`` (``within`` a tenant's root, its history)."""
-        return ObjectLogDriver(self.object_driver(), prefix="history/")
+        return ObjectLogDriver(self.object_driver(), prefix="history/", clock=self.clock or time.time)
 
     @classmethod
     def declared_on(cls, filesystem: FilesystemCapabilities, *, processes: bool = True) -> dict[str, dict[str, Any]]:

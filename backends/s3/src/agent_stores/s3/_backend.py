@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -60,4 +61,4 @@ class S3Backend(ConnectedBackend[S3Bucket]):
 
     def log_driver(self) -> ObjectLogDriver:
         """The object-store log under ``<prefix>history/`` (``within`` a tenant's root: its history)."""
-        return ObjectLogDriver(self.object_driver(), prefix="history/")
+        return ObjectLogDriver(self.object_driver(), prefix="history/", clock=self.clock or time.time)

@@ -55,17 +55,18 @@ CORRUPT_FIXTURES = {"sessions": "corrupt_session", "checkpoints": "corrupt_check
 class ClauseScope:
     """What one clause opened through a URL: every ``Stores`` is closed when the clause ends."""
 
-    def __init__(self, url: str | None, *, shared: bool) -> None:
+    def __init__(self, url: str | None, *, shared: bool, clock: Callable[[], float] | None = None) -> None:
         self.url = url
         self.shared = shared
+        self.clock = clock
         self.opened: list[Stores] = []
 
     def stores(self) -> Stores:
-        """Open the URL's stores (one per call, or one per clause for an in-process store)."""
+        """Open the URL's stores (one per call, or one per clause for an in-process store), on the clause's clock."""
         assert self.url is not None, "only URL targets open stores"
         if self.shared and self.opened:
             return self.opened[0]
-        stores = open_stores(self.url)
+        stores = open_stores(self.url) if self.clock is None else open_stores(self.url, clock=self.clock)
         self.opened.append(stores)
         return stores
 
@@ -85,6 +86,7 @@ class SuitePlan:
         capabilities: An instance of the suite's capabilities class.
         divergences: Declared divergences (clause name -> reason).
         fixtures: Extra fixtures by name (``corrupt_session``, ``history_process_factory``...).
+        fake_clock: The stores follow the clause's ``clock`` (the ttl clauses move it instead of waiting).
     """
 
     name: str
@@ -92,6 +94,7 @@ class SuitePlan:
     capabilities: Any
     divergences: dict[str, str] = field(default_factory=dict[str, str])
     fixtures: dict[str, Any] = field(default_factory=dict[str, Any])
+    fake_clock: bool = False
 
 
 @dataclass
@@ -101,6 +104,8 @@ class Plan:
     url: str | None = None
     shared: bool = False
     suites: list[SuitePlan] = field(default_factory=list[SuitePlan])
+    #: The URL's stores follow a clock given to ``open_stores`` (the clause's ``clock`` is passed).
+    on_clock: bool = False
 
 
 async def close_store(store: Any) -> None:

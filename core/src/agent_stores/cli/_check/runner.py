@@ -44,9 +44,10 @@ def _factory_fixture(opener: Callable[[ClauseScope], Callable[..., Any]]) -> Any
 
 
 @pytest_asyncio.fixture(autouse=True)
-async def agent_stores_check_scope() -> AsyncIterator[ClauseScope]:
-    """Open stores for one clause and close them after it (and after the suite closed its stores)."""
-    scope = ClauseScope(_plan.url, shared=_plan.shared)
+async def agent_stores_check_scope(request: pytest.FixtureRequest) -> AsyncIterator[ClauseScope]:
+    """Open stores for one clause (on its ``clock`` where they follow one) and close them after it."""
+    clock = request.getfixturevalue("clock") if _plan.on_clock else None
+    scope = ClauseScope(_plan.url, shared=_plan.shared, clock=clock)
     yield scope
     await scope.aclose()
 
@@ -59,6 +60,7 @@ def build_classes() -> dict[str, Any]:
         namespace: dict[str, Any] = {
             "capabilities": suite.capabilities,
             "divergences": dict(suite.divergences),
+            "fake_clock": suite.fake_clock,
             base.factory_fixture: _factory_fixture(suite.opener),
             "__doc__": f"The {suite.name} suite.",
         }

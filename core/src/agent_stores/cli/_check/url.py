@@ -98,7 +98,10 @@ def _plan_open_url(
         raise CliError(f"{redact_url(url)} offers no {', '.join(missing)} (its backend hands out no drivers)")
     suites = [s for s in available if not selected or s in selected]
 
-    plan = Plan(url=scratch.target_url, shared=shared)
+    # Expiry decided by the client (every backend but one whose server expires by its own clock)
+    # follows the clause's fake clock: the ttl clauses move it instead of waiting.
+    on_clock = bool(getattr(probe.backend, "follows_clock", False))
+    plan = Plan(url=scratch.target_url, shared=shared, on_clock=on_clock)
     for suite in suites:
         capabilities = make_capabilities(suite, declared.get(suite), overrides.get(suite, {}))
         fixtures: dict[str, Any] = {}
@@ -110,7 +113,9 @@ def _plan_open_url(
                 {"url": scratch.target_url, "namespace": scratch.name},
             )
         divergences = backend_divergences(probe, suite, declared_divergences)
-        plan.suites.append(SuitePlan(suite, _opener(suite, scratch), capabilities, divergences, fixtures))
+        plan.suites.append(
+            SuitePlan(suite, _opener(suite, scratch), capabilities, divergences, fixtures, fake_clock=on_clock)
+        )
         report.capabilities[suite] = dataclasses.asdict(capabilities)
     report.suites = suites
 
