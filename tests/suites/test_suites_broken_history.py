@@ -20,6 +20,7 @@ from agent_framework import HistoryProvider, Message
 from agent_framework._sessions import filter_new_messages, get_message_identity
 
 from agent_stores.core import trim_orphans
+from suite_runs import failed_of
 
 pytest_plugins = ["pytester"]
 
@@ -251,14 +252,7 @@ def failed_clauses(
             process_fixture=_PROCESS_FIXTURE.format(store=store.__name__) if caps.get("multi_process") else "",
         )
     )
-    recorder = pytester.inline_run(
-        "-p", "no:cacheprovider", "-o", "asyncio_default_fixture_loop_scope=function", "-k", " or ".join(clauses)
-    )
-    passed, skipped, failed = recorder.listoutcomes()
-    assert not skipped, [r.nodeid for r in skipped]
-    ran = {r.nodeid.rsplit("::", 1)[-1] for r in (*passed, *failed)}
-    assert ran == set(clauses), f"expected to run {sorted(clauses)}, ran {sorted(ran)}"
-    return {r.nodeid.rsplit("::", 1)[-1] for r in failed}
+    return failed_of(pytester, clauses)
 
 
 _CASES: list[tuple[type[HistoryProvider], list[str], dict[str, bool]]] = [
