@@ -31,7 +31,7 @@ from agent_stores.testing import (
 )
 
 ALL_BUT_PROCESSES = HistoryCapabilities(
-    windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True
+    windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True, corruptible=True
 )
 
 
@@ -67,7 +67,13 @@ class TestObjectLogOnSQLiteObjects(HistoryProviderConformance):
     """Segments as rows of SQLite's object table, each provider on its own connection, and two processes."""
 
     capabilities = HistoryCapabilities(
-        windowed_load=True, skip_excluded=True, concurrent_instances=True, multi_process=True, admin=True, ttl=True
+        windowed_load=True,
+        skip_excluded=True,
+        concurrent_instances=True,
+        multi_process=True,
+        admin=True,
+        ttl=True,
+        corruptible=True,
     )
 
     @pytest.fixture
