@@ -58,7 +58,7 @@ class TestDictHistory(HistoryProviderConformance):
     """The history provider the backend hands out (the core's adapter over the log driver)."""
 
     capabilities = HistoryCapabilities(
-        windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True
+        windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True, corruptible=True
     )
     fake_clock = True
 

@@ -33,7 +33,7 @@ from agent_stores.testing import (
 )
 
 ALL_BUT_PROCESSES = HistoryCapabilities(
-    windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True
+    windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True, corruptible=True
 )
 
 
@@ -73,7 +73,13 @@ class TestObjectLogOnSQLiteObjects(HistoryProviderConformance):
     """Segments as rows of SQLite's object table, each provider on its own connection, and two processes."""
 
     capabilities = HistoryCapabilities(
-        windowed_load=True, skip_excluded=True, concurrent_instances=True, multi_process=True, admin=True, ttl=True
+        windowed_load=True,
+        skip_excluded=True,
+        concurrent_instances=True,
+        multi_process=True,
+        admin=True,
+        ttl=True,
+        corruptible=True,
     )
     fake_clock = True
 

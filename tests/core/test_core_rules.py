@@ -33,7 +33,7 @@ from agent_stores.core import (
 )
 from agent_stores.core.codec import count_already_stored
 from agent_stores.core.memory import MemoryLogDriver, MemoryObjectDriver
-from agent_stores.testing.history import sample_contents
+from agent_stores.testing.history import CORRUPT_RECORDS, sample_contents
 
 
 def _sample() -> Message:
@@ -62,30 +62,6 @@ async def test_record_is_the_file_history_line(tmp_path: Path, extra: dict[str, 
     assert encode_message(message) == line
     if not extra:
         assert decode_message(line).to_dict() == message.to_dict()
-
-
-_MESSAGE = b'{"type":"message","role":"user","contents":'
-#: Records no store writes: malformed JSON, the wrong shapes, and crafted ones (nested past any
-#: parser's depth, a content part that is a number, bytes that are not UTF-8).
-CORRUPT_RECORDS = {
-    "not JSON": b"{not json",
-    "a list": b"[1, 2]",
-    "a string": b'"text"',
-    "wrong types": b'{"role": 5, "contents": 7}',
-    "nested 3,000 deep": _MESSAGE
-    + b'[{"type":"text","text":"x","additional_properties":'
-    + b'{"a":' * 3000
-    + b"1"
-    + b"}" * 3000
-    + b"}]}",
-    "a list nested 3,000 deep": _MESSAGE
-    + b'[{"type":"function_call","call_id":"c","name":"n","arguments":'
-    + b"[" * 3000
-    + b"]" * 3000
-    + b"}]}",
-    "a part that is a number": _MESSAGE + b"[5]}",
-    "not UTF-8": _MESSAGE + b'[{"type":"text","text":"\xff\xfe"}]}',
-}
 
 
 @pytest.mark.parametrize("record", CORRUPT_RECORDS.values(), ids=CORRUPT_RECORDS.keys())

@@ -19,7 +19,9 @@ import pytest
 from agent_framework import HistoryProvider, Message
 from agent_framework._sessions import filter_new_messages, get_message_identity
 
-from agent_stores.core import trim_orphans
+from agent_stores.core import CorruptRecordError, LogHistoryProvider, trim_orphans
+from agent_stores.core.memory import MemoryLogDriver
+from suite_runs import failed_of
 
 pytest_plugins = ["pytester"]
 
@@ -268,14 +270,7 @@ def failed_clauses(
             process_fixture=_PROCESS_FIXTURE.format(store=store.__name__) if caps.get("multi_process") else "",
         )
     )
-    recorder = pytester.inline_run(
-        "-p", "no:cacheprovider", "-o", "asyncio_default_fixture_loop_scope=function", "-k", " or ".join(clauses)
-    )
-    passed, skipped, failed = recorder.listoutcomes()
-    assert not skipped, [r.nodeid for r in skipped]
-    ran = {r.nodeid.rsplit("::", 1)[-1] for r in (*passed, *failed)}
-    assert ran == set(clauses), f"expected to run {sorted(clauses)}, ran {sorted(ran)}"
-    return {r.nodeid.rsplit("::", 1)[-1] for r in failed}
+    return failed_of(pytester, clauses)
 
 
 _CASES: list[tuple[type[HistoryProvider], list[str], dict[str, bool]]] = [
@@ -324,4 +319,40 @@ def test_correct_base_store_passes_every_clause_used_above(pytester: pytest.Pyte
     )
     assert (
         failed_clauses(pytester, DictHistoryProvider, clauses, concurrent_instances=True, windowed_load=True) == set()
+    )
+
+
+class LogHistoryOnMemory(LogHistoryProvider):
+    """The core's provider over the in-process log driver, shared by every instance of one factory."""
+
+    @classmethod
+    def factory(cls, tmp_path: Path) -> Callable[..., HistoryProvider]:
+        driver = MemoryLogDriver()
+        return lambda **options: cls(driver, **options)
+
+
+class LetsRecursionErrorEscape(LogHistoryOnMemory):
+    """Parses each record first and names what fails, but a record nested too deeply escapes as ``RecursionError``."""
+
+    def _decode(self, key: str, payloads: list[bytes]) -> list[Message]:
+        for payload in payloads:
+            try:
+                json.loads(payload)
+            except ValueError as err:
+                raise CorruptRecordError(f"history record in {key!r}") from err
+        return super()._decode(key, payloads)
+
+
+_CORRUPTIBLE = {"corruptible": True, "admin": True}
+
+
+def test_decoder_letting_recursion_error_escape_fails_the_crafted_records_clause(pytester: pytest.Pytester) -> None:
+    clause = "test_crafted_records_are_corrupt_record_errors"
+    assert failed_clauses(pytester, LetsRecursionErrorEscape, [clause], **_CORRUPTIBLE) == {clause}
+
+
+def test_core_log_provider_passes_the_crafted_records_clause(pytester: pytest.Pytester) -> None:
+    assert (
+        failed_clauses(pytester, LogHistoryOnMemory, ["test_crafted_records_are_corrupt_record_errors"], **_CORRUPTIBLE)
+        == set()
     )

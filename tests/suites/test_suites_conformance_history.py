@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import get_args
 
@@ -33,8 +33,13 @@ class TestInMemoryHistoryProvider(HistoryProviderConformance):
 class TestFileHistoryProvider(HistoryProviderConformance):
     """One JSONL file per session; a per-file thread lock and event-loop lock guard saves within one process."""
 
-    capabilities = HistoryCapabilities(skip_excluded=True, concurrent_instances=True)
+    capabilities = HistoryCapabilities(skip_excluded=True, concurrent_instances=True, corruptible=True)
     divergences = {
+        "test_crafted_records_are_corrupt_record_errors": (
+            "FileHistoryProvider raises a ValueError of its own (not CorruptRecordError) for a line that is "
+            "not JSON or not a mapping, and lets TypeError, AttributeError, RecursionError and "
+            "UnicodeDecodeError escape for the other crafted lines."
+        ),
         "test_source_ids_are_isolated": (
             "FileHistoryProvider names its files after the session id only: two providers with different "
             "source_id over one storage_path read and write the same file."
@@ -49,12 +54,21 @@ class TestFileHistoryProvider(HistoryProviderConformance):
     def history_factory(self, tmp_path: Path) -> Callable[..., FileHistoryProvider]:
         return lambda **options: FileHistoryProvider(tmp_path / "history", **options)
 
+    @pytest.fixture
+    def corrupt_history(self) -> Callable[[FileHistoryProvider, str, bytes], Awaitable[None]]:
+        async def corrupt(provider: FileHistoryProvider, session_id: str, record: bytes) -> None:
+            path = provider._session_file_path(session_id)  # pyright: ignore[reportPrivateUsage]
+            with path.open("ab") as file:
+                file.write(record + b"\n")
+
+        return corrupt
+
 
 class TestLogHistoryProviderInMemory(HistoryProviderConformance):
     """The core adapter over the in-process driver; one driver per clause is the backing store."""
 
     capabilities = HistoryCapabilities(
-        windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True
+        windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True, corruptible=True
     )
 
     fake_clock = True

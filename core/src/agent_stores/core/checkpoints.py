@@ -38,7 +38,7 @@ from agent_framework.exceptions import WorkflowCheckpointException
 
 from .drivers import ObjectDriver
 from .errors import CorruptRecordError, StoreConflictError
-from .keys import KeySpace, key_segment
+from .keys import KeySpace, decode_segment, key_segment
 from .lifecycle import OwnedResource
 
 __all__ = [
@@ -73,18 +73,28 @@ class CorruptCheckpointError(CorruptRecordError, WorkflowCheckpointException):
     """
 
 
-def _timestamp(checkpoint: WorkflowCheckpoint) -> datetime:
-    raw: object = checkpoint.timestamp  # typed str, but nothing stops a caller passing another type
-    if not isinstance(raw, str):  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise ValueError(f"checkpoint {checkpoint.checkpoint_id!r} has a non-string timestamp {raw!r}")
+def _order(timestamp: object, what: str) -> str:
+    """Return the fixed-width index prefix of ``timestamp``; a naive timestamp is read as UTC.
+
+    Raises:
+        ValueError: ``timestamp`` is not an ISO 8601 string (the message starts with ``what``).
+    """
+    if not isinstance(timestamp, str):
+        raise ValueError(f"{what} has a non-string timestamp {_clip(timestamp)}")
     try:
-        moment = datetime.fromisoformat(raw)
+        moment = datetime.fromisoformat(timestamp)
     except ValueError as err:
-        raise ValueError(
-            f"checkpoint {checkpoint.checkpoint_id!r} has a timestamp that is not ISO 8601: {raw!r}"
-        ) from err
+        raise ValueError(f"{what} has a timestamp that is not ISO 8601: {_clip(timestamp)}") from err
     # The framework writes aware UTC timestamps; a naive one is read as UTC.
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    micros = (moment - _EPOCH) // _MICROSECOND
+    return str(_ORDER_MAX - max(0, micros)).zfill(_ORDER_DIGITS)
+
+
+def _clip(value: object) -> str:
+    """``repr(value)``, cut short: a crafted field may be megabytes long."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}...({len(text)} chars)"
 
 
 def checkpoint_order_key(checkpoint: WorkflowCheckpoint) -> str:
@@ -93,8 +103,7 @@ def checkpoint_order_key(checkpoint: WorkflowCheckpoint) -> str:
     Raises:
         ValueError: The timestamp is not an ISO 8601 string.
     """
-    micros = (_timestamp(checkpoint) - _EPOCH) // _MICROSECOND
-    return str(_ORDER_MAX - max(0, micros)).zfill(_ORDER_DIGITS)
+    return _order(checkpoint.timestamp, f"checkpoint {_clip(checkpoint.checkpoint_id)}")
 
 
 def encode_record(
@@ -130,22 +139,37 @@ def encode_record(
     return text.encode("utf-8")
 
 
-class _Record(NamedTuple):
-    checkpoint: WorkflowCheckpoint
+class _RecordHeader(NamedTuple):
+    """The fields of a stored checkpoint that place it: what every reader checks before trusting it."""
+
+    checkpoint_id: str
+    workflow_name: str
+    #: The index prefix of its timestamp (see :func:`checkpoint_order_key`).
+    order: str
     expires_at: float | None
+
+
+#: Fields every stored checkpoint holds (a missing one would get a fresh default: a new id, "now").
+_REQUIRED = ("workflow_name", "graph_signature_hash", "checkpoint_id", "timestamp")
+#: Further fields that must be strings when present.
+_STRINGS = ("graph_signature_hash", "version")
+#: Fields that must decode to a mapping.
+_MAPPINGS = ("messages", "state", "pending_request_info_events", "metadata")
 
 
 def _envelope(data: bytes, *, where: str) -> tuple[dict[str, Any], float | None]:
     try:
         raw: object = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as err:
-        raise CorruptCheckpointError(f"checkpoint {where} is not valid JSON (corrupt or truncated)") from err
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:
+        raise CorruptCheckpointError(
+            f"checkpoint {where} is not valid JSON (corrupt, truncated or nested too deeply)"
+        ) from err
     if not isinstance(raw, dict):
         raise CorruptCheckpointError(f"checkpoint {where} is not a checkpoint record")
     envelope = cast(dict[str, Any], raw)
     if envelope.get("format") != CHECKPOINT_RECORD_FORMAT:
         raise CorruptCheckpointError(
-            f"checkpoint {where} has format {envelope.get('format')!r}, expected {CHECKPOINT_RECORD_FORMAT!r}"
+            f"checkpoint {where} has format {_clip(envelope.get('format'))}, expected {CHECKPOINT_RECORD_FORMAT!r}"
         )
     expires_at: object = envelope.get("expires_at")
     body: object = envelope.get("checkpoint")
@@ -156,22 +180,94 @@ def _envelope(data: bytes, *, where: str) -> tuple[dict[str, Any], float | None]
     return cast(dict[str, Any], body), None if expires_at is None else float(expires_at)
 
 
+def _header(data: bytes, *, where: str) -> tuple[dict[str, Any], _RecordHeader]:
+    """Parse the envelope and check the fields that need no value decoded (see :func:`decode_record`).
+
+    Raises:
+        CorruptCheckpointError: One is missing, or of the wrong type or shape.
+    """
+    body, expires_at = _envelope(data, where=where)
+    missing = [name for name in _REQUIRED if name not in body]
+    if missing:
+        raise CorruptCheckpointError(f"checkpoint {where} lacks {', '.join(missing)}")
+    checkpoint_id: object = body["checkpoint_id"]
+    workflow_name: object = body["workflow_name"]
+    previous: object = body.get("previous_checkpoint_id")
+    iteration: object = body.get("iteration_count", 0)
+    if not isinstance(checkpoint_id, str) or not checkpoint_id:
+        raise CorruptCheckpointError(
+            f"checkpoint {where} has checkpoint_id {_clip(checkpoint_id)}, not a non-empty string"
+        )
+    if not isinstance(workflow_name, str):
+        raise CorruptCheckpointError(f"checkpoint {where} has workflow_name {_clip(workflow_name)}, not a string")
+    if previous is not None and not isinstance(previous, str):
+        raise CorruptCheckpointError(
+            f"checkpoint {where} has previous_checkpoint_id {_clip(previous)}, not a string or null"
+        )
+    if isinstance(iteration, bool) or not isinstance(iteration, int):
+        raise CorruptCheckpointError(f"checkpoint {where} has iteration_count {_clip(iteration)}, not an integer")
+    for name in _STRINGS:
+        if name in body and not isinstance(body[name], str):
+            raise CorruptCheckpointError(f"checkpoint {where} has {name} {_clip(body[name])}, not a string")
+    try:
+        key_segment(checkpoint_id)
+        key_segment(workflow_name)
+    except ValueError as err:  # a lone surrogate: no UTF-8 form, so no key
+        raise CorruptCheckpointError(f"checkpoint {where} has an id or workflow name that is not Unicode") from err
+    try:
+        order = _order(body["timestamp"], f"checkpoint {where}")
+    except ValueError as err:
+        raise CorruptCheckpointError(str(err)) from err
+    return body, _RecordHeader(checkpoint_id, workflow_name, order, expires_at)
+
+
 def decode_record(data: bytes, *, allowed_types: frozenset[str], where: str) -> tuple[WorkflowCheckpoint, float | None]:
     """Decode a record written by :func:`encode_record`; return the checkpoint and its expiry.
 
+    Every field is checked before the checkpoint is built, so what comes back is safe to order
+    and index: ``checkpoint_id`` a non-empty string, ``workflow_name`` and
+    ``graph_signature_hash`` strings, ``timestamp`` an ISO 8601 string, ``previous_checkpoint_id``
+    a string or ``None``, ``iteration_count`` an integer, ``version`` a string, and
+    ``messages``, ``state``, ``pending_request_info_events`` and ``metadata`` mappings.
+
     Raises:
-        CorruptCheckpointError: The bytes are not a checkpoint record (not JSON, truncated,
-            wrong envelope, fields the checkpoint does not have).
+        CorruptCheckpointError: The bytes are not a checkpoint record (not UTF-8 or JSON,
+            truncated, nested too deeply, wrong envelope, a field missing or of the wrong type
+            or shape, fields the checkpoint does not have); ``where`` names it.
         WorkflowCheckpointException: The payload names a type outside ``allowed_types``: the
             framework's own refusal, unchanged.
     """
-    body, expires_at = _envelope(data, where=where)
-    decoded = decode_checkpoint_value(body, allowed_types=allowed_types)
+    checkpoint, header = _decode_checked(data, allowed_types=allowed_types, where=where)
+    return checkpoint, header.expires_at
+
+
+def _decode_checked(
+    data: bytes, *, allowed_types: frozenset[str], where: str
+) -> tuple[WorkflowCheckpoint, _RecordHeader]:
+    body, header = _header(data, where=where)
+    try:
+        decoded: object = decode_checkpoint_value(body, allowed_types=allowed_types)
+    except RecursionError as err:
+        raise CorruptCheckpointError(f"checkpoint {where} is nested too deeply to decode") from err
+    if not isinstance(decoded, dict):
+        raise CorruptCheckpointError(f"checkpoint {where} is not a checkpoint record")
+    decoded = cast(dict[str, Any], decoded)
+    for name in _MAPPINGS:
+        if name in decoded and not isinstance(decoded[name], dict):
+            raise CorruptCheckpointError(
+                f"checkpoint {where} has {name} of type {type(decoded[name]).__name__}, not a mapping"
+            )
     try:
         checkpoint = WorkflowCheckpoint(**decoded)
     except TypeError as err:
         raise CorruptCheckpointError(f"checkpoint {where} does not hold checkpoint fields: {err}") from err
-    return checkpoint, expires_at
+    return checkpoint, header
+
+
+class _Record(NamedTuple):
+    checkpoint: WorkflowCheckpoint
+    expires_at: float | None
+    index_key: str
 
 
 class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
@@ -192,7 +288,15 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
       ``InMemoryCheckpointStorage`` and ``FileCheckpointStorage`` do), also when its workflow
       name or timestamp changed. Checkpoint ids are global within a namespace, as in the
       framework's stores. Saves of different ids from any number of processes never lose
-      one another; concurrent saves of one id are last-writer-wins.
+      one another; concurrent saves of one id are last-writer-wins, and a removal (``delete``,
+      a trim, an expiry) racing a save of the same id never leaves it loadable but unlisted.
+    - **Stopped saves.** A save writes its record, then its index entry. Stopped in between
+      (a killed process, a lost connection), a new checkpoint is an *orphan*: never listed,
+      nor returned by ``get_latest``, nor counted by ``keep_last``; ``load`` of its id still
+      returns it until it expires (the record is whole: only its announcement failed), a
+      save of the same id indexes it, and :meth:`purge_expired` removes it once expired. A
+      re-save under another timestamp or workflow writes its new index entry first as well,
+      so, stopped at any point, the checkpoint stays listed (old or new, never neither).
     - **Retention.** With ``keep_last``, each save deletes the workflow's checkpoints beyond
       the newest ``keep_last``; with ``ttl``, a checkpoint expires ``ttl`` seconds after its
       save, reads as absent everywhere from then on, and is removed when a read meets it or
@@ -202,9 +306,11 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
       ``allowed_checkpoint_types`` (plus types registered with
       ``register_checkpoint_type``): a type outside the allow-list is refused at ``save``
       and at every read with the framework's ``WorkflowCheckpointException``. A corrupt or
-      truncated record is a :class:`CorruptCheckpointError` naming the checkpoint - from
-      ``load``, ``list_checkpoints`` and ``get_latest`` alike: never skipped silently.
-      ``delete`` still removes it.
+      truncated record, or one with a field of the wrong type or shape (see
+      :func:`decode_record`) or stored under another id's key, is a
+      :class:`CorruptCheckpointError` naming the checkpoint's id and key - from ``load``,
+      ``list_checkpoints``, ``list_checkpoint_ids`` and ``get_latest`` alike: never skipped
+      silently, never returned. ``delete`` still removes it.
 
     Security posture:
         Checkpoints are stored as JSON with pickled (base64) values for non-JSON types, the
@@ -272,6 +378,11 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
     def _record_key(self, checkpoint_id: str) -> str:
         return f"{self._root}records/{key_segment(self._check_id(checkpoint_id))}.json"
 
+    @property
+    def root(self) -> str:
+        """The key prefix every object of this storage lies under (its namespace's, in its tenant's root)."""
+        return self._root
+
     def record_key(self, checkpoint_id: str) -> str:
         """Return the driver key the record of ``checkpoint_id`` is stored under.
 
@@ -289,6 +400,9 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
             raise ValueError(f"workflow names are strings, got {workflow_name!r}")
         return f"{self._root}workflows/{key_segment(workflow_name)}/"
 
+    def _entry_key(self, header: _RecordHeader) -> str:
+        return f"{self._index_prefix(header.workflow_name)}{header.order}.{key_segment(header.checkpoint_id)}"
+
     def _index_key(self, checkpoint: WorkflowCheckpoint) -> str:
         order = checkpoint_order_key(checkpoint)
         return f"{self._index_prefix(checkpoint.workflow_name)}{order}.{key_segment(checkpoint.checkpoint_id)}"
@@ -299,15 +413,49 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
 
     # -- records ---------------------------------------------------------------------------
 
+    def _where(self, record_key: str, checkpoint_id: str | None = None) -> str:
+        """Name a record in errors: its id (when known or reversible from the key) and its key."""
+        if checkpoint_id is None:
+            checkpoint_id = decode_segment(record_key.rsplit("/", 1)[1].removesuffix(".json"))
+        return f"{record_key!r}" if checkpoint_id is None else f"{_clip(checkpoint_id)} at {record_key!r}"
+
+    def _check_key(self, checkpoint_id: str, record_key: str, where: str) -> None:
+        if self._record_key(checkpoint_id) != record_key:
+            raise CorruptCheckpointError(
+                f"checkpoint {where} holds checkpoint_id {_clip(checkpoint_id)}, not its key's id"
+            )
+
+    def _decode(self, data: bytes, record_key: str, checkpoint_id: str | None = None) -> _Record:
+        """The one decode step of every reader: :func:`decode_record`, under the key of the id it holds.
+
+        Raises:
+            CorruptCheckpointError: The record is corrupt, of the wrong shape, or under another
+                id's key (named by id and key).
+            WorkflowCheckpointException: It holds a type outside the allow-list.
+        """
+        where = self._where(record_key, checkpoint_id)
+        checkpoint, header = _decode_checked(data, allowed_types=self.allowed_types, where=where)
+        self._check_key(header.checkpoint_id, record_key, where)
+        return _Record(checkpoint, header.expires_at, self._entry_key(header))
+
+    def _peek(self, data: bytes, record_key: str) -> tuple[str, float | None] | None:
+        """Return the index key and expiry of a record, checked but with no value decoded; ``None`` if corrupt."""
+        where = self._where(record_key)
+        try:
+            _, header = _header(data, where=where)
+            self._check_key(header.checkpoint_id, record_key, where)
+        except CorruptCheckpointError:
+            return None
+        return self._entry_key(header), header.expires_at
+
     def _expired(self, expires_at: float | None) -> bool:
         return expires_at is not None and expires_at <= self._clock()
 
-    async def _read(self, key: str, what: str) -> tuple[_Record, str] | None:
+    async def _read(self, key: str, checkpoint_id: str | None = None) -> tuple[_Record, str] | None:
         stored = await self.driver.get(key)
         if stored is None:
             return None
-        checkpoint, expires_at = decode_record(stored.data, allowed_types=self.allowed_types, where=what)
-        return _Record(checkpoint, expires_at), stored.version
+        return self._decode(stored.data, key, checkpoint_id), stored.version
 
     async def _drop_entry(self, index_key: str, version: str | None) -> None:
         """Remove an index entry whose record is gone or elsewhere, unless it was rewritten meanwhile."""
@@ -316,42 +464,64 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         with contextlib.suppress(StoreConflictError):  # a save rewrote it after we looked: it is live again
             await self.driver.delete(index_key, if_version=version)
 
+    async def _drop_if_stale(self, index_key: str) -> None:
+        """Drop an index entry whose record is gone or placed elsewhere, as it stands after the entry's version is read.
+
+        The version is read first and the record after it, so an entry a save rewrote meanwhile
+        (a save's last write is always its entry) survives.
+        """
+        entry_version = await self.driver.head(index_key)
+        if entry_version is None:
+            return
+        record_key = self._record_key_of_entry(index_key)
+        stored = await self.driver.get(record_key)
+        found = None if stored is None else self._peek(stored.data, record_key)
+        if stored is None or (found is not None and found[0] != index_key):
+            await self._drop_entry(index_key, entry_version)
+
     async def _entry_record(self, index_key: str) -> WorkflowCheckpoint | None:
         """Return the live checkpoint an index entry points to, healing a dangling or stale entry.
 
         A live entry costs one read (its record). Only an entry that looks dangling or stale is
         looked at again: its version first, then its record once more, so it is dropped only
-        if no save rewrote it after that version was read (a save writes the record before
-        the entry).
+        if no save rewrote it after that version was read (a save's last write is its entry).
         """
         record_key = self._record_key_of_entry(index_key)
-        found = await self._read(record_key, f"at {record_key!r}")
-        if found is not None and self._index_key(found[0].checkpoint) == index_key:
-            return await self._live(found, record_key, index_key)
+        found = await self._read(record_key)
+        if found is not None and found[0].index_key == index_key:
+            return await self._live(found, record_key)
         entry_version = await self.driver.head(index_key)
         if entry_version is None:
             return None  # the entry is gone already
-        found = await self._read(record_key, f"at {record_key!r}")
-        if found is None or self._index_key(found[0].checkpoint) != index_key:
+        found = await self._read(record_key)
+        if found is None or found[0].index_key != index_key:
             # Deleted, or re-saved under another timestamp or workflow.
             await self._drop_entry(index_key, entry_version)
             return None
-        return await self._live(found, record_key, index_key)
+        return await self._live(found, record_key)
 
-    async def _live(self, found: tuple[_Record, str], record_key: str, index_key: str) -> WorkflowCheckpoint | None:
+    async def _live(self, found: tuple[_Record, str], record_key: str) -> WorkflowCheckpoint | None:
         record, version = found
         if self._expired(record.expires_at):
-            await self._remove(record_key, version, index_key)
+            await self._remove(record_key, version, record.index_key)
             return None
         return record.checkpoint
 
     async def _remove(self, record_key: str, version: str, index_key: str) -> bool:
-        """Delete one checkpoint: its index entry first (it disappears from listings), then its record."""
-        await self.driver.delete(index_key)
+        """Delete one checkpoint unless it was saved again meanwhile: its record first, then its index entry.
+
+        The entry's version is read before the record is deleted and the entry is deleted only at
+        that version, so a save of the same id and timestamp landing meanwhile keeps both (its
+        record makes the record delete conflict, or its entry the entry delete). Stopped between
+        the two deletes, an entry is left dangling, and the next read of the workflow drops it.
+        """
+        entry_version = await self.driver.head(index_key)
         try:
-            return await self.driver.delete(record_key, if_version=version)
+            await self.driver.delete(record_key, if_version=version)
         except StoreConflictError:
-            return False  # saved again meanwhile: the new save owns the record
+            return False  # saved again meanwhile: the new save owns the record and its entry
+        await self._drop_entry(index_key, entry_version)
+        return True
 
     async def _entries(self, workflow_name: str) -> list[str]:
         """Every index key of the workflow, newest first, page by page."""
@@ -385,30 +555,26 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         data = encode_record(checkpoint, allowed_types=self.allowed_types, expires_at=expires_at)
         record_key = self._record_key(checkpoint_id)
         previous = await self.driver.get(record_key)
+        # An unreadable old record leaves a dangling entry, dropped when a read meets it.
+        old = None if previous is None else self._peek(previous.data, record_key)
+        moved = old is not None and old[0] != index_key
+        if moved:
+            # Re-saved under another timestamp or workflow: the new entry is written first, so a
+            # save stopped at any point leaves the checkpoint listed (the old record under its
+            # old entry, or the new one under its new entry); a read drops the other entry.
+            await self._put_entry(index_key, checkpoint_id)
         await self.driver.put(record_key, data)
-        await self.driver.put(index_key, json.dumps({"id": checkpoint_id, "nonce": uuid.uuid4().hex}).encode())
-        if previous is not None:
-            # An unreadable old record leaves a dangling entry, dropped when a read meets it.
-            old = self._peek(previous.data, repr(record_key))
-            if old is not None and old[0] != index_key:
-                await self.driver.delete(old[0])
+        # Always the last write of a save: a reader that dropped the entry as stale before the
+        # record was written, or a trim that looked at it, meets a new version and keeps it.
+        await self._put_entry(index_key, checkpoint_id)
+        if old is not None and moved:
+            await self._drop_if_stale(old[0])
         if self.keep_last is not None:
             await self._trim(checkpoint.workflow_name, self.keep_last)
         return checkpoint_id
 
-    def _peek(self, data: bytes, where: str) -> tuple[str, float | None] | None:
-        """Return the index key and expiry of a record without decoding its values; ``None`` if unreadable."""
-        try:
-            body, expires_at = _envelope(data, where=where)
-            stub = WorkflowCheckpoint(
-                workflow_name=body["workflow_name"],
-                graph_signature_hash="",
-                checkpoint_id=body["checkpoint_id"],
-                timestamp=body["timestamp"],
-            )
-            return self._index_key(stub), expires_at
-        except (CorruptRecordError, KeyError, TypeError, ValueError):
-            return None
+    async def _put_entry(self, index_key: str, checkpoint_id: str) -> None:
+        await self.driver.put(index_key, json.dumps({"id": checkpoint_id, "nonce": uuid.uuid4().hex}).encode())
 
     async def _trim(self, workflow_name: str, keep: int) -> None:
         prefix = self._index_prefix(workflow_name)
@@ -427,11 +593,11 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         for index_key in keys[keep:]:
             record_key = self._record_key_of_entry(index_key)
             stored = await self.driver.get(record_key)
-            found = None if stored is None else self._peek(stored.data, repr(record_key))
+            found = None if stored is None else self._peek(stored.data, record_key)
             if stored is not None and (found is None or found[0] == index_key):
                 await self._remove(record_key, stored.version, index_key)
             else:
-                await self.driver.delete(index_key)  # dangling or stale: the record lives under another entry
+                await self._drop_if_stale(index_key)  # dangling, or the record lives under another entry
 
     async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
         """Return an independent copy of the checkpoint.
@@ -444,12 +610,12 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
             ValueError: ``checkpoint_id`` is empty or not a string.
         """
         key = self._record_key(checkpoint_id)
-        found = await self._read(key, f"{checkpoint_id!r} at {key!r}")
+        found = await self._read(key, checkpoint_id)
         if found is None:
             raise WorkflowCheckpointException(f"No checkpoint found with ID {checkpoint_id}")
         record, version = found
         if self._expired(record.expires_at):
-            await self._remove(key, version, self._index_key(record.checkpoint))
+            await self._remove(key, version, record.index_key)
             raise WorkflowCheckpointException(f"No checkpoint found with ID {checkpoint_id} (it expired)")
         return record.checkpoint
 
@@ -463,9 +629,12 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         stored = await self.driver.get(key)
         if stored is None:
             return False
-        found = self._peek(stored.data, repr(key))
+        found = self._peek(stored.data, key)
         if found is None:  # corrupt: its index entry is left dangling and dropped when a read meets it
-            return await self.driver.delete(key, if_version=stored.version)
+            try:
+                return await self.driver.delete(key, if_version=stored.version)
+            except StoreConflictError:
+                return False  # saved again meanwhile
         index_key, expires_at = found
         return await self._remove(key, stored.version, index_key) and not self._expired(expires_at)
 
@@ -532,21 +701,23 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
     # -- administration --------------------------------------------------------------------
 
     async def purge_expired(self) -> int:
-        """Remove every expired checkpoint of this namespace now; return how many were removed."""
+        """Remove every expired checkpoint of this namespace now; return how many were removed.
+
+        Walks the records, not the index: a record whose save was stopped before it wrote its
+        index entry (an orphan, never listed) is removed too once it expires. Corrupt records
+        are left for inspection.
+        """
         removed = 0
         after: str | None = None
-        prefix = f"{self._root}workflows/"
+        prefix = f"{self._root}records/"
         while True:
             page = await self.driver.list(prefix, delimiter=None, after=after, limit=_PAGE)
-            for index_key in page.keys:
-                if index_key.endswith("/"):
-                    continue
-                record_key = self._record_key_of_entry(index_key)
+            for record_key in page.keys:
                 stored = await self.driver.get(record_key)
-                found = None if stored is None else self._peek(stored.data, repr(record_key))
-                if stored is None or found is None or found[0] != index_key or not self._expired(found[1]):
+                found = None if stored is None else self._peek(stored.data, record_key)
+                if stored is None or found is None or not self._expired(found[1]):
                     continue
-                if await self._remove(record_key, stored.version, index_key):
+                if await self._remove(record_key, stored.version, found[0]):
                     removed += 1
             entries = [*page.keys, *page.prefixes]
             if len(entries) < _PAGE:

@@ -309,6 +309,7 @@ def adapter_capabilities() -> dict[str, dict[str, Any]]:
             "multi_process": True,
             "admin": True,
             "ttl": True,
+            "corruptible": True,
         },
         "files": {
             "case_sensitive": True,

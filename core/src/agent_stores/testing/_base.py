@@ -27,6 +27,7 @@ __all__ = [
     "ConformanceBase",
     "collect_pages",
     "incompressible",
+    "misbehaviour",
     "requires",
     "unique_id",
 ]
@@ -90,6 +91,25 @@ async def maybe_await(value: Any) -> Any:
     if inspect.isawaitable(value):
         return await value
     return value
+
+
+def _clipped(value: object) -> str:
+    text = str(value) if isinstance(value, BaseException) else repr(value)
+    return text if len(text) <= 200 else f"{text[:197]}..."
+
+
+async def misbehaviour(read: Awaitable[object], error: type[BaseException], name: str) -> str | None:
+    """Await ``read``, which must raise ``error`` naming ``name``; return ``None`` if it did, else what it did instead.
+
+    For clauses that try many shapes and report every one that went wrong at once.
+    """
+    try:
+        result = await read
+    except error as err:
+        return None if name in str(err) else f"raised {error.__name__} not naming {name!r}: {_clipped(err)}"
+    except Exception as err:
+        return f"raised {type(err).__name__}: {_clipped(err)}"
+    return f"returned {_clipped(result)}"
 
 
 T = TypeVar("T")

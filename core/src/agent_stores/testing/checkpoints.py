@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
+import json
 import os
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -13,14 +17,16 @@ import pytest
 from agent_framework import CheckpointStorage, Message, WorkflowCheckpoint
 from agent_framework.exceptions import WorkflowCheckpointException
 
-from agent_stores.core.checkpoints import ObjectCheckpointStorage
+from agent_stores.core.checkpoints import CorruptCheckpointError, ObjectCheckpointStorage
+from agent_stores.core.drivers import Listing, ObjectDriver, StoredObject
 from agent_stores.core.lifecycle import adapter_capabilities
 
-from ._base import ConformanceBase, requires, store_at, unique_id
+from ._base import ConformanceBase, misbehaviour, requires, store_at, unique_id
 from .adversarial import adversarial_ids
 from .clock import FakeClock
 
 __all__ = [
+    "MALFORMED_CHECKPOINT_FIELDS",
     "OBJECT_CHECKPOINT_CAPABILITIES",
     "CheckpointStorageCapabilities",
     "CheckpointStorageConformance",
@@ -566,6 +572,135 @@ class CheckpointStorageConformance(ConformanceBase):
         assert (await one.load(checkpoint_id)).state == {"tenant": 1}
 
 
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+@dataclass(frozen=True)
+class _RawJson:
+    """Bytes written in place of a field's JSON value (what ``json.dumps`` cannot produce)."""
+
+    label: str
+    data: bytes
+
+
+_MISSING = _Missing()
+_DEEP = _RawJson("nested 3,000 deep", b'{"a":' * 3000 + b"1" + b"}" * 3000)
+_NOT_UTF8 = _RawJson("not UTF-8", b'"\xff\xfe"')
+_SURROGATE = _RawJson("a lone surrogate", b'"\\ud800"')
+
+_MALFORMED: tuple[tuple[str, tuple[object, ...]], ...] = (
+    ("timestamp", (5, None, True, ["2026-01-01T00:00:00+00:00"], {"$date": 0}, "", "yesterday", _MISSING)),
+    ("workflow_name", (5, None, ["wf"], {"name": "wf"}, _SURROGATE, _MISSING)),
+    ("checkpoint_id", (5, None, ["cp"], "", "another-checkpoint", _SURROGATE, _MISSING)),
+    ("previous_checkpoint_id", (5, False, ["cp"], {"id": "cp"}, _NOT_UTF8)),
+    ("graph_signature_hash", (5, _MISSING)),
+    ("iteration_count", ("3", True, 1.5)),
+    ("version", (1,)),
+    ("state", ([], "state", _DEEP)),
+    ("messages", (5,)),
+    ("pending_request_info_events", ([],)),
+    ("metadata", ("metadata",)),
+)
+#: Stored checkpoint fields set to what no save writes, for the malformed-record clause: the
+#: wrong JSON type, the wrong shape (an empty id, another checkpoint's id, a timestamp that is
+#: not ISO 8601, a lone surrogate no key can hold), a required field missing, values nested
+#: past any parser's depth and bytes that are not UTF-8. Each entry is ``label -> (field, value)``.
+MALFORMED_CHECKPOINT_FIELDS: dict[str, tuple[str, object]] = {
+    f"{field} {value.label if isinstance(value, _RawJson) else repr(value)}": (field, value)
+    for field, values in _MALFORMED
+    for value in values
+}
+
+_PLACEHOLDER = "agent-stores:conformance:raw"
+
+
+async def _rewrite_field(store: ObjectCheckpointStorage, checkpoint_id: str, field: str, value: object) -> None:
+    """Set one field of a stored checkpoint to ``value`` (``_MISSING`` removes it), through the driver."""
+    key = store.record_key(checkpoint_id)
+    stored = await store.driver.get(key)
+    assert stored is not None, f"checkpoint {checkpoint_id!r} is not stored"
+    envelope = json.loads(stored.data)
+    body: dict[str, Any] = envelope["checkpoint"]
+    if value is _MISSING:
+        del body[field]
+    else:
+        body[field] = _PLACEHOLDER if isinstance(value, _RawJson) else value
+    data = json.dumps(envelope).encode("utf-8")
+    if isinstance(value, _RawJson):
+        data = data.replace(json.dumps(_PLACEHOLDER).encode(), value.data)
+    await store.driver.delete(key)  # then a new object: the record as a crafted write leaves it
+    await store.driver.put(key, data)
+
+
+class _Killed(Exception):
+    """Raised by :class:`_Interrupting` in place of a write: the process died there."""
+
+
+class _Interrupting:
+    """An object driver over another that runs ``hook`` once, just before its ``at``-th write (put or delete).
+
+    A hook that raises :class:`_Killed` stops the caller there, as a killed process would; one
+    that writes through another store forces a race at exactly that point.
+    """
+
+    def __init__(self, driver: ObjectDriver, *, at: int, hook: Callable[[], Awaitable[None]]) -> None:
+        self._driver = driver
+        self._at = at
+        self._hook = hook
+        self._writes = 0
+        #: Whether the hook ran (the caller made at least ``at`` writes).
+        self.fired = False
+
+    async def _before_write(self) -> None:
+        self._writes += 1
+        if self._writes == self._at:
+            self.fired = True
+            await self._hook()
+
+    async def get(self, key: str) -> StoredObject | None:
+        return await self._driver.get(key)
+
+    async def head(self, key: str) -> str | None:
+        return await self._driver.head(key)
+
+    async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
+        await self._before_write()
+        return await self._driver.put(key, data, if_absent=if_absent, if_version=if_version)
+
+    async def delete(self, key: str, *, if_version: str | None = None) -> bool:
+        await self._before_write()
+        return await self._driver.delete(key, if_version=if_version)
+
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        return await self._driver.list(prefix, delimiter=delimiter, after=after, limit=limit)
+
+    async def aclose(self) -> None:
+        return None  # borrowed
+
+
+async def _kill(*_: object) -> None:
+    raise _Killed
+
+
+def _beside(store: ObjectCheckpointStorage, driver: ObjectDriver, **options: Any) -> ObjectCheckpointStorage:
+    """Storage of ``store``'s class over ``driver``, with its keys (prefix, tenant, namespace) and allow-list."""
+    return type(store)(
+        driver,
+        prefix=store.prefix,  # already under the tenant's root
+        namespace=store.namespace,
+        allowed_checkpoint_types=sorted(store.allowed_types),
+        **options,
+    )
+
+
+async def _stored_keys(store: ObjectCheckpointStorage) -> list[str]:
+    return (await store.driver.list(store.root, delimiter=None)).keys
+
+
 class ObjectCheckpointStorageConformance(CheckpointStorageConformance):
     """The checkpoint suite for storage built on the core's ``ObjectCheckpointStorage`` (every backend's).
 
@@ -579,3 +714,145 @@ class ObjectCheckpointStorageConformance(CheckpointStorageConformance):
     def corrupt_checkpoint(self) -> Callable[[ObjectCheckpointStorage, str], Awaitable[None]]:
         """The stored record cut short (:func:`corrupt_object_checkpoint`)."""
         return corrupt_object_checkpoint
+
+    async def test_malformed_fields_are_corrupt_checkpoints(self, open_store: OpenStore) -> None:
+        """A stored field of the wrong type or shape is a ``CorruptCheckpointError`` naming it, from every read.
+
+        Every entry of :data:`MALFORMED_CHECKPOINT_FIELDS` is written into a saved checkpoint;
+        ``load``, ``get_latest``, ``list_checkpoints`` and ``list_checkpoint_ids`` must each raise
+        it (never skip the checkpoint, never return it), and ``delete`` must still remove it. A
+        failure lists each shape and call: a bare ``ValueError``/``TypeError`` means a reader
+        used the field before checking it (to order or index the checkpoint); "returned" means
+        the runner would get a checkpoint it crashes on. Check every field in the one decode
+        step all readers share.
+        """
+        store: ObjectCheckpointStorage = await open_store()
+        failures: list[str] = []
+        for label, (field, value) in MALFORMED_CHECKPOINT_FIELDS.items():
+            workflow = unique_id("wf")
+            checkpoint = make_checkpoint(workflow)
+            checkpoint_id = checkpoint.checkpoint_id
+            await store.save(checkpoint)
+            await _rewrite_field(store, checkpoint_id, field, value)
+            reads: dict[str, Awaitable[object]] = {
+                "load": store.load(checkpoint_id),
+                "get_latest": store.get_latest(workflow_name=workflow),
+                "list_checkpoints": store.list_checkpoints(workflow_name=workflow),
+                "list_checkpoint_ids": store.list_checkpoint_ids(workflow_name=workflow),
+            }
+            for call, read in reads.items():
+                if wrong := await misbehaviour(read, CorruptCheckpointError, checkpoint_id):
+                    failures.append(f"{label}: {call} {wrong}")
+            try:
+                deleted = await store.delete(checkpoint_id)
+                listed = await store.list_checkpoint_ids(workflow_name=workflow)
+            except Exception as err:
+                failures.append(f"{label}: delete, then a listing, raised {type(err).__name__}: {err}")
+            else:
+                if not deleted or listed:
+                    failures.append(f"{label}: delete returned {deleted}, then the listing held {listed}")
+        assert not failures, "\n".join(failures)
+
+    async def test_killed_save_leaves_nothing_after_expiry_and_purge(self, open_store: OpenStore) -> None:
+        """A save with a ttl killed at any write leaves nothing once it expired and ``purge_expired`` ran.
+
+        The save's process dies just before its 1st, 2nd, ... write (until a save completes);
+        a fresh storage never lists what it left, and after ``purge_expired`` nothing is left
+        under the namespace's keys (the object driver's listing) and ``load`` finds nothing. A
+        failure names the write the save died at and what was left: typically a record whose
+        index entry was never written, which a purge walking only the index never finds.
+        """
+        for at in itertools.count(1):
+            namespace = unique_id("ns")
+            store: ObjectCheckpointStorage = await open_store(namespace=namespace)
+            driver = _Interrupting(store.driver, at=at, hook=_kill)
+            # Saved an hour ago by its clock: expired by the time the fresh storage looks.
+            killed_store = _beside(store, driver, ttl=60, clock=lambda: time.time() - 3600)
+            workflow = unique_id("wf")
+            checkpoint = make_checkpoint(workflow)
+            with contextlib.suppress(_Killed):
+                await killed_store.save(checkpoint)
+            fresh: ObjectCheckpointStorage = await open_store(namespace=namespace)
+            assert await fresh.list_checkpoint_ids(workflow_name=workflow) == [], f"killed before write {at}: listed"
+            assert await fresh.get_latest(workflow_name=workflow) is None, f"killed before write {at}: latest"
+            left = await _stored_keys(fresh)
+            purged = await fresh.purge_expired()
+            after = await _stored_keys(fresh)
+            assert after == [], f"killed before write {at}: purge_expired left {after} (stored before it: {left})"
+            assert purged == (1 if left else 0), f"killed before write {at}: purge_expired returned {purged}"
+            with pytest.raises(WorkflowCheckpointException):
+                await fresh.load(checkpoint.checkpoint_id)
+            if not driver.fired:
+                return
+
+    async def test_resave_killed_between_writes_keeps_the_checkpoint_listed(self, open_store: OpenStore) -> None:
+        """A re-save of a listed checkpoint under a new timestamp, killed at any write, leaves it listed and loadable.
+
+        The re-save's process dies just before its 1st, 2nd, ... write; a fresh storage then
+        lists the checkpoint exactly once, and ``load``, ``get_latest`` and the listing agree on
+        one version of it (the old or the new), with no other object left once read. A failure
+        names the write: the listing lost it when the new record was written before the new
+        index entry (the old entry then looks stale and is dropped).
+        """
+        for at in itertools.count(1):
+            namespace = unique_id("ns")
+            store: ObjectCheckpointStorage = await open_store(namespace=namespace)
+            workflow = unique_id("wf")
+            first = make_checkpoint(workflow, at=1, state={"version": 1})
+            await store.save(first)
+            driver = _Interrupting(store.driver, at=at, hook=_kill)
+            second = make_checkpoint(workflow, checkpoint_id=first.checkpoint_id, at=2, state={"version": 2})
+            with contextlib.suppress(_Killed):
+                await _beside(store, driver).save(second)
+            fresh: ObjectCheckpointStorage = await open_store(namespace=namespace)
+            listed = await fresh.list_checkpoints(workflow_name=workflow)
+            assert _ids(listed) == [first.checkpoint_id], f"killed before write {at}: listed {_ids(listed)}"
+            loaded = await fresh.load(first.checkpoint_id)
+            latest = await fresh.get_latest(workflow_name=workflow)
+            assert latest is not None
+            versions = {(cp.timestamp, cp.state["version"]) for cp in (listed[0], loaded, latest)}
+            assert len(versions) == 1, f"killed before write {at}: listing, load and get_latest disagree: {versions}"
+            left = await _stored_keys(fresh)
+            assert len(left) == 2, f"killed before write {at}: left {left} (one record and one index entry)"
+            if not driver.fired:
+                assert loaded.state == {"version": 2}
+                return
+
+    async def test_trim_racing_a_resave_keeps_the_resaved_checkpoint(self, open_store: OpenStore) -> None:
+        """A ``keep_last`` trim racing a re-save of the checkpoint it removes: it ends listed and loadable, or gone.
+
+        Another store re-saves the oldest checkpoint (same id and timestamp, new state) just
+        before the trimming save's 1st, 2nd, ... write. Whoever wins, the checkpoint is listed
+        exactly when it loads, and when it loads it is the re-saved one. A failure names the
+        write: the trim deleted the index entry without a condition after the re-save rewrote
+        it, leaving the re-saved record loadable but never listed (nor trimmed, nor purged).
+        """
+        for at in itertools.count(1):
+            namespace = unique_id("ns")
+            store: ObjectCheckpointStorage = await open_store(namespace=namespace)
+            workflow = unique_id("wf")
+            oldest = make_checkpoint(workflow, at=0, state={"version": 1})
+            await store.save(oldest)
+            again = make_checkpoint(workflow, checkpoint_id=oldest.checkpoint_id, at=0, state={"version": 2})
+
+            async def resave(again: WorkflowCheckpoint = again, store: ObjectCheckpointStorage = store) -> None:
+                await store.save(again)
+
+            driver = _Interrupting(store.driver, at=at, hook=resave)
+            newest = make_checkpoint(workflow, at=1)
+            await _beside(store, driver, keep_last=1).save(newest)
+            fresh: ObjectCheckpointStorage = await open_store(namespace=namespace)
+            ids = await fresh.list_checkpoint_ids(workflow_name=workflow)
+            try:
+                loaded: WorkflowCheckpoint | None = await fresh.load(oldest.checkpoint_id)
+            except WorkflowCheckpointException:
+                loaded = None
+            listed = oldest.checkpoint_id in ids
+            assert newest.checkpoint_id in ids, f"re-saved before write {at}: the newest is not listed: {ids}"
+            assert listed == (loaded is not None), (
+                f"re-saved before write {at}: the checkpoint is {'listed' if listed else 'not listed'} "
+                f"but {'loads' if loaded is not None else 'does not load'}"
+            )
+            assert loaded is None or loaded.state == {"version": 2}, f"re-saved before write {at}: {loaded}"
+            if not driver.fired:
+                return

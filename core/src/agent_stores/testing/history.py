@@ -51,11 +51,19 @@ from agent_framework import AgentSession, Content, HistoryProvider, InMemoryHist
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ._base import ConformanceBase, collect_pages, maybe_await, requires, unique_id
+from agent_stores.core import CorruptRecordError, LogHistoryProvider, LogRecord
+
+from ._base import ConformanceBase, collect_pages, maybe_await, misbehaviour, requires, unique_id
 from .adversarial import adversarial_ids
 from .clock import FakeClock
 
-__all__ = ["HistoryCapabilities", "HistoryProviderConformance", "sample_contents"]
+__all__ = [
+    "CORRUPT_RECORDS",
+    "HistoryCapabilities",
+    "HistoryProviderConformance",
+    "corrupt_log_history",
+    "sample_contents",
+]
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,10 @@ class HistoryCapabilities:
             expiry starts a fresh history; ``ttl <= 0`` is a ``ValueError``. The expiry clauses
             run on the suite's fake clock (``fake_clock = True`` on the class, the factory's
             stores built with the ``clock`` fixture) and never wait.
+        corruptible: A stored record that no save writes (:data:`CORRUPT_RECORDS`) makes
+            ``get_messages`` raise ``agent_stores.core.CorruptRecordError`` naming the session.
+            The suite's ``corrupt_history`` fixture stores one (:func:`corrupt_log_history`,
+            for a ``LogHistoryProvider``); a test class of another provider overrides it.
 
     """
 
@@ -89,6 +101,7 @@ class HistoryCapabilities:
     multi_process: bool = False
     admin: bool = False
     ttl: bool = False
+    corruptible: bool = False
 
 
 def sample_contents() -> list[Content]:
@@ -382,6 +395,49 @@ def _check_interleaved(loaded: list[Message], writers: dict[str, list[list[Messa
         for turn in turns:
             first = ids.index(turn[0].message_id)
             assert ids[first : first + len(turn)] == _ids(turn), f"save {_ids(turn)} was split by another save"
+
+
+_MESSAGE = b'{"type":"message","role":"user","contents":'
+#: Records no store writes: malformed JSON, the wrong shapes, and crafted ones (nested past any
+#: parser's depth, a content part that is a number, bytes that are not UTF-8). Label -> bytes.
+CORRUPT_RECORDS: dict[str, bytes] = {
+    "not JSON": b"{not json",
+    "a list": b"[1, 2]",
+    "a string": b'"text"',
+    "wrong types": b'{"role": 5, "contents": 7}',
+    "nested 3,000 deep": _MESSAGE
+    + b'[{"type":"text","text":"x","additional_properties":'
+    + b'{"a":' * 3000
+    + b"1"
+    + b"}" * 3000
+    + b"}]}",
+    "a list nested 3,000 deep": _MESSAGE
+    + b'[{"type":"function_call","call_id":"c","name":"n","arguments":'
+    + b"[" * 3000
+    + b"]" * 3000
+    + b"}]}",
+    "a part that is a number": _MESSAGE + b"[5]}",
+    "not UTF-8": _MESSAGE + b'[{"type":"text","text":"\xff\xfe"}]}',
+}
+
+
+async def corrupt_log_history(provider: LogHistoryProvider, session_id: str, record: bytes) -> None:
+    """Append ``record`` as it is to the session's stored history, through the provider's log driver.
+
+    The ``corrupt_history`` fixture of any ``LogHistoryProvider`` (every backend's history
+    provider); the suite uses it unless a test class overrides the fixture.
+    """
+    if not isinstance(provider, LogHistoryProvider):  # pyright: ignore[reportUnnecessaryIsInstance]
+        pytest.fail(
+            f"corruptible is declared, but {type(provider).__name__} is not a LogHistoryProvider: "
+            "override the corrupt_history fixture to store a raw record",
+            pytrace=False,
+        )
+    key = provider.keys.history(provider.source_id, session_id)
+    tail = await provider.driver.tail(key, 0)
+    await provider.driver.append(
+        key, [LogRecord("conformance-crafted", record)], expected_version=tail.version, session_id=session_id
+    )
 
 
 class HistoryProviderConformance(ConformanceBase):
@@ -1062,3 +1118,46 @@ class HistoryProviderConformance(ConformanceBase):
         assert _ids(await history.load(reader, sessions["expiring"])) == ["m-3"], "a purged session came back"
         assert await reader.count_messages(sessions["expiring"]) == 1
         assert sessions["expiring"] in set(await reader.list_sessions(limit=1000))
+
+    # -- corrupt records --------------------------------------------------------------------
+
+    @pytest.fixture
+    def corrupt_history(self) -> Callable[[Any, str, bytes], Awaitable[None]]:
+        """Store one raw record after a session's history (:func:`corrupt_log_history`); override it for others."""
+        return corrupt_log_history
+
+    @requires("corruptible")
+    async def test_crafted_records_are_corrupt_record_errors(
+        self, history: HistoryHarness, request: pytest.FixtureRequest
+    ) -> None:
+        """A stored record of every hostile shape makes a load raise ``CorruptRecordError`` naming the session.
+
+        Each of :data:`CORRUPT_RECORDS` is stored after a saved message; loading through the
+        provider that saved it and through a new one raises ``CorruptRecordError`` (a
+        ``ValueError``) whose message names the session, and, with ``admin``, the session can
+        still be deleted and then loads empty. A failure lists each shape: a ``RecursionError``,
+        ``AttributeError``, ``UnicodeDecodeError`` or bare ``ValueError`` means the decoder let
+        the parser's own error escape; decode every record in one step that translates them all.
+        """
+        corrupt: Callable[[Any, str, bytes], Awaitable[None]] = request.getfixturevalue("corrupt_history")
+        provider = await history.open()
+        failures: list[str] = []
+        for label, record in CORRUPT_RECORDS.items():
+            session_id = unique_id("session")
+            await history.save(provider, session_id, [_msg("user", "stored before", "m-1")])
+            await history.load(provider, session_id)  # a provider that caches decoded records holds this one
+            await corrupt(provider, session_id, record)
+            for which, reader in (("the saving provider", provider), ("a new provider", await history.open())):
+                if wrong := await misbehaviour(history.load(reader, session_id), CorruptRecordError, session_id):
+                    failures.append(f"{label}: {which} {wrong}")
+            if self.capabilities.admin:
+                admin: Any = provider
+                try:
+                    deleted = await admin.delete_session(session_id)
+                    left = await history.load(provider, session_id)
+                except Exception as err:
+                    failures.append(f"{label}: delete_session, then a load, raised {type(err).__name__}: {err}")
+                else:
+                    if deleted is not True or left:
+                        failures.append(f"{label}: delete_session returned {deleted!r}, then loaded {_ids(left)}")
+        assert not failures, "\n".join(failures)

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Sequence
 from typing import Any, Final, cast
 
 from agent_stores.core import (
+    CorruptRecordError,
     Listing,
     LogInfo,
     LogRecord,
@@ -152,7 +153,13 @@ class RedisLogDriver:
             return []
         c = self.connection
         start = 0 if last is None else -last
-        payloads = cast(list[Any], await c.run("read", c.send("LRANGE", c.log_payloads(key), start, -1)))
+        try:
+            payloads = cast(list[Any], await c.run("read", c.send("LRANGE", c.log_payloads(key), start, -1)))
+        except UnicodeDecodeError as err:  # redis-py closes the connection of a reply it fails to decode
+            raise CorruptRecordError(
+                f"log {key!r} holds a record that is not UTF-8, which a client with decode_responses=True "
+                "cannot read; nothing was changed"
+            ) from err
         if payloads and not isinstance(payloads[0], bytes):  # a client with decode_responses
             return [as_bytes(p) for p in payloads]
         return payloads
