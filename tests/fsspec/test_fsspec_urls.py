@@ -32,7 +32,11 @@ class TestSftpURLs(StoreURLConformance):
         user, port = parts.username, parts.port
         no_keys = "timeout=5&look_for_keys=false&allow_agent=false"
         return {
-            "unreachable": [f"fsspec+sftp://{user}:{SECRET}@127.0.0.1:1{parts.path}?timeout=2"],
+            "unreachable": [
+                f"fsspec+sftp://{user}:{SECRET}@127.0.0.1:1{parts.path}?timeout=2",
+                f"fsspec+sftp://{user}@127.0.0.1:1{parts.path}?timeout=2&connection_string="
+                f"DefaultEndpointsProtocol=https;AccountName=agent;AccountKey={SECRET}",
+            ],
             "refused": [f"fsspec+sftp://{user}:{SECRET}@127.0.0.1:{port}{parts.path}?{no_keys}"],
             "malformed": [
                 f"fsspec+sftp://{user}:{SECRET}@127.0.0.1:port{parts.path}",

@@ -36,6 +36,7 @@ class TestRedisURLs(StoreURLConformance):
                 f"redis://agent:{SECRET}@127.0.0.1:port/0",
                 f"redis://agent:{SECRET}@127.0.0.1:{port}/0?ssl_ca_certs=/ca.pem",
                 f"rediss://agent:{SECRET}@127.0.0.1:{port}/0?ssl_check_hostname=required",
+                f"redis://127.0.0.1:{port}/0?password={SECRET}",
             ],
             "wrong_tls": [f"rediss://agent:{SECRET}@127.0.0.1:{port}/0?{quick}"],
         }
