@@ -100,6 +100,26 @@ async def test_redis_checks_the_host_name(tls: TlsFiles, redis_port: int) -> Non
     assert "certificate verification failed" in str(error) and "127.0.0.1" in str(error)
 
 
+async def test_redis_host_name_checking_takes_only_known_spellings(tls: TlsFiles, redis_port: int) -> None:
+    """``ssl_check_hostname=required`` once read as *false*: a certificate for another host was accepted."""
+    for spelling in ("required", "enabled", "t", ""):
+        with pytest.raises(ValueError, match="option ssl_check_hostname takes"):
+            open_stores(f"rediss://127.0.0.1:{redis_port}/0?ssl_ca_certs={tls.ca}&ssl_check_hostname={spelling}")
+    for spelling in ("1", "TRUE", "yes", "On"):
+        error = await refused(f"rediss://127.0.0.1:{redis_port}/0?ssl_ca_certs={tls.ca}&ssl_check_hostname={spelling}")
+        assert "certificate verification failed" in str(error) and "127.0.0.1" in str(error)
+
+
+async def test_redis_tls_options_on_a_plaintext_url_are_refused(tls: TlsFiles, redis_port: int) -> None:
+    """``redis://`` ignores ``ssl_*`` options: it would connect in plaintext and send the password in clear."""
+    with pytest.raises(ValueError, match="use rediss://"):
+        open_stores(f"redis://:pw@localhost:{redis_port}/0?ssl_ca_certs={tls.ca}&ssl_cert_reqs=required")
+    with pytest.raises(ValueError, match="use rediss://"):
+        open_stores(f"redis://localhost:{redis_port}/0", ssl_ca_certs=str(tls.ca))
+    with pytest.raises(ValueError, match="ssl=False contradicts"):
+        open_stores(f"rediss://localhost:{redis_port}/0?ssl_ca_certs={tls.ca}", ssl=False)
+
+
 async def test_redis_client_certificate(tls: TlsFiles, redis_mutual_port: int) -> None:
     url = f"rediss://localhost:{redis_mutual_port}/0?ssl_ca_certs={tls.ca}"
     error = await refused(url)
@@ -164,6 +184,13 @@ async def test_s3_has_no_option_that_turns_verification_off() -> None:
                 pass
 
 
+async def test_s3_tls_options_with_a_plain_http_endpoint_are_refused(tls: TlsFiles) -> None:
+    """An ``http://`` endpoint ignores ``ca_bundle`` and client certificates: refused, not ignored."""
+    for options in ({"ca_bundle": str(tls.ca)}, {"client_cert": str(tls.client_cert)}):
+        with pytest.raises(ValueError, match="not https://"):
+            open_stores(s3_url("localhost", 443, scheme="http", **options))
+
+
 async def test_s3_client_certificate(tls: TlsFiles, tmp_path: Path) -> None:
     """An HTTPS endpoint that requires a client certificate (stunnel in front of moto's plain listener)."""
     with moto_local() as moto:
@@ -206,6 +233,21 @@ async def test_mongodb_over_tls(tls: TlsFiles, tmp_path: Path, mongodb_port: int
             assert "certificate verification failed" in str(error) and "tlsCAFile" in str(error)
         error = await refused(mongodb_url("127.0.0.1", port, tlsCAFile=str(tls.ca)))
         assert "certificate verification failed" in str(error) and "127.0.0.1" in str(error)
+
+
+async def test_mongodb_tls_yes_turns_tls_on(tls: TlsFiles, tmp_path: Path, mongodb_port: int) -> None:
+    """pymongo alone warns about ``tls=yes`` and drops it (plaintext); the store reads it as TLS on."""
+    with tls_server(stunnel(tls, tmp_path, mongodb_port), "stunnel in front of the MongoDB server") as port:
+        await round_trip(mongodb_url("localhost", port, tls="yes", tlsCAFile=str(tls.ca)))
+        error = await refused(
+            mongodb_url("127.0.0.1", port, tls="On", tlsAllowInvalidHostnames="no", tlsCAFile=str(tls.ca))
+        )
+        assert "certificate verification failed" in str(error) and "127.0.0.1" in str(error)
+    for spelling in ("required", "enabled", ""):
+        with pytest.raises(ValueError, match="option tls takes"):
+            open_stores(mongodb_url("localhost", 1, tls=spelling))
+    with pytest.raises(ValueError, match=r"TLS options \(tlsCAFile\) with tls=false"):
+        open_stores(mongodb_url("localhost", 1, tls="false", tlsCAFile=str(tls.ca)))
 
 
 async def test_mongodb_client_certificate(tls: TlsFiles, tmp_path: Path, mongodb_port: int) -> None:

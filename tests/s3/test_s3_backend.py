@@ -36,7 +36,11 @@ def test_parse_s3_url_reads_bucket_prefix_and_options() -> None:
         ("http://bucket/prefix", "s3://"),
         ("s3://key:secret@bucket/prefix", "credentials"),
         ("s3://bucket/p?colour=blue", "unknown S3 option"),
-        ("s3://bucket/p?create_bucket=maybe", "true or false"),
+        ("s3://bucket/p?create_bucket=maybe", "create_bucket takes 1, true, yes, on or 0, false, no, off"),
+        ("s3://bucket/p?create_bucket=", "create_bucket takes"),
+        ("s3://bucket/p?endpoint_url=http://h:9000&ca_bundle=/ca.pem", "not https://"),
+        ("s3://bucket/p?client_cert=/c.pem&client_key=/k.pem&endpoint_url=HTTP://h", r"client_cert, client_key\) with"),
+        ("s3://key:se/cret@bucket/prefix", "percent-encoded"),
         ("s3://bucket/p?addressing_style=sideways", "addressing_style"),
         ("s3://bucket/a/../b", r"'\.'"),
         ("s3://bucket/p?max_attempts=0", "positive"),
@@ -45,6 +49,15 @@ def test_parse_s3_url_reads_bucket_prefix_and_options() -> None:
 def test_bad_urls_are_value_errors(url: str, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         parse_s3_url(url)
+
+
+def test_tls_and_credential_options_are_checked_as_keywords_too() -> None:
+    with pytest.raises(ValueError, match="takes no credentials") as caught:
+        parse_s3_url("s3://bucket/p", endpoint_url="http://user:Pw-Leak@h:9000")
+    assert "Leak" not in str(caught.value)
+    with pytest.raises(ValueError, match=r"TLS options \(ca_bundle\)"):
+        parse_s3_url("s3://bucket/p", endpoint_url="http://h:9000", ca_bundle="/ca.pem")
+    assert parse_s3_url("s3://bucket/p", create_bucket="ON", path_keys=0).create_bucket is True
 
 
 def test_open_stores_finds_the_s3_backend_without_io() -> None:

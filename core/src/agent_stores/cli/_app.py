@@ -595,7 +595,9 @@ def demo(
     from . import demo as demo_module
 
     if "://" not in url:
-        fail(CliError(f"expected a store URL (scheme://...), got {url!r}"), verbose=verbose)
+        from agent_stores.core import redact_url
+
+        fail(CliError(f"expected a store URL (scheme://...), got {redact_url(url)!r}"), verbose=verbose)
     if reset:
         guarded(verbose, lambda: asyncio.run(demo_module.reset(url)))
     guarded(verbose, lambda: asyncio.run(demo_module.run(url, offline=offline)))

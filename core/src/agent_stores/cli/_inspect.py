@@ -21,7 +21,7 @@ def open_url(url: str) -> Stores:
         CliError: The URL is malformed or its backend is not installed.
     """
     if "://" not in url:
-        raise CliError(f"expected a store URL (scheme://...), got {url!r}")
+        raise CliError(f"expected a store URL (scheme://...), got {redact_url(url)!r}")
     try:
         return open_stores(url)
     except ValueError as err:

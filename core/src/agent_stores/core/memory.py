@@ -19,6 +19,7 @@ from .errors import StoreConflictError
 from .files import ObjectAgentFileStore
 from .history import LogHistoryProvider
 from .lifecycle import CACHE_BYTES, adapter_capabilities, merge_capabilities, take_query_option
+from .redaction import redact_url
 from .sessions import ObjectSessionStore
 
 __all__ = ["MemoryBackend", "MemoryLogDriver", "MemoryObjectDriver"]
@@ -179,7 +180,7 @@ class MemoryBackend:
         url, from_url = take_query_option(url, CACHE_BYTES)
         cache_bytes = options.pop(CACHE_BYTES, from_url)
         if url.rstrip("/") != "memory:":
-            raise ValueError(f"memory URLs take no host or path: {url!r}")
+            raise ValueError(f"memory URLs take no host or path: {redact_url(url)!r}")
         if options:
             raise ValueError(f"unknown memory backend options: {sorted(options)}")
         self.decode_cache = DecodeCache(validate_cache_bytes(cache_bytes))

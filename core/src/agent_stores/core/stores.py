@@ -43,6 +43,7 @@ _EXTRAS = {
     "redis": "redis",
     "rediss": "redis",
     "valkey": "redis",
+    "valkeys": "redis",
     "redis+cluster": "redis",
     "mongodb": "mongodb",
     "mongodb+srv": "mongodb",

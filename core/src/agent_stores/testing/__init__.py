@@ -19,7 +19,9 @@ Backends built on the core's adapters also prove their drivers with ``LogDriverC
 ``object_driver_factory``). Every clause runs under the class's ``time_limit`` (60 s), with
 pytest-timeout as the hard stop of a clause that never awaits (see ``docs/conformance.md``).
 ``OutageConformance`` checks what a store does when its server becomes unreachable, through an
-``OutageProxy`` the suite cuts (see :mod:`agent_stores.testing.outage`).
+``OutageProxy`` the suite cuts (see :mod:`agent_stores.testing.outage`). ``StoreURLConformance``
+checks that ``agent-stores check`` never shows a URL's password and that boolean URL options
+are strict (see :mod:`agent_stores.testing.urls`).
 
 Installed with ``pip install "agent-stores-core[testing]"``; the pytest plugin is registered
 automatically, so no pytest configuration is needed.
@@ -59,6 +61,7 @@ from .todos import (
     corrupt_object_todos,
     todo_store_at,
 )
+from .urls import StoreURLCapabilities, StoreURLConformance
 
 __all__ = [
     "ADVERSARIAL_FRAGMENTS",
@@ -85,6 +88,8 @@ __all__ = [
     "OutageProxy",
     "SessionStoreCapabilities",
     "SessionStoreConformance",
+    "StoreURLCapabilities",
+    "StoreURLConformance",
     "TodoStoreCapabilities",
     "TodoStoreConformance",
     "adversarial_ids",

@@ -59,6 +59,7 @@ import pytest_asyncio
 from agent_framework import AgentSession, Message
 
 from agent_stores.core.errors import CorruptRecordError, StoreUnavailableError
+from agent_stores.core.redaction import redact_url
 
 from ._base import ConformanceBase, incompressible, maybe_await, requires, unique_id
 
@@ -152,7 +153,7 @@ class OutageProxy:
         parts = urlsplit(url)
         port = parts.port or default_port
         if parts.hostname is None or port is None:
-            raise ValueError(f"the URL names no host and port to proxy: {url!r}")
+            raise ValueError(f"the URL names no host and port to proxy: {redact_url(url)!r}")
         return cls(parts.hostname, port)
 
     # -- lifecycle --------------------------------------------------------------------------------

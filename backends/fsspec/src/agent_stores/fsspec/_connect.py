@@ -5,12 +5,19 @@ from __future__ import annotations
 from typing import Any, ClassVar, Final
 
 from agent_stores.core import ConnectedStore, Connector
+from agent_stores.core.urls import parse_bool
 from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
 from ._capabilities import FilesystemCapabilities
 from ._driver import FsspecObjectDriver
 
 __all__ = ["CONNECTOR", "FsspecConnector", "FsspecStore"]
+
+
+def _fsync(options: dict[str, Any]) -> bool:
+    """The ``fsync`` option, read strictly (``None`` or absent: off)."""
+    value = options.pop("fsync", None)
+    return False if value is None else parse_bool(value, option="fsync")
 
 
 class FsspecConnector(Connector[FsspecObjectDriver]):
@@ -31,7 +38,7 @@ class FsspecConnector(Connector[FsspecObjectDriver]):
         Raises:
             ValueError: The URL is malformed or its protocol unknown to fsspec.
         """
-        fsync = bool(options.pop("fsync", False))
+        fsync = _fsync(options)
         capabilities: FilesystemCapabilities | None = options.pop("capabilities", None)
         return FsspecObjectDriver.from_url(url, fsync=fsync, capabilities=capabilities, **options)
 
@@ -47,7 +54,7 @@ class FsspecConnector(Connector[FsspecObjectDriver]):
         root: str | None = options.pop("root", None)
         if root is None:
             raise ValueError("a store built on a filesystem needs the root directory on it")
-        fsync = bool(options.pop("fsync", False))
+        fsync = _fsync(options)
         capabilities: FilesystemCapabilities | None = options.pop("capabilities", None)
         if options:
             raise ValueError(f"unknown options {sorted(options)} for a borrowed filesystem")

@@ -13,18 +13,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final, TypeVar
-from urllib.parse import unquote, urlsplit
+from typing import Any, Final, NamedTuple, TypeVar
+from urllib.parse import unquote, unquote_plus, urlsplit
 
 from pymongo import ASCENDING, AsyncMongoClient, ReadPreference
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
+from pymongo.common import URI_OPTIONS_VALIDATOR_MAP, validate_boolean_or_string
 from pymongo.errors import DuplicateKeyError, PyMongoError
+from pymongo.uri_parser import split_hosts, split_options
 
 from agent_stores.core import StoreUnavailableError, redact_url
+from agent_stores.core.urls import check_user_part, parse_bool
 
 from ._errors import translate
 
@@ -35,6 +39,7 @@ __all__ = [
     "CollectionNames",
     "Document",
     "MongoDBDatabase",
+    "MongoDBURL",
     "parse_mongodb_url",
     "utc_from_timestamp",
 ]
@@ -122,21 +127,92 @@ _MIGRATIONS: Final[tuple[tuple[int, str, tuple[_Index, ...]], ...]] = (
 SCHEMA_VERSION: Final = _MIGRATIONS[-1][0]
 
 
-def parse_mongodb_url(url: str) -> str | None:
-    """Return the database name a ``mongodb://`` or ``mongodb+srv://`` URL names, or ``None``.
+#: pymongo's boolean URI options (lower-cased): read with :func:`parse_bool`, handed on as ``true``/``false``.
+_BOOLEAN_OPTIONS: Final = frozenset(
+    name for name, validator in URI_OPTIONS_VALIDATOR_MAP.items() if validator is validate_boolean_or_string
+)
+#: Options that configure TLS (lower-cased): refused with ``tls=false``, which would ignore them
+#: (pymongo complains only once the client is made, and only about some).
+_TLS_OPTIONS: Final = frozenset(
+    {"tlscafile", "tlscertificatekeyfile", "tlscertificatekeyfilepassword", "tlscrlfile", "tlsinsecure"}
+    | {"tlsallowinvalidcertificates", "tlsallowinvalidhostnames", "tlsdisableocspendpointcheck"}
+)
+
+
+class MongoDBURL(NamedTuple):
+    """A checked MongoDB URL: what to hand pymongo, and the database it names.
+
+    Attributes:
+        url: The URL with each boolean option spelled ``true`` or ``false``.
+        database: The database the URL's path names, or ``None``.
+    """
+
+    url: str
+    database: str | None
+
+
+def parse_mongodb_url(url: str) -> MongoDBURL:
+    """Check a ``mongodb://`` or ``mongodb+srv://`` URL as pymongo would, strictly, before any client exists.
+
+    pymongo's own client only warns about an option it cannot read and drops it (``tls=yes``
+    would connect in plaintext); here every option is validated with pymongo's validators and
+    an invalid one is an error. Boolean options take ``1/true/yes/on`` and ``0/false/no/off``
+    (any case; see :func:`~agent_stores.core.urls.parse_bool`). No DNS lookup is made (a
+    ``mongodb+srv://`` host is resolved by the client).
 
     Raises:
-        ValueError: Not a MongoDB URL.
+        ValueError: Not a MongoDB URL, a user part holding an unescaped ``/ ? # %``, a
+            malformed host list or option, or ``tls=false`` with ``tls*`` options. The message
+            never quotes the user part or an option's value.
     """
     if not isinstance(url, str):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise ValueError(f"expected a mongodb:// URL string, got {type(url).__name__}")
     parts = urlsplit(url)
-    if parts.scheme.lower() not in _SCHEMES or not parts.netloc:
+    if parts.scheme.lower() not in _SCHEMES or not parts.netloc or "://" not in url:
         raise ValueError(
             f"not a MongoDB URL (expected mongodb://host/db or mongodb+srv://host/db): {redact_url(url)!r}"
         )
-    name = unquote(parts.path.lstrip("/"))
-    return name or None
+    check_user_part(url, what="MongoDB URL")
+    if parts.fragment:
+        raise ValueError("malformed MongoDB URL: it takes no fragment; write a '#' in an option as %23")
+    query = _normalize_booleans(parts.query)
+    given: dict[str, str] = {}
+    for piece in re.split("[&;]", query):
+        if piece:
+            name, _, value = piece.partition("=")
+            given[name] = value
+    if "false" in (given.get("tls"), given.get("ssl")):
+        tls_options = sorted(name for name in given if unquote_plus(name).lower() in _TLS_OPTIONS)
+        if tls_options:
+            raise ValueError(
+                f"MongoDB URL: TLS options ({', '.join(tls_options)}) with tls=false would be ignored; "
+                "drop tls=false (any tls* option turns TLS on) or the options"
+            )
+    try:
+        if query:
+            split_options(query, validate=True, warn=False)
+        if parts.scheme.lower() == "mongodb":
+            split_hosts(parts.netloc.rpartition("@")[2])
+    except (PyMongoError, ValueError, TypeError, OSError) as err:
+        # pymongo's messages name the option, never its value (it parses with from_uri=True).
+        raise ValueError(f"malformed MongoDB URL ({redact_url(url)!r}): {err}") from err
+    checked = url if query == parts.query else url.split("?", 1)[0] + "?" + query
+    return MongoDBURL(checked, unquote(parts.path.lstrip("/")) or None)
+
+
+def _normalize_booleans(query: str) -> str:
+    """``query`` with every boolean option's value read strictly and spelled ``true``/``false``."""
+    if not query:
+        return query
+    separator = ";" if ";" in query and "&" not in query else "&"
+    pieces: list[str] = []
+    for piece in query.split(separator):
+        name, equals, value = piece.partition("=")
+        if equals and unquote_plus(name).lower() in _BOOLEAN_OPTIONS:
+            option = unquote_plus(name)
+            piece = f"{name}={'true' if parse_bool(unquote_plus(value), option=option) else 'false'}"
+        pieces.append(piece)
+    return separator.join(pieces)
 
 
 @contextlib.contextmanager
@@ -234,14 +310,15 @@ class MongoDBDatabase:
             client_options: Keyword arguments for ``AsyncMongoClient`` (they override the URL's).
 
         Raises:
-            ValueError: ``url`` is not a MongoDB URL.
+            ValueError: ``url`` is not a MongoDB URL or is malformed (see :func:`parse_mongodb_url`).
         """
-        name = database or parse_mongodb_url(url) or DEFAULT_DATABASE
+        checked = parse_mongodb_url(url)
+        name = database or checked.database or DEFAULT_DATABASE
         self = cls.__new__(cls)
         self._client = None
         self._database = None
         self._owned = True
-        self._url = url
+        self._url = checked.url
         self._client_options = dict(client_options or {})
         self._database_name = name
         self._init_state(collections)

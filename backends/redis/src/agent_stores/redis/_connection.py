@@ -28,6 +28,7 @@ from typing import Any, Final, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from agent_stores.core import StoreUnavailableError, redact_url
+from agent_stores.core.urls import check_user_part, parse_bool
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
@@ -90,7 +91,8 @@ _QUERY_OPTIONS: Final[dict[str, type]] = {
     "key_prefix": str,
     "shards": int,
 }
-_TRUE: Final = frozenset({"1", "true", "yes", "on"})
+#: What ``ssl_cert_reqs`` takes (as redis-py does); ``none`` turns certificate verification off.
+_CERT_REQS: Final = ("none", "optional", "required")
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,13 +138,19 @@ def parse_redis_url(url: str) -> RedisURL:
     TLS; ``valkey://`` is ``redis://``; ``redis+cluster://[[user]:password@]host:port[,host:port...]``
     names a cluster by its startup nodes (no db). Query options: ``socket_timeout``,
     ``socket_connect_timeout``, ``health_check_interval``, ``max_connections``,
-    ``client_name``, ``ssl_*``, and the stores' ``key_prefix`` and ``shards``.
+    ``client_name``, ``ssl_*`` (TLS URLs only), and the stores' ``key_prefix`` and ``shards``.
+    ``ssl_check_hostname`` is a strict boolean (``1/true/yes/on``, ``0/false/no/off``);
+    ``ssl_cert_reqs`` is ``none``, ``optional`` or ``required``. A user name or password holding
+    ``/``, ``?``, ``#`` or ``%`` must be percent-encoded.
 
     Raises:
-        ValueError: The scheme, host list, port, db or an option is malformed.
+        ValueError: The scheme, user part, host list, port, db or an option is malformed, or an
+            ``ssl_*`` option is given without TLS (use ``rediss://``). The message never
+            quotes the user part.
     """
     if not isinstance(url, str) or "://" not in url:  # pyright: ignore[reportUnnecessaryIsInstance]
         raise ValueError(f"not a Redis URL: {redact_url(url)!r}")
+    check_user_part(url, what="Redis URL")
     scheme, rest = url.split("://", 1)
     kind = _SCHEMES.get(scheme.lower())
     if kind is None:
@@ -172,10 +180,14 @@ def parse_redis_url(url: str) -> RedisURL:
         kind_of = _QUERY_OPTIONS.get(name)
         if kind_of is None:
             raise ValueError(f"unknown Redis URL option {name!r}; known: {', '.join(sorted(_QUERY_OPTIONS))}")
+        if name.startswith("ssl_"):
+            options[name] = tls_option(name, value)
+            continue
         try:
-            options[name] = value.lower() in _TRUE if kind_of is bool else kind_of(value)
+            options[name] = kind_of(value)
         except ValueError as err:
             raise ValueError(f"Redis URL option {name}={value!r} is not a valid {kind_of.__name__}") from err
+    check_tls_options(tls, options)
     key_prefix = options.pop("key_prefix", DEFAULT_KEY_PREFIX)
     shards = options.pop("shards", DEFAULT_SHARDS)
     return RedisURL(nodes, cluster, tls, username, password, db, tuple(sorted(options.items())), key_prefix, shards)
@@ -193,6 +205,41 @@ def _node(text: str) -> tuple[str, int]:
     if not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"invalid port in Redis URL node {text!r}")
     return host, int(port)
+
+
+def tls_option(name: str, value: Any) -> Any:
+    """A TLS option's value as the client takes it: strict booleans, and ``ssl_cert_reqs`` one of three words.
+
+    Raises:
+        ValueError: Another spelling (``ssl_check_hostname=required`` never reads as false).
+    """
+    if name in ("ssl", "ssl_check_hostname") and not isinstance(value, bool):
+        return parse_bool(value, option=name)
+    if name == "ssl_cert_reqs" and isinstance(value, str):
+        if value.lower() not in _CERT_REQS:
+            raise ValueError(f"option ssl_cert_reqs takes {', '.join(_CERT_REQS)}; got {value!r}")
+        return value.lower()
+    return value
+
+
+def check_tls_options(tls: bool, options: dict[str, Any]) -> None:
+    """Refuse ``ssl_*`` options on a connection without TLS, and ``ssl=False`` on a TLS URL.
+
+    A client without TLS ignores its ``ssl_*`` options: ``redis://...?ssl_ca_certs=...`` would
+    connect in plaintext and send the password in clear.
+
+    Raises:
+        ValueError: Naming the options and the scheme to use.
+    """
+    ssl = options.get("ssl")
+    if tls and ssl is False:
+        raise ValueError("ssl=False contradicts a TLS URL (rediss://); use redis:// for a plaintext connection")
+    given = sorted(name for name, value in options.items() if name.startswith("ssl_") and value is not None)
+    if given and not (tls or ssl):
+        raise ValueError(
+            f"TLS options ({', '.join(given)}) on a connection without TLS would be ignored: "
+            "use rediss:// (rediss+cluster://, valkeys://)"
+        )
 
 
 def default_retry() -> Retry:
@@ -217,8 +264,11 @@ def open_client(parsed: RedisURL, **options: Any) -> RedisClient:
     :func:`operation_timeout` for the deadline that replaces it.
 
     Raises:
-        ValueError: The client does not take one of ``options``.
+        ValueError: The client does not take one of ``options``, a TLS option is malformed, or
+            ``ssl_*`` options come without TLS (see :func:`check_tls_options`).
     """
+    options = {name: tls_option(name, value) for name, value in options.items()}
+    check_tls_options(parsed.tls, {**dict(parsed.options), **options})
     settings: dict[str, Any] = {
         # None, not redis-py's default (none in redis-py 7, 5 s in redis-py 8): the funnel keeps
         # each operation's deadline instead (see operation_timeout).

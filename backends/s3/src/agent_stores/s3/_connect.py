@@ -17,6 +17,7 @@ import boto3
 from botocore.config import Config
 
 from agent_stores.core import ConnectedStore, Connector, redact_url
+from agent_stores.core.urls import check_user_part, parse_bool
 
 from ._driver import S3ObjectDriver, check_key
 
@@ -37,19 +38,8 @@ __all__ = [
 ]
 
 
-_TRUE: Final = frozenset({"1", "true", "yes", "on"})
-_FALSE: Final = frozenset({"0", "false", "no", "off"})
-
-
-def _flag(name: str, value: object) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise ValueError(f"option {name} must be true or false, got {value!r}")
+#: Options that configure TLS: an ``http://`` ``endpoint_url`` would ignore them.
+_TLS_OPTIONS: Final = ("ca_bundle", "client_cert", "client_key")
 
 
 def join_prefix(prefix: str, *parts: str) -> str:
@@ -111,7 +101,9 @@ class S3Location:
         """Return a copy with ``options`` applied (query-string spellings accepted).
 
         Raises:
-            ValueError: An option is unknown or malformed.
+            ValueError: An option is unknown or malformed (a boolean other than
+                ``1/true/yes/on``, ``0/false/no/off``), ``endpoint_url`` holds credentials, or
+                ``ca_bundle``/``client_cert``/``client_key`` come with a non-``https`` endpoint.
         """
         changes: dict[str, Any] = {}
         for name, value in options.items():
@@ -126,7 +118,7 @@ class S3Location:
             }:
                 changes[name] = None if value in (None, "") else str(value)
             elif name in {"create_bucket", "conditional_delete", "ordered_listing", "path_keys"}:
-                changes[name] = _flag(name, value)
+                changes[name] = parse_bool(value, option=name)
             elif name in {"max_attempts", "max_concurrency"}:
                 changes[name] = int(value)
             elif name in {"connect_timeout", "read_timeout"}:
@@ -140,6 +132,16 @@ class S3Location:
             raise ValueError(f"addressing_style must be path, virtual or auto, got {location.addressing_style!r}")
         if location.client_key and not location.client_cert:
             raise ValueError("client_key needs client_cert")
+        if location.endpoint_url is not None:
+            endpoint = urlsplit(location.endpoint_url)
+            if "@" in endpoint.netloc:
+                raise ValueError("endpoint_url takes no credentials: use the standard AWS credential chain")
+            tls_options = [name for name in _TLS_OPTIONS if getattr(location, name)]
+            if tls_options and endpoint.scheme.lower() != "https":
+                raise ValueError(
+                    f"TLS options ({', '.join(tls_options)}) with an endpoint_url that is not https:// "
+                    "would be ignored: use https://"
+                )
         if location.max_attempts < 1 or location.max_concurrency < 1:
             raise ValueError("max_attempts and max_concurrency must be positive")
         if location.prefix:
@@ -153,12 +155,18 @@ def parse_s3_url(url: str, **options: Any) -> S3Location:
     Credentials never come from the URL: they come from the standard chain (environment,
     config files, instance or task roles) or from a ``boto3.Session`` the caller passes.
 
+    Boolean options take ``1/true/yes/on`` and ``0/false/no/off`` (any case); ``ca_bundle``,
+    ``client_cert`` and ``client_key`` need an ``https://`` ``endpoint_url`` (or none: AWS).
+
     Raises:
-        ValueError: Not an ``s3://`` URL, no bucket, credentials in the URL, or an unknown option.
+        ValueError: Not an ``s3://`` URL, no bucket, credentials in the URL or in
+            ``endpoint_url``, an unknown or malformed option, or TLS options for a plain
+            ``http://`` endpoint.
     """
     parts = urlsplit(url)
     if parts.scheme.lower() != "s3":
         raise ValueError(f"not an s3:// URL: {redact_url(url)!r}")
+    check_user_part(url, what="S3 URL")
     if parts.username is not None or parts.password is not None:
         raise ValueError("S3 URLs take no credentials: use the standard AWS credential chain or pass a session")
     bucket = parts.hostname or ""

@@ -27,6 +27,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import aiosqlite
 
 from agent_stores.core import StoreError, StoreUnavailableError, redact_url
+from agent_stores.core.urls import check_user_part
 
 from ._errors import translate
 
@@ -183,6 +184,7 @@ def parse_sqlite_url(url: str, **options: Any) -> SQLiteOptions:
     parts = urlsplit(url)
     if parts.scheme.lower() != "sqlite" or not url.lower().startswith("sqlite://"):
         raise ValueError(f"not a SQLite URL (expected sqlite:///path.db or sqlite://): {redact_url(url)!r}")
+    check_user_part(url, what="SQLite URL")
     if parts.netloc:
         raise ValueError(
             f"SQLite URLs take no host: {redact_url(url)!r}; use sqlite:///relative.db or sqlite:////absolute.db"
