@@ -38,11 +38,11 @@ class ExampleRunner(Protocol):
 
 @pytest.fixture
 def run_example() -> ExampleRunner:
-    """Run ``examples/<name>`` in a new Python process with ``args``; return its stdout (exit 0 asserted)."""
+    """Run ``examples/<name>`` in a new Python process with ``args``, every warning an error; return its stdout."""
 
     def run(name: str, *args: str, env: Mapping[str, str] | None = None) -> str:
         done = subprocess.run(
-            [sys.executable, str(EXAMPLES / name), *args],
+            [sys.executable, "-W", "error::Warning", str(EXAMPLES / name), *args],
             capture_output=True,
             text=True,
             timeout=120,
