@@ -5,8 +5,6 @@ work on every backend: ``open_stores("redis://...")``, ``RedisHistoryProvider.fr
 ``RedisHistoryProvider(redis.asyncio.Redis(...))``.
 """
 
-from __future__ import annotations
-
 import asyncio
 import sys
 import tempfile

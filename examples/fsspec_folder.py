@@ -5,8 +5,6 @@ same code runs on any fsspec filesystem: ``fsspec+sftp://user@host/srv/agent``,
 ``fsspec+s3://bucket/agent?endpoint_url=...``, ``fsspec+memory://agent``.
 """
 
-from __future__ import annotations
-
 import asyncio
 import sys
 import tempfile
@@ -36,6 +34,6 @@ def on_disk(folder: Path) -> list[str]:
 
 
 if __name__ == "__main__":
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp(prefix="agent-stores-"))
+    target = Path(sys.argv[1]).absolute() if len(sys.argv) > 1 else Path(tempfile.mkdtemp(prefix="agent-stores-"))
     asyncio.run(main(target))
     print("on disk:", on_disk(target))

@@ -15,15 +15,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-import warnings
 
-from agent_framework._feature_stage import ExperimentalWarning
-
-# The harness and the storage protocols are experimental in Agent Framework and say so on import;
-# this demo is about storage, so it keeps its output to what the stores hold.
-warnings.filterwarnings("ignore", category=ExperimentalWarning)
-
-from agent_stores.cli.demo import DEFAULT_URL, reset, run  # noqa: E402
+from agent_stores.cli.demo import DEFAULT_URL, reset, run
 
 __all__ = ["main", "run"]
 

@@ -1,26 +1,19 @@
 """Hosting code: every request's tenant comes from authentication, its session key from the client.
 
     export OPENAI_API_KEY=sk-...   # or OPENAI_BASE_URL=http://127.0.0.1:11434/v1 (no key needed)
-    uv run examples/hosted_tenants.py [--url sqlite:///agent-stores-hosted.db]
+    python hosted_tenants.py [sqlite:///hosted.db]
 
 Two users send the same session key ("chat-1"). Each request goes through ``stores.tenant(...)``,
 so the key names a session, history and memory folder of that tenant only: Bob cannot reach
 what Alice told the agent, whatever key he sends.
 """
 
-from __future__ import annotations
-
-import argparse
 import asyncio
-import warnings
+import sys
 
-from agent_framework._feature_stage import ExperimentalWarning
+from agent_framework import AgentSession, create_harness_agent
 
-warnings.filterwarnings("ignore", category=ExperimentalWarning)
-
-from agent_framework import AgentSession, create_harness_agent  # noqa: E402
-
-from agent_stores.core import Stores, open_stores, openai_client  # noqa: E402
+from agent_stores.core import Stores, open_stores, openai_client
 
 
 async def handle(stores: Stores, tenant: str, session_key: str, prompt: str) -> str:
@@ -34,7 +27,7 @@ async def handle(stores: Stores, tenant: str, session_key: str, prompt: str) -> 
     return response.text
 
 
-async def main(url: str) -> None:
+async def main(url: str = "sqlite:///hosted.db") -> None:
     async with open_stores(url) as stores:
         print("alice:", await handle(stores, "alice", "chat-1", "Please remember that my favourite colour is teal."))
         print("bob:  ", await handle(stores, "bob", "chat-1", "What is my favourite colour?"))
@@ -45,6 +38,4 @@ async def main(url: str) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--url", default="sqlite:///agent-stores-hosted.db", help="store URL (default: %(default)s)")
-    asyncio.run(main(parser.parse_args().url))
+    asyncio.run(main(*sys.argv[1:]))

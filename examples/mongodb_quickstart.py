@@ -5,8 +5,6 @@ Run with ``uv run examples/mongodb_quickstart.py mongodb://localhost:27017/agent
 Atlas (``mongodb+srv://``); no transactions are needed.
 """
 
-from __future__ import annotations
-
 import asyncio
 import os
 import sys

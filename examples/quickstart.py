@@ -1,10 +1,8 @@
 """Quick start: the three stores on the core's in-process driver (no server, no API key).
 
-Run with ``uv run examples/quickstart.py``. The SQLite backend will replace the in-process
-driver here with a database file that survives restarts.
+Run with ``python quickstart.py``. ``open_stores("sqlite:///agent.db")`` hands out the same
+three stores on a database file that survives restarts.
 """
-
-from __future__ import annotations
 
 import asyncio
 

@@ -5,8 +5,6 @@ Valkey you may write to (``redis+cluster://host:port,host:port`` for a cluster).
 writes starts with the ``example:`` key prefix and is deleted at the end.
 """
 
-from __future__ import annotations
-
 import asyncio
 import sys
 

@@ -6,8 +6,6 @@ standard AWS chain (``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY``, a profile
 The bucket must exist (or add ``&create_bucket=true``).
 """
 
-from __future__ import annotations
-
 import asyncio
 import sys
 

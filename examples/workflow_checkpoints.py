@@ -12,8 +12,6 @@ checkpoints are in the store. The second, a new process, finds the newest checkp
 ``get_latest``, answers the pending request and finishes. Any store URL works the same way.
 """
 
-from __future__ import annotations
-
 import asyncio
 import sys
 from dataclasses import dataclass

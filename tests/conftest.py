@@ -19,6 +19,17 @@ from typing import Protocol
 import pytest
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Workers for ``-n auto`` (the project's default): one per core, and one more.
+
+    The tests spend part of their time waiting on their servers, so a worker per core leaves the
+    cores partly idle (2 cores: 12 min 45 s with 2 workers, 10 min 35 s with 3).
+    """
+    del config
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return cores + 1
+
+
 def pytest_report_header() -> str:
     return f"sqlite: SQLite {sqlite3.sqlite_version} (Python sqlite3 module, used by aiosqlite)"
 
@@ -38,11 +49,11 @@ class ExampleRunner(Protocol):
 
 @pytest.fixture
 def run_example() -> ExampleRunner:
-    """Run ``examples/<name>`` in a new Python process with ``args``; return its stdout (exit 0 asserted)."""
+    """Run ``examples/<name>`` in a new Python process with ``args``, every warning an error; return its stdout."""
 
     def run(name: str, *args: str, env: Mapping[str, str] | None = None) -> str:
         done = subprocess.run(
-            [sys.executable, str(EXAMPLES / name), *args],
+            [sys.executable, "-W", "error::Warning", str(EXAMPLES / name), *args],
             capture_output=True,
             text=True,
             timeout=120,

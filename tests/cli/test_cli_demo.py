@@ -30,6 +30,25 @@ def test_demo_recalls_on_the_second_run_and_resets(tmp_path: Path, monkeypatch: 
     assert code == 0 and "Please remember" in again and "history (4 messages" in again
 
 
+def test_the_demo_answers_however_often_it_is_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run 21 and later answer as run 2 did: the tool loop's budget does not pile up in the saved session.
+
+    The framework's approval middleware keeps the budget (40 model calls) in the session without
+    resetting it, and each run of the demo makes two model calls.
+    """
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    url = f"sqlite:///{tmp_path / 'demo.db'}"
+    answers: list[str] = []
+    for _ in range(25):
+        code, out, err = run(url, "--offline")
+        assert code == 0, err
+        answers.append(next(line for line in out.splitlines() if line.startswith("agent:")))
+    assert answers[0] == "agent:  Noted - I saved that to my memory file."
+    recalled = "agent:  From my memory file: Favourite colour: teal"
+    assert [n for n, answer in enumerate(answers[1:], 2) if answer != recalled] == [], answers
+
+
 def test_demo_bad_url_is_one_line_and_exit_2() -> None:
     for url, expected in [("nowhere", "expected a store URL"), ("nosuch://x", "no agent-stores backend")]:
         code, _, err = run(url)

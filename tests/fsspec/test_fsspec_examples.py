@@ -31,7 +31,7 @@ def test_harness_demo_recalls_across_processes_on_a_folder(tmp_path: Path) -> No
     url = f"file://{tmp_path / 'agent'}"
     outputs = [
         subprocess.run(
-            [sys.executable, str(EXAMPLES / "harness_demo.py"), "--url", url],
+            [sys.executable, "-W", "error::Warning", str(EXAMPLES / "harness_demo.py"), "--url", url],
             capture_output=True,
             text=True,
             env=env,

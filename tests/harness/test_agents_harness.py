@@ -40,7 +40,7 @@ def _child_env(server: ScriptedOpenAI, target: StoreTarget, **extra: str) -> dic
 
 def _run_example(server: ScriptedOpenAI, target: StoreTarget, prompt: str) -> str:
     done = subprocess.run(
-        [sys.executable, str(EXAMPLE), prompt, "--url", target.url, "--session", "s-1"],
+        [sys.executable, str(EXAMPLE), prompt, target.url, "s-1"],
         env=_child_env(server, target),
         capture_output=True,
         text=True,

@@ -2,19 +2,23 @@
 
 examples/agent_history.py (a plain ``Agent`` with our history provider),
 examples/hosted_tenants.py (hosting code behind tenant views) and examples/harness_agent.py
-with file access run in process (their ``turn`` / ``main``); harness_agent.py also runs as two
-processes in ``test_agents_harness`` on every backend.
+with file access run in process (their ``main``); harness_agent.py also runs as two
+processes in ``test_agents_harness`` on every backend. Each of them, and the README's
+examples/remember.py, also runs as the docs show it, pasted into ``python -c``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from docs_programs import program_of, run_pasted
 
 from agents_support import FIRST, SECOND, ScriptedOpenAI
 
@@ -47,8 +51,8 @@ async def test_a_plain_agent_continues_from_the_history_provider(tmp_path: Path,
     """Each turn opens its stores and builds its agent afresh, as a new process of the example does."""
     agent_history = _example("agent_history")
     url = f"sqlite:///{tmp_path / 'chat.db'}"
-    assert await agent_history.turn(url, "chat", "My name is Ada.") == "Hello."
-    await agent_history.turn(url, "chat", "What is my name?")
+    assert await agent_history.main("My name is Ada.", url, "chat") == "Hello."
+    await agent_history.main("What is my name?", url, "chat")
     first, second = server.model_requests()
     assert "My name is Ada." not in server.texts(first)[:-1]
     assert server.texts(second)[:2] == ["My name is Ada.", "Hello."]  # turn 1, from the store
@@ -73,8 +77,8 @@ async def test_hosting_code_keeps_each_tenant_to_itself(
 async def test_the_harness_agent_with_file_access(tmp_path: Path, server: ScriptedOpenAI) -> None:
     harness_agent = _example("harness_agent")
     url = f"sqlite:///{tmp_path / 'agent.db'}"
-    await harness_agent.turn(url, "s", "Hello there.", file_access=True)
-    await harness_agent.turn(url, "s", "Hello again.")
+    await harness_agent.main("Hello there.", url, "s", file_access=True)
+    await harness_agent.main("Hello again.", url, "s")
     with_access, without = server.model_requests()
     tools = [[t["function"]["name"] for t in r.body.get("tools", [])] for r in (with_access, without)]
     assert "file_memory_write" in tools[0] and "file_memory_write" in tools[1]
@@ -91,3 +95,28 @@ async def test_the_readme_example_remembers_across_runs(tmp_path: Path, server: 
     await remember.main(SECOND, url)
     later = server.model_requests()[first_requests:]
     assert later and all(FIRST in server.texts(request) for request in later)
+
+
+PASTED = [
+    ("remember.py", [FIRST]),
+    ("agent_history.py", ["My name is Ada."]),
+    ("harness_agent.py", [FIRST]),
+    ("hosted_tenants.py", []),
+]
+
+
+@pytest.mark.parametrize(("name", "args"), PASTED, ids=[name for name, _ in PASTED])
+async def test_the_docs_programs_run_as_pasted(
+    name: str, args: list[str], tmp_path: Path, server: ScriptedOpenAI
+) -> None:
+    """The program as README.md and docs/usage.md show it, in ``python -W error::Warning -c`` in an empty folder."""
+
+    def run() -> tuple[subprocess.CompletedProcess[str], list[str]]:
+        done = run_pasted(program_of(EXAMPLES / name), *args, cwd=tmp_path)
+        return done, [p.suffix for p in tmp_path.iterdir()]
+
+    done, made = await asyncio.to_thread(run)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stderr == "", done.stderr
+    assert done.stdout.strip() and server.model_requests()
+    assert made == [".db"]  # its default store: one SQLite file where it ran

@@ -617,7 +617,7 @@ async def test_readme_example_runs(redis_single: Server) -> None:
     import subprocess
     import sys
 
-    command = [sys.executable, str(EXAMPLE), redis_single.url]
+    command = [sys.executable, "-W", "error::Warning", str(EXAMPLE), redis_single.url]
     done = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "history: ['My name is Ada.', 'Hi Ada!']" in done.stdout

@@ -20,7 +20,7 @@ def test_the_s3_example_runs(seaweedfs: S3Target, s3_prefix: str) -> None:
         "AWS_SECRET_ACCESS_KEY": credentials["aws_secret_access_key"],
     }
     done = subprocess.run(
-        [sys.executable, str(EXAMPLE), seaweedfs.url(s3_prefix)],
+        [sys.executable, "-W", "error::Warning", str(EXAMPLE), seaweedfs.url(s3_prefix)],
         capture_output=True,
         text=True,
         env=env,

@@ -1029,3 +1029,28 @@ def test_drivers_that_hang_fail_with_the_time_limit(pytester: pytest.Pytester) -
             assert word in report, f"{node}: the failure does not say {word!r}:\n{report[-3000:]}"
     # Two clauses cancelled at 1 s, one interrupted by pytest-timeout 2 s after its limit.
     assert elapsed < 20, f"the hanging clauses took {elapsed:.1f} s"
+
+
+def test_a_failure_says_what_the_clause_means_and_what_it_relies_on(pytester: pytest.Pytester) -> None:
+    """A driver reusing versions fails a log clause and a history clause: each says its contract and what it needs."""
+    source, names = _module([(VersionIsLength, "log"), (VersionIsLength, "history")], limit=60)
+    log_node = f"Test{names[0]}::test_stale_writer_conflicts_after_another_deleted_and_rewrote_the_log"
+    history_node = f"Test{names[1]}::test_stale_instance_saves_after_another_rewrote_the_session"
+    outcomes = _run(pytester, [log_node, history_node], source)
+    log_report, history_report = outcomes[log_node][2], outcomes[history_node][2]
+    assert outcomes[log_node][0] == outcomes[history_node][0] == "failed"
+    for expected in (
+        "an append at the version a writer read before another deleted and rewrote the log did not raise",
+        "test_stale_writer_conflicts_after_another_deleted_and_rewrote_the_log: Instance A reads the end;",
+        "relies on the following",
+        "(test_versions_never_repeat_after_delete_and_rewrite)",
+    ):
+        assert expected in log_report, f"the log clause's failure does not say {expected!r}:\n{log_report[-3000:]}"
+    for expected in (
+        "not B's messages followed by all of A's",
+        "test_stale_instance_saves_after_another_rewrote_the_session: Instance A saves;",
+        "Failure means A decided what to store",
+        "(LogDriverConformance.test_versions_never_repeat_after_delete_and_rewrite)",
+        "run LogDriverConformance on the driver first",
+    ):
+        assert expected in history_report, f"the history clause's failure does not say {expected!r}:\n{history_report}"

@@ -92,7 +92,13 @@ async def run(url: str = DEFAULT_URL, *, offline: bool = False) -> None:
     print(f"model:  {label}\nstores: {redact_url(url)}\n")
     async with open_stores(url) as stores:
         sessions = stores.session_store()
-        agent = create_harness_agent(client, **stores.harness_kwargs(), disable_web_search=True)
+        # The demo's tools need no approval. The framework's approval middleware (on by default)
+        # keeps the tool loop's budget in the session and never resets it, so a session run 20
+        # times would answer only "Function invocation limit reached": without it, every run
+        # starts with a full budget.
+        agent = create_harness_agent(
+            client, **stores.harness_kwargs(), disable_web_search=True, disable_tool_auto_approval=True
+        )
         session = await sessions.get(SESSION_ID) or AgentSession(session_id=SESSION_ID)
         history = stores.history_provider()
         first_run = not await history.get_messages(SESSION_ID)  # pyright: ignore[reportUnknownMemberType]

@@ -6,6 +6,7 @@ from typing import Final, TypedDict
 
 from agent_framework import AgentFileStore, FileSearchResult, FileStoreEntry
 
+from ._experimental import subclassing_experimental
 from ._framework import matches_glob, normalize_relative_path
 from .drivers import ObjectDriver
 from .errors import StoreConflictError
@@ -86,145 +87,147 @@ def decode_text(data: bytes, path: str) -> str:
         raise ValueError(f"File {path!r} is not UTF-8 text and cannot be read.") from err
 
 
-class ObjectAgentFileStore(OwnedResource, AgentFileStore):
-    """Files as objects whose keys are ``prefix`` + the normalized path, so a bucket stays browsable.
+with subclassing_experimental(AgentFileStore):
 
-    Paths follow the framework's rules (``_normalize_relative_path``): relative, forward
-    slashes, no ``.``/``..`` segments; control characters (NUL included) and lone surrogates
-    are refused too
-    (:func:`normalize_path`); a bad path is a ``ValueError``. Names are case
-    sensitive. ``create_directory`` stores an empty marker object ``<dir>/`` so empty
-    directories are listed. Exclusive create (``overwrite=False``) is a conditional write,
-    atomic across processes.
+    class ObjectAgentFileStore(OwnedResource, AgentFileStore):
+        """Files as objects whose keys are ``prefix`` + the normalized path, so a bucket stays browsable.
 
-    Security posture:
-        Content is stored as plaintext UTF-8. Every key starts with ``prefix`` (under the
-        tenant's root with ``tenant``); no path can escape it.
+        Paths follow the framework's rules (``_normalize_relative_path``): relative, forward
+        slashes, no ``.``/``..`` segments; control characters (NUL included) and lone surrogates
+        are refused too
+        (:func:`normalize_path`); a bad path is a ``ValueError``. Names are case
+        sensitive. ``create_directory`` stores an empty marker object ``<dir>/`` so empty
+        directories are listed. Exclusive create (``overwrite=False``) is a conditional write,
+        atomic across processes.
 
-    Args:
-        driver: The object driver; borrowed unless ``owns_driver``.
-        prefix: Key prefix of every file (``""`` or ending with ``/``).
-        tenant: Keep every file under ``tenants/<tenant>/`` (what a tenant view passes).
-        owns_driver: Close the driver on ``aclose()``.
+        Security posture:
+            Content is stored as plaintext UTF-8. Every key starts with ``prefix`` (under the
+            tenant's root with ``tenant``); no path can escape it.
 
-    Raises:
-        ValueError: ``prefix`` does not end with ``/``, or ``tenant`` is empty.
-    """
-
-    case_sensitive = True
-    empty_directories = True
-
-    def __init__(
-        self, driver: ObjectDriver, *, prefix: str = "files/", tenant: str | None = None, owns_driver: bool = False
-    ) -> None:
-        self.driver = driver
-        self.prefix = KeySpace(tenant=tenant).under(prefix)
-        self.tenant = tenant
-        self._adopt(driver, owned=owns_driver)
-
-    def _file_key(self, path: str) -> str:
-        return self.prefix + normalize_path(path)
-
-    def _dir_prefix(self, directory: str) -> str:
-        normalized = normalize_path(directory, is_directory=True)
-        return f"{self.prefix}{normalized}/" if normalized else self.prefix
-
-    async def write(self, path: str, content: str, *, overwrite: bool = True) -> None:
-        """Write ``content``; with ``overwrite=False`` an atomic exclusive create.
+        Args:
+            driver: The object driver; borrowed unless ``owns_driver``.
+            prefix: Key prefix of every file (``""`` or ending with ``/``).
+            tenant: Keep every file under ``tenants/<tenant>/`` (what a tenant view passes).
+            owns_driver: Close the driver on ``aclose()``.
 
         Raises:
-            FileExistsError: ``overwrite`` is ``False`` and the file exists.
-            ValueError: ``path`` breaks the path rules.
+            ValueError: ``prefix`` does not end with ``/``, or ``tenant`` is empty.
         """
-        key = self._file_key(path)
-        try:
-            await self.driver.put(key, content.encode("utf-8"), if_absent=not overwrite)
-        except StoreConflictError as err:
-            raise FileExistsError(f"File already exists: {path!r}") from err
 
-    async def read(self, path: str) -> str | None:
-        """Return the file's text, or ``None`` when absent.
+        case_sensitive = True
+        empty_directories = True
 
-        Raises:
-            ValueError: The stored bytes are not UTF-8, or ``path`` breaks the path rules.
-        """
-        stored = await self.driver.get(self._file_key(path))
-        if stored is None:
-            return None
-        return decode_text(stored.data, path)
+        def __init__(
+            self, driver: ObjectDriver, *, prefix: str = "files/", tenant: str | None = None, owns_driver: bool = False
+        ) -> None:
+            self.driver = driver
+            self.prefix = KeySpace(tenant=tenant).under(prefix)
+            self.tenant = tenant
+            self._adopt(driver, owned=owns_driver)
 
-    async def delete(self, path: str) -> bool:
-        """Delete the file; return whether it existed."""
-        return await self.driver.delete(self._file_key(path))
+        def _file_key(self, path: str) -> str:
+            return self.prefix + normalize_path(path)
 
-    async def file_exists(self, path: str) -> bool:
-        """Return whether a file exists at ``path``."""
-        return await self.driver.head(self._file_key(path)) is not None
+        def _dir_prefix(self, directory: str) -> str:
+            normalized = normalize_path(directory, is_directory=True)
+            return f"{self.prefix}{normalized}/" if normalized else self.prefix
 
-    async def create_directory(self, path: str) -> None:
-        """Record ``path`` as a directory so it is listed while empty; the root needs nothing."""
-        marker = self._dir_prefix(path)
-        if marker != self.prefix:
-            await self.driver.put(marker, b"")
+        async def write(self, path: str, content: str, *, overwrite: bool = True) -> None:
+            """Write ``content``; with ``overwrite=False`` an atomic exclusive create.
 
-    async def list_children(self, directory: str = "") -> list[FileStoreEntry]:
-        """Return the direct children of ``directory``: subdirectories first, each group sorted by name."""
-        base = self._dir_prefix(directory)
-        listing = await self.driver.list(base, delimiter="/")
-        directories = sorted({p[len(base) :].rstrip("/") for p in listing.prefixes} - {""})
-        files = sorted(name for name in (k[len(base) :] for k in listing.keys) if name and not name.endswith("/"))
-        return [FileStoreEntry(d, FileStoreEntry.DIRECTORY) for d in directories] + [
-            FileStoreEntry(f, FileStoreEntry.FILE) for f in files
-        ]
+            Raises:
+                FileExistsError: ``overwrite`` is ``False`` and the file exists.
+                ValueError: ``path`` breaks the path rules.
+            """
+            key = self._file_key(path)
+            try:
+                await self.driver.put(key, content.encode("utf-8"), if_absent=not overwrite)
+            except StoreConflictError as err:
+                raise FileExistsError(f"File already exists: {path!r}") from err
 
-    async def search(
-        self,
-        directory: str,
-        regex_pattern: str,
-        glob_pattern: str | None = None,
-        *,
-        recursive: bool = False,
-    ) -> list[FileSearchResult]:
-        """Search as the base class does (it numbers the lines), over the normalized ``directory``.
+        async def read(self, path: str) -> str | None:
+            """Return the file's text, or ``None`` when absent.
 
-        The base class reads each candidate at ``directory`` *as given* joined with its name,
-        so a spelling such as ``"docs "`` would list the files of ``docs`` and then read
-        ``"docs /name"``, miss, and drop every match silently. Normalizing first avoids that.
+            Raises:
+                ValueError: The stored bytes are not UTF-8, or ``path`` breaks the path rules.
+            """
+            stored = await self.driver.get(self._file_key(path))
+            if stored is None:
+                return None
+            return decode_text(stored.data, path)
 
-        Raises:
-            ValueError: ``directory`` breaks the path rules, the pattern is too long, or the
-                search timed out.
-            regex.error: ``regex_pattern`` is not a valid regular expression.
-        """
-        normalized = normalize_path(directory, is_directory=True)
-        return await super().search(normalized, regex_pattern, glob_pattern, recursive=recursive)
+        async def delete(self, path: str) -> bool:
+            """Delete the file; return whether it existed."""
+            return await self.driver.delete(self._file_key(path))
 
-    async def find_matching_files(
-        self,
-        directory: str,
-        regex_pattern: str,
-        glob_pattern: str | None = None,
-        *,
-        recursive: bool = False,
-    ) -> list[str]:
-        """Return the files in scope whose relative path matches ``glob_pattern``.
+        async def file_exists(self, path: str) -> bool:
+            """Return whether a file exists at ``path``."""
+            return await self.driver.head(self._file_key(path)) is not None
 
-        Candidates come from :meth:`_candidate_keys` (one listing here; a backend with a content
-        index narrows them there); the regex is left to the base class's scan, which also
-        numbers the lines.
-        """
-        base = self._dir_prefix(directory)
-        keys = await self._candidate_keys(base, regex_pattern, recursive=recursive)
-        names = (k[len(base) :] for k in keys)
-        return sorted(n for n in names if n and not n.endswith("/") and matches_glob(n, glob_pattern))
+        async def create_directory(self, path: str) -> None:
+            """Record ``path`` as a directory so it is listed while empty; the root needs nothing."""
+            marker = self._dir_prefix(path)
+            if marker != self.prefix:
+                await self.driver.put(marker, b"")
 
-    async def _candidate_keys(self, base: str, regex_pattern: str, *, recursive: bool) -> list[str]:
-        """Return the keys under ``base`` (only direct children unless ``recursive``) that may match.
+        async def list_children(self, directory: str = "") -> list[FileStoreEntry]:
+            """Return the direct children of ``directory``: subdirectories first, each group sorted by name."""
+            base = self._dir_prefix(directory)
+            listing = await self.driver.list(base, delimiter="/")
+            directories = sorted({p[len(base) :].rstrip("/") for p in listing.prefixes} - {""})
+            files = sorted(name for name in (k[len(base) :] for k in listing.keys) if name and not name.endswith("/"))
+            return [FileStoreEntry(d, FileStoreEntry.DIRECTORY) for d in directories] + [
+                FileStoreEntry(f, FileStoreEntry.FILE) for f in files
+            ]
 
-        The search push-down hook: a backend that can narrow by content overrides this and
-        must return a superset of the keys whose content matches ``regex_pattern``
-        case-insensitively (the base class re-scans every candidate). This default lists them all.
-        """
-        del regex_pattern
-        listing = await self.driver.list(base, delimiter=None if recursive else "/")
-        return listing.keys
+        async def search(
+            self,
+            directory: str,
+            regex_pattern: str,
+            glob_pattern: str | None = None,
+            *,
+            recursive: bool = False,
+        ) -> list[FileSearchResult]:
+            """Search as the base class does (it numbers the lines), over the normalized ``directory``.
+
+            The base class reads each candidate at ``directory`` *as given* joined with its name,
+            so a spelling such as ``"docs "`` would list the files of ``docs`` and then read
+            ``"docs /name"``, miss, and drop every match silently. Normalizing first avoids that.
+
+            Raises:
+                ValueError: ``directory`` breaks the path rules, the pattern is too long, or the
+                    search timed out.
+                regex.error: ``regex_pattern`` is not a valid regular expression.
+            """
+            normalized = normalize_path(directory, is_directory=True)
+            return await super().search(normalized, regex_pattern, glob_pattern, recursive=recursive)
+
+        async def find_matching_files(
+            self,
+            directory: str,
+            regex_pattern: str,
+            glob_pattern: str | None = None,
+            *,
+            recursive: bool = False,
+        ) -> list[str]:
+            """Return the files in scope whose relative path matches ``glob_pattern``.
+
+            Candidates come from :meth:`_candidate_keys` (one listing here; a backend with a content
+            index narrows them there); the regex is left to the base class's scan, which also
+            numbers the lines.
+            """
+            base = self._dir_prefix(directory)
+            keys = await self._candidate_keys(base, regex_pattern, recursive=recursive)
+            names = (k[len(base) :] for k in keys)
+            return sorted(n for n in names if n and not n.endswith("/") and matches_glob(n, glob_pattern))
+
+        async def _candidate_keys(self, base: str, regex_pattern: str, *, recursive: bool) -> list[str]:
+            """Return the keys under ``base`` (only direct children unless ``recursive``) that may match.
+
+            The search push-down hook: a backend that can narrow by content overrides this and
+            must return a superset of the keys whose content matches ``regex_pattern``
+            case-insensitively (the base class re-scans every candidate). This default lists them all.
+            """
+            del regex_pattern
+            listing = await self.driver.list(base, delimiter=None if recursive else "/")
+            return listing.keys

@@ -9,6 +9,7 @@ from typing import Any, cast
 import msgspec
 from agent_framework import AgentSession, SessionStore
 
+from ._experimental import subclassing_experimental
 from ._framework import (
     SESSION_SNAPSHOT_DECODER,
     SESSION_SNAPSHOT_ENCODER,
@@ -76,88 +77,95 @@ def decode_snapshot(data: bytes, *, where: str) -> AgentSession:
     return session
 
 
-class ObjectSessionStore(OwnedResource, SessionStore):
-    """Session snapshots as objects, in the framework's ``FileSessionStore`` JSON envelope.
+with subclassing_experimental(SessionStore):
 
-    Every ``get`` returns an independent copy. Session ids are opaque non-empty strings,
-    mapped injectively to keys (long ids by SHA-256). A snapshot that is not JSON is moved
-    aside to ``<key>.<uuid>.corrupt`` and reported as a ``ValueError``, so a retry starts clean.
-    Concurrent ``set`` calls are last-writer-wins.
+    class ObjectSessionStore(OwnedResource, SessionStore):
+        """Session snapshots as objects, in the framework's ``FileSessionStore`` JSON envelope.
 
-    Security posture:
-        Snapshots are stored as plaintext JSON; session state is only as private as the
-        backing store. Keys are derived, never interpreted, so no id can reach another key.
+        Every ``get`` returns an independent copy. Session ids are opaque non-empty strings,
+        mapped injectively to keys (long ids by SHA-256). A snapshot that is not JSON is moved
+        aside to ``<key>.<uuid>.corrupt`` and reported as a ``ValueError``, so a retry starts clean.
+        Concurrent ``set`` calls are last-writer-wins.
 
-    Args:
-        driver: The object driver; borrowed unless ``owns_driver``.
-        prefix: Key prefix of every snapshot (``""`` or ending with ``/``).
-        tenant: Keep every snapshot under ``tenants/<tenant>/`` (what a tenant view passes).
-        owns_driver: Close the driver on ``aclose()``.
+        Security posture:
+            Snapshots are stored as plaintext JSON; session state is only as private as the
+            backing store. Keys are derived, never interpreted, so no id can reach another key.
 
-    Raises:
-        ValueError: ``prefix`` does not end with ``/``, or ``tenant`` is empty.
-    """
-
-    def __init__(
-        self, driver: ObjectDriver, *, prefix: str = "sessions/", tenant: str | None = None, owns_driver: bool = False
-    ) -> None:
-        super().__init__()
-        self.driver = driver
-        self.prefix = KeySpace(tenant=tenant).under(prefix)
-        self.tenant = tenant
-        self._adopt(driver, owned=owns_driver)
-
-    def _key(self, session_id: str) -> str:
-        SessionStore.validate_session_id(session_id)
-        return f"{self.prefix}{key_segment(session_id)}.json"
-
-    def snapshot_key(self, session_id: str) -> str:
-        """Return the driver key the snapshot of ``session_id`` is stored under.
-
-        For tools and tests that reach a stored record through ``driver`` directly (the
-        conformance suite's ``corrupt_session`` fixture, see
-        :func:`agent_stores.testing.corrupt_object_session`).
+        Args:
+            driver: The object driver; borrowed unless ``owns_driver``.
+            prefix: Key prefix of every snapshot (``""`` or ending with ``/``).
+            tenant: Keep every snapshot under ``tenants/<tenant>/`` (what a tenant view passes).
+            owns_driver: Close the driver on ``aclose()``.
 
         Raises:
-            ValueError: ``session_id`` is empty.
-
+            ValueError: ``prefix`` does not end with ``/``, or ``tenant`` is empty.
         """
-        return self._key(session_id)
 
-    async def get(self, session_id: str) -> AgentSession | None:
-        """Return an independent copy of the stored session, or ``None``.
+        def __init__(
+            self,
+            driver: ObjectDriver,
+            *,
+            prefix: str = "sessions/",
+            tenant: str | None = None,
+            owns_driver: bool = False,
+        ) -> None:
+            super().__init__()
+            self.driver = driver
+            self.prefix = KeySpace(tenant=tenant).under(prefix)
+            self.tenant = tenant
+            self._adopt(driver, owned=owns_driver)
 
-        Raises:
-            ValueError: ``session_id`` is empty, or the snapshot is corrupt (quarantined) or unsupported.
+        def _key(self, session_id: str) -> str:
+            SessionStore.validate_session_id(session_id)
+            return f"{self.prefix}{key_segment(session_id)}.json"
 
-        """
-        key = self._key(session_id)
-        stored = await self.driver.get(key)
-        if stored is None:
-            return None
-        try:
-            return decode_snapshot(stored.data, where=repr(key))
-        except CorruptRecordError as err:
-            quarantine = f"{key}.{uuid.uuid4().hex}.corrupt"
+        def snapshot_key(self, session_id: str) -> str:
+            """Return the driver key the snapshot of ``session_id`` is stored under.
+
+            For tools and tests that reach a stored record through ``driver`` directly (the
+            conformance suite's ``corrupt_session`` fixture, see
+            :func:`agent_stores.testing.corrupt_object_session`).
+
+            Raises:
+                ValueError: ``session_id`` is empty.
+
+            """
+            return self._key(session_id)
+
+        async def get(self, session_id: str) -> AgentSession | None:
+            """Return an independent copy of the stored session, or ``None``.
+
+            Raises:
+                ValueError: ``session_id`` is empty, or the snapshot is corrupt (quarantined) or unsupported.
+
+            """
+            key = self._key(session_id)
+            stored = await self.driver.get(key)
+            if stored is None:
+                return None
             try:
-                await self.driver.put(quarantine, stored.data, if_absent=True)
-                await self.driver.delete(key, if_version=stored.version)
-            except StoreConflictError:
-                await self.driver.delete(quarantine)
-                raise CorruptRecordError(f"{err}; it changed while being read, retry") from err
-            raise CorruptRecordError(f"{err}; quarantined to {quarantine!r}, retry to start a new session") from err
+                return decode_snapshot(stored.data, where=repr(key))
+            except CorruptRecordError as err:
+                quarantine = f"{key}.{uuid.uuid4().hex}.corrupt"
+                try:
+                    await self.driver.put(quarantine, stored.data, if_absent=True)
+                    await self.driver.delete(key, if_version=stored.version)
+                except StoreConflictError:
+                    await self.driver.delete(quarantine)
+                    raise CorruptRecordError(f"{err}; it changed while being read, retry") from err
+                raise CorruptRecordError(f"{err}; quarantined to {quarantine!r}, retry to start a new session") from err
 
-    async def set(self, session_id: str, session: AgentSession) -> None:
-        """Store a snapshot of ``session``, replacing any earlier one.
+        async def set(self, session_id: str, session: AgentSession) -> None:
+            """Store a snapshot of ``session``, replacing any earlier one.
 
-        Raises:
-            ValueError: ``session_id`` is empty, or the state holds a non-finite float.
-            TypeError: ``session`` is not an ``AgentSession`` or its state is not serialisable.
+            Raises:
+                ValueError: ``session_id`` is empty, or the state holds a non-finite float.
+                TypeError: ``session`` is not an ``AgentSession`` or its state is not serialisable.
 
-        """
-        key = self._key(session_id)
-        await self.driver.put(key, encode_snapshot(session))
+            """
+            key = self._key(session_id)
+            await self.driver.put(key, encode_snapshot(session))
 
-    async def delete(self, session_id: str) -> None:
-        """Delete the stored session; deleting an absent one is not an error."""
-        await self.driver.delete(self._key(session_id))
+        async def delete(self, session_id: str) -> None:
+            """Delete the stored session; deleting an absent one is not an error."""
+            await self.driver.delete(self._key(session_id))

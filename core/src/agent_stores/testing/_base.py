@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import linecache
 import random
+import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
 from types import CodeType, FrameType
-from typing import Any, ClassVar, NoReturn, TypeVar
+from typing import Any, ClassVar, NoReturn, TypeVar, cast
 
 import pytest
 import pytest_asyncio
@@ -25,9 +27,12 @@ __all__ = [
     "HARD_STOP_GRACE_S",
     "ClauseTimeLimitError",
     "ConformanceBase",
+    "brief",
     "collect_pages",
     "incompressible",
     "misbehaviour",
+    "raises",
+    "relies_on",
     "requires",
     "unique_id",
 ]
@@ -36,6 +41,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _REQUIRES_ATTR = "_agent_stores_requires"
 _LIMITED_ATTR = "_agent_stores_time_limited"
+_RELIES_ATTR = "_agent_stores_relies_on"
 _CLOCK_ATTR = "_agent_stores_clause_clock"
 
 
@@ -51,6 +57,66 @@ def requires(*capabilities: str, absent: tuple[str, ...] = (), fake_clock: bool 
         return clause
 
     return mark
+
+
+def relies_on(*behaviours: str) -> Callable[[F], F]:
+    """Name what the decorated clause relies on besides the behaviour it checks.
+
+    Each entry is a sentence naming a behaviour another clause checks on its own, with that
+    clause's name. When one broken behaviour fails several clauses, the dependent ones then say
+    that their failure may be a consequence of it, instead of only blaming their own subject.
+    """
+
+    def mark(clause: F) -> F:
+        setattr(clause, _RELIES_ATTR, behaviours)
+        return clause
+
+    return mark
+
+
+@contextlib.contextmanager
+def raises(expected: type[BaseException], what: str) -> Generator[None]:
+    """Expect the block to raise ``expected``; otherwise fail saying that ``what`` did not.
+
+    Like ``pytest.raises``, with the sentence a failure needs: ``what`` names the call that
+    should have been refused ("an append at a stale version"). Another exception propagates.
+    """
+    try:
+        yield
+    except expected:
+        return
+    pytest.fail(f"{what} did not raise {expected.__name__}")
+
+
+def brief(value: object, prefix: str = "", *, width: int = 48) -> str:
+    """``repr(value)`` for a failure message: keys short enough to read.
+
+    Strings (also inside lists, tuples and named tuples such as a ``Listing``) that start with the
+    clause's ``prefix`` show it as ``<prefix>``, and a string longer than ``width`` characters
+    shows its two ends and its length.
+    """
+    if isinstance(value, str):
+        text = value
+        if prefix and text.startswith(prefix):
+            text = text[len(prefix) :]
+            head = "<prefix>"
+        else:
+            head = ""
+        if len(text) > width:
+            return f"{head}{text[: width // 2]!r}…{text[-width // 4 :]!r} ({len(value)} chars)"
+        return f"{head}{text!r}" if head else repr(text)
+    if isinstance(value, list | tuple):
+        items = cast(Sequence[object], value)
+        fields: object = getattr(items, "_fields", None)
+        if isinstance(fields, tuple):  # a named tuple: Listing, LogInfo, LogTail
+            names = cast(tuple[str, ...], fields)
+            shown = ", ".join(f"{n}={brief(v, prefix, width=width)}" for n, v in zip(names, items, strict=True))
+            return f"{type(items).__name__}({shown})"
+        shown = ", ".join(brief(v, prefix, width=width) for v in items)
+        if isinstance(items, list):
+            return f"[{shown}]"
+        return f"({shown},)" if len(items) == 1 else f"({shown})"
+    return repr(value)
 
 
 def unique_id(label: str = "conformance") -> str:
@@ -155,6 +221,58 @@ async def collect_pages(
         f"(listed so far: {[name(e) for e in collected][:20]!r})",
         pytrace=False,
     )
+
+
+# -- what a failing clause says ------------------------------------------------------------------
+#
+# An assertion says what it saw; the clause's docstring says what the store must do and what a
+# failure means. A failing clause carries both, and what else the clause relies on (``relies_on``),
+# whatever failed in it: an assertion, a ``pytest.raises`` that did not raise, the store's own error.
+
+_NOTE_ATTR = "_agent_stores_explained"
+
+
+def _paragraphs(doc: str) -> list[str]:
+    return [" ".join(line.strip() for line in block.splitlines()) for block in inspect.cleandoc(doc).split("\n\n")]
+
+
+def clause_explanation(clause: Callable[..., Any], suite: type | None = None) -> str:
+    """What a failure of ``clause`` means: its contract, its docstring's "Failure means", what it relies on."""
+    doc = inspect.getdoc(clause) or ""
+    paragraphs = [p for p in _paragraphs(doc) if p] if doc else []
+    lines = [f"{clause.__name__}: {paragraphs[0]}" if paragraphs else clause.__name__]
+    for paragraph in paragraphs[1:]:
+        found = re.search(r"\b(?:Failure means|Failing means|Failure:)", paragraph)
+        if found:
+            lines.append(paragraph[found.start() :])
+    relied = getattr(clause, _RELIES_ATTR, ())
+    if relied:
+        lines.append(
+            "This clause also relies on the following; when the clause named there fails too, fix that "
+            "first, as this failure may be its consequence:"
+        )
+        lines += [f"  - {behaviour}" for behaviour in relied]
+    driver_suite: object = getattr(suite, "driver_suite", None)
+    if driver_suite:
+        lines.append(
+            f"For a store built on the core's adapter over a driver of yours: run {driver_suite} on the driver "
+            "first; a failing clause there is the likelier cause of this one."
+        )
+    return "\n".join(lines)
+
+
+def _explain(err: BaseException, clause: Callable[..., Any], suite: type) -> None:
+    """Attach ``clause``'s explanation to ``err`` once (a failing property example is seen again when shrunk)."""
+    if getattr(err, _NOTE_ATTR, False):
+        return
+    text = clause_explanation(clause, suite)
+    if isinstance(err, pytest.fail.Exception) and not err.pytrace:
+        err.msg = f"{err.msg}\n\n{text}"  # shown as it is, without the notes of a traceback
+        err.args = (err.msg, *err.args[1:])
+    else:
+        err.add_note(f"\n{text}")
+    with contextlib.suppress(AttributeError):  # an exception type with __slots__ is explained again, harmlessly
+        setattr(err, _NOTE_ATTR, True)
 
 
 # -- time limits ------------------------------------------------------------------------------
@@ -289,9 +407,13 @@ class _ClauseClock:
 
 
 def _with_time_limit(
-    clause: Callable[..., Coroutine[Any, Any, Any]], *, example: bool = False
+    clause: Callable[..., Coroutine[Any, Any, Any]], *, example: bool = False, outer: Callable[..., Any] | None = None
 ) -> Callable[..., Coroutine[Any, Any, Any]]:
-    """Wrap a clause (or, with ``example``, one example of a property clause) to run under ``time_limit``."""
+    """Wrap a clause (or, with ``example``, one example of a property clause) to run under ``time_limit``.
+
+    A failure carries the clause's explanation (:func:`clause_explanation`), read from ``outer``
+    (the property clause as decorated) when given.
+    """
 
     @functools.wraps(clause)
     async def limited(self: ConformanceBase, *args: Any, **kwargs: Any) -> Any:
@@ -300,7 +422,12 @@ def _with_time_limit(
             owner = type(self)
             clock = _ClauseClock(owner.__name__, clause.__name__, float(owner.time_limit))
             self.__dict__[_CLOCK_ATTR] = clock
-        return await clock.run(clause(self, *args, **kwargs), example=example)
+        try:
+            return await clock.run(clause(self, *args, **kwargs), example=example)
+        except (Exception, pytest.fail.Exception) as err:
+            if not isinstance(err, pytest.skip.Exception | pytest.xfail.Exception):
+                _explain(err, outer or clause, type(self))
+            raise
 
     setattr(limited, _LIMITED_ATTR, True)
     return limited
@@ -317,7 +444,7 @@ def _limit_clauses(cls: type) -> None:
         hypothesis = getattr(value, "hypothesis", None)
         inner = getattr(hypothesis, "inner_test", None)
         if inner is not None and inspect.iscoroutinefunction(inner) and not getattr(inner, _LIMITED_ATTR, False):
-            hypothesis.inner_test = _with_time_limit(inner, example=True)  # pyright: ignore[reportOptionalMemberAccess]
+            hypothesis.inner_test = _with_time_limit(inner, example=True, outer=value)  # pyright: ignore[reportOptionalMemberAccess]
 
 
 @pytest.mark.asyncio
@@ -351,6 +478,9 @@ class ConformanceBase:
 
     #: Name of the factory fixture the subclass provides (set by each conformance class).
     factory_fixture: ClassVar[str]
+    #: The driver suite whose clauses the core's adapter for this kind relies on (``LogDriverConformance``
+    #: for history): a failing clause names it, as a broken driver fails many store clauses at once.
+    driver_suite: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -53,7 +53,7 @@ from hypothesis import strategies as st
 
 from agent_stores.core import CorruptRecordError, LogHistoryProvider, LogRecord
 
-from ._base import ConformanceBase, collect_pages, maybe_await, misbehaviour, requires, unique_id
+from ._base import ConformanceBase, collect_pages, maybe_await, misbehaviour, relies_on, requires, unique_id
 from .adversarial import adversarial_ids
 from .clock import FakeClock
 
@@ -440,6 +440,25 @@ async def corrupt_log_history(provider: LogHistoryProvider, session_id: str, rec
     )
 
 
+#: What clauses rely on, besides their own subject (see ``relies_on``), for a provider over a log driver.
+_CONDITIONAL_APPEND = (
+    "the log driver refuses an append at a version the log is not at "
+    "(LogDriverConformance.test_append_at_a_wrong_version_conflicts_and_stores_nothing)"
+)
+_FRESH_VERSIONS = (
+    "the log driver never reuses a version after a delete or expiry "
+    "(LogDriverConformance.test_versions_never_repeat_after_delete_and_rewrite)"
+)
+_READ_LAST = (
+    "the log driver's read(last=n) returns the newest n records "
+    "(LogDriverConformance.test_read_last_returns_the_newest_records_oldest_first)"
+)
+_EXPIRED_ABSENT = (
+    "the log driver treats an expired log as absent for every method "
+    "(LogDriverConformance.test_expired_log_is_absent_for_every_method)"
+)
+
+
 class HistoryProviderConformance(ConformanceBase):
     """Clauses every chat-history provider must pass; optional ones are selected by ``capabilities``.
 
@@ -450,6 +469,7 @@ class HistoryProviderConformance(ConformanceBase):
 
     capabilities: ClassVar[HistoryCapabilities] = HistoryCapabilities()
     factory_fixture: ClassVar[str] = "history_factory"
+    driver_suite: ClassVar[str | None] = "LogDriverConformance"
 
     @pytest.fixture
     def history(self, open_store: Callable[..., Awaitable[Any]]) -> HistoryHarness:
@@ -795,6 +815,7 @@ class HistoryProviderConformance(ConformanceBase):
 
     # -- windowed load --------------------------------------------------------------------
 
+    @relies_on(_READ_LAST)
     @requires("windowed_load")
     async def test_max_messages_loads_the_newest_window(self, history: HistoryHarness) -> None:
         """With ``max_messages=N`` a load returns the newest N messages, oldest first.
@@ -807,8 +828,11 @@ class HistoryProviderConformance(ConformanceBase):
         await history.save(await history.open(), session_id, messages)
         for n in (1, 3, 9, 50):
             windowed = await history.open(max_messages=n)
-            assert _dicts(await history.load(windowed, session_id)) == _dicts(messages[-n:]), f"max_messages={n}"
+            assert _dicts(await history.load(windowed, session_id)) == _dicts(messages[-n:]), (
+                f"max_messages={n} did not load the newest {n} messages, oldest first"
+            )
 
+    @relies_on(_READ_LAST)
     @requires("windowed_load")
     async def test_window_never_starts_with_an_orphan_answer(self, history: HistoryHarness) -> None:
         """A window never starts with a tool result or approval response whose request lies outside it.
@@ -845,7 +869,9 @@ class HistoryProviderConformance(ConformanceBase):
         }
         for n, ids in expected.items():
             windowed = await history.open(max_messages=n)
-            assert _ids(await history.load(windowed, session_id)) == ids, f"max_messages={n}"
+            assert _ids(await history.load(windowed, session_id)) == ids, (
+                f"max_messages={n} loaded other messages than the newest {n}, less any leading orphan answers"
+            )
 
     @requires("windowed_load")
     async def test_invalid_max_messages_is_rejected(self, history: HistoryHarness) -> None:
@@ -899,6 +925,7 @@ class HistoryProviderConformance(ConformanceBase):
         clock.advance(2)  # past a ttl after the second save
         assert await history.load(reader, session_id) == [], "the session did not expire"
 
+    @relies_on(_CONDITIONAL_APPEND, _EXPIRED_ABSENT)
     @requires("ttl", fake_clock=True)
     async def test_save_after_expiry_starts_a_fresh_history(self, history: HistoryHarness, clock: FakeClock) -> None:
         """A save to an expired session starts a new history: nothing of the expired one comes back.
@@ -1020,6 +1047,7 @@ class HistoryProviderConformance(ConformanceBase):
         await provider.delete_session(ids[0])
         assert sorted(await provider.list_sessions(limit=1000)) == sorted(ids[1:])
 
+    @relies_on(_CONDITIONAL_APPEND, _FRESH_VERSIONS)
     @requires("admin")
     async def test_stale_instance_saves_after_another_rewrote_the_session(self, history: HistoryHarness) -> None:
         """Instance A saves; instance B deletes the session and saves as many messages; A saves again: nothing lost.
@@ -1041,8 +1069,12 @@ class HistoryProviderConformance(ConformanceBase):
         added = [_msg("user", "A again", "a-3")]
         await history.save(first, session_id, mine + added)
         loaded = _ids(await history.load(await history.open(), session_id))
-        assert loaded == _ids(theirs + mine + added), f"stored {loaded}"
+        assert loaded == _ids(theirs + mine + added), (
+            f"the session holds the message ids {loaded}, not B's messages followed by all of A's: A's save was "
+            "taken as already stored"
+        )
 
+    @relies_on(_CONDITIONAL_APPEND, _FRESH_VERSIONS)
     @requires("ttl", fake_clock=True)
     async def test_stale_instance_saves_after_the_session_expired_and_was_rewritten(
         self, history: HistoryHarness, clock: FakeClock
@@ -1063,8 +1095,12 @@ class HistoryProviderConformance(ConformanceBase):
         added = [_msg("user", "A again", "a-3")]
         await history.save(first, session_id, mine + added)
         loaded = _ids(await history.load(await history.open(ttl=_TTL), session_id))
-        assert loaded == _ids(theirs + mine + added), f"stored {loaded}"
+        assert loaded == _ids(theirs + mine + added), (
+            f"the session holds the message ids {loaded}, not B's messages followed by all of A's: A's save was "
+            "taken as already stored"
+        )
 
+    @relies_on(_EXPIRED_ABSENT)
     @requires("ttl", "admin", fake_clock=True)
     async def test_count_messages_of_an_expired_session_is_zero(
         self, history: HistoryHarness, clock: FakeClock

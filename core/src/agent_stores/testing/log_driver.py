@@ -36,7 +36,7 @@ import pytest
 
 from agent_stores.core import LogDriver, LogInfo, LogRecord, LogVersion, StoreConflictError, StoreUnavailableError
 
-from ._base import ConformanceBase, collect_pages, incompressible, requires, unique_id
+from ._base import ConformanceBase, brief, collect_pages, incompressible, raises, relies_on, requires, unique_id
 from .adversarial import ADVERSARIAL_FRAGMENTS, pattern_like
 from .clock import FakeClock
 
@@ -121,6 +121,21 @@ def _digests(records: Sequence[LogRecord]) -> list[str]:
     return [r.digest for r in records]
 
 
+#: What clauses rely on, besides their own subject (see ``relies_on``).
+_CONDITIONAL_APPEND = (
+    "an append at a version the log is not at raises StoreConflictError and stores nothing "
+    "(test_append_at_a_wrong_version_conflicts_and_stores_nothing)"
+)
+_FRESH_VERSIONS = (
+    "a version is never reused, not even by a log deleted and written again "
+    "(test_versions_never_repeat_after_delete_and_rewrite)"
+)
+_READ_LAST = "read(last=n) returns the newest n records (test_read_last_returns_the_newest_records_oldest_first)"
+_ONE_INSTANCE = (
+    "racing appends on one instance: exactly one wins (test_concurrent_appends_on_one_instance_exactly_one_wins)"
+)
+
+
 class LogDriverConformance(ConformanceBase):
     """Clauses every log driver must pass; optional ones are selected by ``capabilities``.
 
@@ -200,7 +215,7 @@ class LogDriverConformance(ConformanceBase):
         assert version is not None, "append returned version None for a log that now exists"
         tail = await driver.tail(key, 10)
         assert tail == (3, _digests(records), version), f"tail after the first append: {tail!r}"
-        assert await driver.length(key) == 3
+        assert await driver.length(key) == 3, "length after appending 3 records to a new log is not 3"
 
     async def test_records_read_back_in_append_order(self, open_driver: OpenDriver, prefix: str) -> None:
         """``read`` returns every payload in append order, within one append and across appends.
@@ -215,10 +230,12 @@ class LogDriverConformance(ConformanceBase):
         for batch in batches:
             version = await driver.append(key, batch, expected_version=version, session_id="s")
         everything = [r for batch in batches for r in batch]
-        assert await driver.read(key) == _payloads(everything)
+        assert await driver.read(key) == _payloads(everything), "read did not return every record in append order"
         tail = await driver.tail(key, 100)
         assert tail.digests == _digests(everything), "tail digests are not in append order"
-        assert tail.length == len(everything) == await driver.length(key)
+        assert tail.length == len(everything) == await driver.length(key), (
+            "tail.length, the records appended and length() disagree"
+        )
 
     async def test_tail_returns_the_newest_digests_oldest_first(self, open_driver: OpenDriver, prefix: str) -> None:
         """``tail(key, n)`` returns the full length, the version and the last ``min(length, n)`` digests, oldest first.
@@ -252,8 +269,10 @@ class LogDriverConformance(ConformanceBase):
         await driver.append(key, records[3:], expected_version=version, session_id="s")
         for last in (0, 1, 2, 5, 9):
             expected = _payloads(records)[len(records) - min(last, len(records)) :]
-            assert await driver.read(key, last=last) == expected, f"read(last={last})"
-        assert await driver.read(key, last=None) == _payloads(records)
+            assert await driver.read(key, last=last) == expected, (
+                f"read(last={last}) did not return the newest {last} records, oldest first"
+            )
+        assert await driver.read(key, last=None) == _payloads(records), "read(last=None) did not return the whole log"
 
     async def test_delete_removes_the_whole_log_and_reports_whether_it_existed(
         self, open_driver: OpenDriver, prefix: str
@@ -271,7 +290,9 @@ class LogDriverConformance(ConformanceBase):
         assert await driver.delete(key) is False, "a second delete returned True"
         fresh = _records("new", 2)
         version = await driver.append(key, fresh, expected_version=None, session_id="s")
-        assert await driver.tail(key, 10) == (2, _digests(fresh), version)
+        assert await driver.tail(key, 10) == (2, _digests(fresh), version), (
+            "the log written after the delete is not exactly its new records"
+        )
         assert await driver.read(key) == _payloads(fresh), "records of the deleted log came back"
 
     async def test_logs_with_related_keys_are_independent(self, open_driver: OpenDriver, prefix: str) -> None:
@@ -292,10 +313,12 @@ class LogDriverConformance(ConformanceBase):
         for i, key in enumerate(keys):
             await driver.append(key, _records(f"k{i}", i + 1), expected_version=None, session_id=f"s{i}")
         for i, key in enumerate(keys):
-            assert await driver.read(key) == _payloads(_records(f"k{i}", i + 1)), f"log {key!r} holds other records"
-        assert await driver.delete(keys[0]) is True
+            assert await driver.read(key) == _payloads(_records(f"k{i}", i + 1)), (
+                f"log {brief(key, prefix)} holds other records"
+            )
+        assert await driver.delete(keys[0]) is True, "delete of an existing log returned False"
         for i, key in enumerate(keys[1:], start=1):
-            assert await driver.length(key) == i + 1, f"deleting {keys[0]!r} changed {key!r}"
+            assert await driver.length(key) == i + 1, f"deleting {brief(keys[0], prefix)} changed {brief(key, prefix)}"
 
     async def test_instances_share_the_backing_data(self, open_driver: OpenDriver, prefix: str) -> None:
         """A driver opened later sees what another instance appended, and can append after it.
@@ -307,10 +330,15 @@ class LogDriverConformance(ConformanceBase):
         key = prefix + "log"
         version = await first.append(key, _records("a", 2), expected_version=None, session_id="s")
         second = await open_driver()
-        assert await second.tail(key, 5) == (2, ["a-0", "a-1"], version)
+        assert await second.tail(key, 5) == (2, ["a-0", "a-1"], version), (
+            "the second driver does not see the log the first wrote"
+        )
         version = await second.append(key, _records("b", 1), expected_version=version, session_id="s")
-        assert await first.tail(key, 5) == (3, ["a-0", "a-1", "b-0"], version)
+        assert await first.tail(key, 5) == (3, ["a-0", "a-1", "b-0"], version), (
+            "the first driver does not see the append the second made"
+        )
 
+    @relies_on(_READ_LAST)
     async def test_payloads_round_trip_byte_exact(self, open_driver: OpenDriver, prefix: str) -> None:
         """Payloads of every byte value, empty, invalid UTF-8 and of 2 MB come back exactly, as ``bytes``.
 
@@ -334,8 +362,9 @@ class LogDriverConformance(ConformanceBase):
         assert [type(p) for p in got] == [bytes] * len(payloads), f"payload types: {[type(p) for p in got]}"
         for i, (stored, expected) in enumerate(zip(got, payloads, strict=True)):
             assert stored == expected, f"payload {i} ({len(expected)} bytes) came back as {len(stored)} other bytes"
-        assert await driver.read(key, last=2) == payloads[-2:]
+        assert await driver.read(key, last=2) == payloads[-2:], "read(last=2) did not return the last two payloads"
 
+    @relies_on(_CONDITIONAL_APPEND)
     async def test_large_batches_append_atomically(self, open_driver: OpenDriver, prefix: str) -> None:
         """A batch of 1,000 records appends as one; a conflicting batch of 1,000 stores none of its records.
 
@@ -347,9 +376,13 @@ class LogDriverConformance(ConformanceBase):
         key = prefix + "log"
         batch = _records("big", 1000)
         version = await driver.append(key, batch, expected_version=None, session_id="s")
-        with pytest.raises(StoreConflictError):
+        with raises(
+            StoreConflictError, "a batch of 1,000 records appended with expected_version=None to an existing log"
+        ):
             await driver.append(key, _records("lost", 1000), expected_version=None, session_id="s")
-        assert await driver.tail(key, 3) == (1000, ["big-997", "big-998", "big-999"], version)
+        assert await driver.tail(key, 3) == (1000, ["big-997", "big-998", "big-999"], version), (
+            "the log is not exactly the first batch after a conflicting batch"
+        )
         assert await driver.read(key) == _payloads(batch), "a conflicting batch left records behind"
 
     async def test_empty_append_is_refused_with_value_error(self, open_driver: OpenDriver, prefix: str) -> None:
@@ -363,7 +396,7 @@ class LogDriverConformance(ConformanceBase):
         key, absent = prefix + "log", prefix + "absent"
         version = await driver.append(key, _records("a", 2), expected_version=None, session_id="s")
         for target, expected in ((absent, None), (key, version), (key, None)):
-            with pytest.raises(ValueError):
+            with raises(ValueError, f"an append of no records (expected_version={expected!r})"):
                 await driver.append(target, [], expected_version=expected, session_id="s")
         assert await driver.tail(key, 5) == (2, ["a-0", "a-1"], version), "an empty append changed the log"
         await self._assert_absent(driver, absent, prefix, why="an empty append to an absent log")
@@ -391,13 +424,15 @@ class LogDriverConformance(ConformanceBase):
             listed[:] = await driver.list_logs(prefix, after=prefix + "\x00")
 
         if not await _refused(list_after):
-            assert [log.key for log in listed] == [plain], f"list_logs(after=prefix + NUL) listed {listed!r}"
+            assert [log.key for log in listed] == [plain], (
+                f"list_logs(after=prefix + NUL) listed {brief(listed, prefix)}"
+            )
 
         async def list_under() -> None:
             listed[:] = await driver.list_logs(prefix + "\x00")
 
         if not await _refused(list_under):
-            assert listed == [], f"list_logs(prefix + NUL) listed {listed!r}"
+            assert listed == [], f"list_logs(prefix + NUL) listed {brief(listed, prefix)}"
 
     # -- conditional append and versions ------------------------------------------------------
 
@@ -420,12 +455,12 @@ class LogDriverConformance(ConformanceBase):
         for wrong in (None, old, elsewhere):
             if wrong == current:
                 continue  # versions are per log: another log's may equal this one's
-            with pytest.raises(StoreConflictError):
+            with raises(StoreConflictError, f"an append at version {wrong!r} to a log at version {current!r}"):
                 await driver.append(key, _records("lost", 2), expected_version=wrong, session_id="s")
         assert await driver.tail(key, 10) == (2, ["a-0", "a-1"], current), "a conflicting append changed the log"
         absent = prefix + "absent"
         for wrong in (current, elsewhere):
-            with pytest.raises(StoreConflictError):
+            with raises(StoreConflictError, f"an append at version {wrong!r} to a log that does not exist"):
                 await driver.append(absent, _records("lost", 1), expected_version=wrong, session_id="s")
         await self._assert_absent(driver, absent, prefix, why="a conditional append to an absent log that conflicted")
 
@@ -445,6 +480,7 @@ class LogDriverConformance(ConformanceBase):
             assert version not in seen, f"version {version!r} repeated after {len(seen)} appends"
             seen.append(version)
 
+    @relies_on(_CONDITIONAL_APPEND)
     async def test_versions_never_repeat_after_delete_and_rewrite(self, open_driver: OpenDriver, prefix: str) -> None:
         """A log deleted and written again, with the same records, never returns to a version it had.
 
@@ -461,11 +497,12 @@ class LogDriverConformance(ConformanceBase):
                 version = await driver.append(key, _records("r", 1, start=i), expected_version=version, session_id="s")
                 assert version not in before, f"round {round_}: version {version!r} of the earlier log came back"
                 before.append(version)
-            assert await driver.delete(key) is True
+            assert await driver.delete(key) is True, f"round {round_}: delete of an existing log returned False"
         for stale in before:
-            with pytest.raises(StoreConflictError):
+            with raises(StoreConflictError, f"an append at version {stale!r} of the deleted log, to the rewritten one"):
                 await driver.append(key, _records("lost", 1), expected_version=stale, session_id="s")
 
+    @relies_on(_CONDITIONAL_APPEND, _FRESH_VERSIONS)
     async def test_stale_writer_conflicts_after_another_deleted_and_rewrote_the_log(
         self, open_driver: OpenDriver, prefix: str
     ) -> None:
@@ -479,12 +516,17 @@ class LogDriverConformance(ConformanceBase):
         key = prefix + "log"
         await first.append(key, _records("a", 2), expected_version=None, session_id="s")
         remembered = await first.tail(key, 2)
-        assert await second.delete(key) is True
+        assert await second.delete(key) is True, "delete of an existing log returned False"
         rewritten = await second.append(key, _records("b", 2), expected_version=None, session_id="s")
-        with pytest.raises(StoreConflictError):
+        with raises(
+            StoreConflictError, "an append at the version a writer read before another deleted and rewrote the log"
+        ):
             await first.append(key, _records("a", 1, start=2), expected_version=remembered.version, session_id="s")
-        assert await first.tail(key, 5) == (2, ["b-0", "b-1"], rewritten)
+        assert await first.tail(key, 5) == (2, ["b-0", "b-1"], rewritten), (
+            "a stale writer's refused append changed the rewritten log"
+        )
 
+    @relies_on(_CONDITIONAL_APPEND)
     async def test_interleaved_conditional_appends_exactly_one_wins(self, open_driver: OpenDriver, prefix: str) -> None:
         """Two drivers read the end, then both append on it: the first wins, the second conflicts, stores nothing.
 
@@ -500,16 +542,20 @@ class LogDriverConformance(ConformanceBase):
         for round_ in range(3):
             seen_first, seen_second = await first.tail(key, 5), await second.tail(key, 5)
             assert seen_first == seen_second, f"round {round_}: the two drivers disagree on the log's end"
-            assert seen_first.version == expected
+            assert seen_first.version == expected, (
+                f"round {round_}: the log is not at the version the winning append returned"
+            )
             won = _records(f"first{round_}", 2)
             expected = await first.append(key, won, expected_version=seen_first.version, session_id="s")
             stored.extend(won)
-            with pytest.raises(StoreConflictError):
+            with raises(StoreConflictError, f"round {round_}: the second writer's append at the version both read"):
                 await second.append(
                     key, _records(f"second{round_}", 1), expected_version=seen_second.version, session_id="s"
                 )
             assert await second.read(key) == _payloads(stored), f"round {round_}: the losing append stored records"
-            assert await second.tail(key, 0) == (len(stored), [], expected)
+            assert await second.tail(key, 0) == (len(stored), [], expected), (
+                "tail(key, 0) is not the log's length and version with no digests"
+            )
 
     async def _race(self, drivers: Sequence[LogDriver], key: str, expected: LogVersion) -> list[LogRecord]:
         """Race ``_RACERS`` appends on ``expected`` over ``drivers``; assert one winner; return the winner's records.
@@ -545,6 +591,7 @@ class LogDriverConformance(ConformanceBase):
             stored = stored + await self._race(drivers, key, (await drivers[0].tail(key, 0)).version)
             assert await drivers[-1].read(key) == _payloads(stored), "losing appends left records, or the log lost some"
 
+    @relies_on(_CONDITIONAL_APPEND)
     async def test_concurrent_appends_on_one_instance_exactly_one_wins(
         self, open_driver: OpenDriver, prefix: str
     ) -> None:
@@ -557,6 +604,7 @@ class LogDriverConformance(ConformanceBase):
         """
         await self._check_races([await open_driver()], prefix)
 
+    @relies_on(_CONDITIONAL_APPEND, _ONE_INSTANCE)
     @requires("concurrent_instances")
     async def test_concurrent_appends_across_instances_exactly_one_wins(
         self, open_driver: OpenDriver, prefix: str
@@ -590,7 +638,9 @@ class LogDriverConformance(ConformanceBase):
         await driver.delete(prefix + "gone")
         listed = await driver.list_logs(prefix, limit=1000)
         expected = sorted((LogInfo(k, f"session {i} ü") for i, k in enumerate(keys)), key=lambda log: log.key)
-        assert listed == expected
+        assert listed == expected, (
+            "list_logs did not list every log under the prefix, in key order, with its session id"
+        )
         for key in outside:
             await driver.delete(key)
 
@@ -607,7 +657,9 @@ class LogDriverConformance(ConformanceBase):
         await driver.append(key, _records("r", 1), expected_version=None, session_id="before")
         await driver.delete(key)
         await driver.append(key, _records("r", 1), expected_version=None, session_id="after")
-        assert await driver.list_logs(prefix) == [LogInfo(key, "after")]
+        assert await driver.list_logs(prefix) == [LogInfo(key, "after")], (
+            "list_logs does not show the session id of the log now stored"
+        )
 
     async def test_list_logs_pages_return_each_log_once_in_order(self, open_driver: OpenDriver, prefix: str) -> None:
         """Paging with ``after`` = the last key of a page, any ``limit``, returns each live log exactly once, in order.
@@ -622,7 +674,7 @@ class LogDriverConformance(ConformanceBase):
         for key in keys:
             await driver.append(key, _records("r", 1), expected_version=None, session_id=key)
         full = await driver.list_logs(prefix, limit=1000)
-        assert [log.key for log in full] == keys
+        assert [log.key for log in full] == keys, "list_logs did not list every log under the prefix in key order"
         for limit in (1, 2, 4, len(keys), len(keys) + 1):
 
             async def page(after: str | None, limit: int = limit) -> list[LogInfo]:
@@ -655,7 +707,10 @@ class LogDriverConformance(ConformanceBase):
         }
         for after, expected in cases.items():
             listed = [log.key for log in await driver.list_logs(prefix, after=after, limit=10)]
-            assert listed == expected, f"list_logs(after={after!r}) listed {listed}"
+            assert listed == expected, (
+                f"list_logs(after={brief(after, prefix)}) listed {brief(listed, prefix)}, "
+                f"expected {brief(expected, prefix)}"
+            )
 
     async def test_list_logs_prefix_is_literal(self, open_driver: OpenDriver, prefix: str) -> None:
         r"""Prefixes holding glob, regex and SQL ``LIKE`` characters (``* ? [ ] % _ \ .``) and unicode are literal.
@@ -672,7 +727,9 @@ class LogDriverConformance(ConformanceBase):
             scope = prefix + fragment
             listed = [log.key for log in await driver.list_logs(scope, limit=1000)]
             expected = sorted(k for k in keys if k.startswith(scope))
-            assert listed == expected, f"list_logs({scope!r}) listed {listed}, expected {expected}"
+            assert listed == expected, (
+                f"list_logs({brief(scope, prefix)}) listed {brief(listed, prefix)}, expected {brief(expected, prefix)}"
+            )
 
     # -- expiry -------------------------------------------------------------------------------
 
@@ -700,9 +757,12 @@ class LogDriverConformance(ConformanceBase):
         assert await driver.length(live) == 2, "an append with ttl=None did not remove the log's expiry"
         await self._assert_absent(driver, key, prefix, why="an expired log")
         assert await driver.delete(key) is False, "delete of an expired log returned True"
-        assert [log.key for log in await driver.list_logs(prefix)] == [live]
+        assert [log.key for log in await driver.list_logs(prefix)] == [live], (
+            "list_logs lists an expired log, or not the live one beside it"
+        )
         await self._write_afresh(driver, key, prefix, session_id="again", why="an expired log")
 
+    @relies_on(_CONDITIONAL_APPEND, _FRESH_VERSIONS)
     @requires("ttl", fake_clock=True)
     async def test_append_after_expiry_starts_a_new_log_at_a_new_version(
         self, open_driver: OpenDriver, prefix: str, clock: FakeClock
@@ -718,12 +778,14 @@ class LogDriverConformance(ConformanceBase):
         key = prefix + "log"
         old = await driver.append(key, _records("old", 2), expected_version=None, session_id="s", ttl=self.ttl_seconds)
         clock.advance(self.ttl_seconds + 1)
-        with pytest.raises(StoreConflictError):
+        with raises(StoreConflictError, "an append at the version of a log that has expired since"):
             await driver.append(key, _records("lost", 1), expected_version=old, session_id="s")
         fresh = _records("new", 2)
         version = await driver.append(key, fresh, expected_version=None, session_id="s", ttl=self.ttl_seconds)
         assert version is not None and version != old, f"the new log reuses the expired log's version {old!r}"
-        assert await driver.tail(key, 10) == (2, _digests(fresh), version)
+        assert await driver.tail(key, 10) == (2, _digests(fresh), version), (
+            "the log written after expiry is not exactly its new records, at the version returned"
+        )
         assert await driver.read(key) == _payloads(fresh), "records of the expired log came back"
 
     @requires("ttl", fake_clock=True)
@@ -776,11 +838,13 @@ class LogDriverConformance(ConformanceBase):
         assert purged >= len(expiring), f"purge_expired reported {purged} for {len(expiring)} expired logs"
         for key, label in ((forever, "f"), (later, "l")):
             assert await driver.read(key) == _payloads(_records(label, 2)), (
-                f"purge_expired removed the live log {key!r}"
+                f"purge_expired removed the live log {brief(key, prefix)}"
             )
-        assert [log.key for log in await driver.list_logs(prefix)] == sorted([forever, later])
+        assert [log.key for log in await driver.list_logs(prefix)] == sorted([forever, later]), (
+            "list_logs after purge_expired does not list exactly the live logs"
+        )
         for key in expiring:
-            assert await driver.length(key) == 0
+            assert await driver.length(key) == 0, "an expired log has records after purge_expired"
         await driver.purge_expired()  # a second purge must not trip over what the first removed
         for i, key in enumerate(expiring):
             await self._write_afresh(driver, key, prefix, session_id=f"again-{i}", why="a purged log")

@@ -43,7 +43,7 @@ from hypothesis import strategies as st
 
 from agent_stores.core import Listing, ObjectDriver, StoreConflictError, StoreUnavailableError
 
-from ._base import ConformanceBase, collect_pages, incompressible, requires, unique_id
+from ._base import ConformanceBase, brief, collect_pages, incompressible, raises, relies_on, requires, unique_id
 from .adversarial import ADVERSARIAL_FRAGMENTS, pattern_like
 
 __all__ = ["ObjectDriverCapabilities", "ObjectDriverConformance", "expected_listing"]
@@ -89,6 +89,19 @@ class ObjectDriverCapabilities:
     atomic_create_across_instances: bool = False
     atomic_if_version_across_instances: bool = False
     max_key_bytes: int = 1024
+
+
+#: What clauses rely on, besides their own subject (see ``relies_on``).
+_EXCLUSIVE_CREATE = (
+    "put(if_absent=True) of an existing key raises StoreConflictError (test_if_absent_creates_only_a_missing_key)"
+)
+_COMPARE_AND_SET = (
+    "put(if_version=) at another version raises StoreConflictError (test_if_version_replaces_only_the_current_version)"
+)
+_DELETE_UNLISTS = "a deleted key is absent from listings too (test_put_get_head_and_delete_agree)"
+_AFTER_EXCLUSIVE = (
+    "list(after=) keeps only entries strictly after it (test_list_after_is_exclusive_over_keys_and_prefixes)"
+)
 
 
 def expected_listing(
@@ -144,6 +157,8 @@ class ObjectDriverConformance(ConformanceBase):
     async def _assert_absent(driver: ObjectDriver, key: str, *, why: str) -> None:
         assert await driver.get(key) is None, f"{why}: get returned an object"
         assert await driver.head(key) is None, f"{why}: head returned a version"
+        listed = await driver.list(key, delimiter=None)
+        assert key not in listed.keys, f"{why}: list still lists the key"
 
     @staticmethod
     async def _assert_stored(driver: ObjectDriver, key: str, data: bytes, version: str, *, why: str) -> None:
@@ -177,8 +192,10 @@ class ObjectDriverConformance(ConformanceBase):
         key = prefix + "missing"
         await self._assert_absent(driver, key, why="a key never written")
         assert await driver.delete(key) is False, "delete of a missing key returned True"
-        assert await driver.list(prefix) == ([], [])
-        assert await driver.list(prefix, delimiter=None) == ([], [])
+        assert await driver.list(prefix) == ([], []), "list(prefix) of a prefix holding nothing returned entries"
+        assert await driver.list(prefix, delimiter=None) == ([], []), (
+            "list(prefix, delimiter=None) of a prefix holding nothing returned entries"
+        )
 
     async def test_put_get_head_and_delete_agree(self, open_driver: OpenDriver, prefix: str) -> None:
         """``put`` returns the version that ``get`` and ``head`` then report; after ``delete`` both say absent.
@@ -225,7 +242,9 @@ class ObjectDriverConformance(ConformanceBase):
         version = await first.put(key, b"shared")
         second = await open_driver()
         await self._assert_stored(second, key, b"shared", version, why="read by a second instance")
-        assert await second.delete(key, if_version=version) is True
+        assert await second.delete(key, if_version=version) is True, (
+            "a conditional delete at the current version returned False"
+        )
         await self._assert_absent(first, key, why="deleted by another instance")
 
     async def test_payloads_round_trip_byte_exact(self, open_driver: OpenDriver, prefix: str) -> None:
@@ -286,7 +305,7 @@ class ObjectDriverConformance(ConformanceBase):
         ]
         versions = {name: await driver.put(prefix + name, name.encode()) for name in names}
         for name in names:
-            await self._assert_stored(driver, prefix + name, name.encode(), versions[name], why=f"key {name!r}")
+            await self._assert_stored(driver, prefix + name, name.encode(), versions[name], why=f"key {brief(name)}")
 
     async def test_keys_up_to_the_declared_length_are_stored_exactly(
         self, open_driver: OpenDriver, prefix: str
@@ -307,7 +326,14 @@ class ObjectDriverConformance(ConformanceBase):
         keys = [ascii_key[:-1] + "a", ascii_key[:-1] + "b", wide_key]
         for key in keys:
             assert len(key.encode()) == limit, f"the suite built a key of {len(key.encode())} bytes"  # pragma: no cover
-            version = await driver.put(key, key.encode()[-64:])
+            try:
+                version = await driver.put(key, key.encode()[-64:])
+            except ValueError as err:
+                pytest.fail(
+                    f"the driver refused a key of {limit} bytes (ValueError: {err}), the max_key_bytes it declared; "
+                    "declare the longest key it holds (1,024 by default)",
+                    pytrace=False,
+                )
             await self._assert_stored(driver, key, key.encode()[-64:], version, why=f"a key of {limit} bytes")
         listed = await driver.list(prefix, delimiter=None)
         assert listed == (sorted(keys), []), "keys of the declared length are not listed as written"
@@ -326,6 +352,7 @@ class ObjectDriverConformance(ConformanceBase):
         neighbour = await driver.get(keys[0])
         assert neighbour is not None and neighbour.data == keys[0].encode()[-64:], "a longer key overwrote another"
 
+    @relies_on(_DELETE_UNLISTS)
     async def test_nul_in_keys_is_refused_with_value_error_or_kept(self, open_driver: OpenDriver, prefix: str) -> None:
         r"""A key, prefix or ``after`` holding NUL is either handled exactly or refused with ``ValueError``.
 
@@ -342,20 +369,20 @@ class ObjectDriverConformance(ConformanceBase):
             stored = await driver.get(nul)
             assert stored is not None and stored.data == b"nul", "a key holding NUL was not kept"
             await self._assert_stored(driver, plain, b"plain", version, why="beside a key holding NUL")
-            assert await driver.delete(nul) is True
+            assert await driver.delete(nul) is True, "delete of a stored key holding NUL returned False"
         listed: list[Listing] = []
 
         async def list_after() -> None:
             listed[:] = [await driver.list(prefix, after=prefix + "\x00")]
 
         if not await _refused(list_after):
-            assert listed == [([plain], [])], f"list(after=prefix + NUL) returned {listed[0]!r}"
+            assert listed == [([plain], [])], f"list(after=prefix + NUL) returned {brief(listed[0], prefix)}"
 
         async def list_under() -> None:
             listed[:] = [await driver.list(prefix + "\x00", delimiter=None)]
 
         if not await _refused(list_under):
-            assert listed == [([], [])], f"list(prefix + NUL) returned {listed[0]!r}"
+            assert listed == [([], [])], f"list(prefix + NUL) returned {brief(listed[0], prefix)}"
 
     # -- conditional writes -------------------------------------------------------------------
 
@@ -370,10 +397,10 @@ class ObjectDriverConformance(ConformanceBase):
         key = prefix + "object"
         version = await driver.put(key, b"first", if_absent=True)
         await self._assert_stored(driver, key, b"first", version, why="created with if_absent")
-        with pytest.raises(StoreConflictError):
+        with raises(StoreConflictError, "put(if_absent=True) of a key that exists"):
             await driver.put(key, b"second", if_absent=True)
         await self._assert_stored(driver, key, b"first", version, why="after a conflicting if_absent put")
-        assert await driver.delete(key) is True
+        assert await driver.delete(key) is True, "delete of an existing object returned False"
         again = await driver.put(key, b"third", if_absent=True)
         await self._assert_stored(driver, key, b"third", again, why="re-created after delete")
 
@@ -393,15 +420,15 @@ class ObjectDriverConformance(ConformanceBase):
         for wrong in (old, "not-a-version", "0"):
             if wrong == current:
                 continue  # a made-up version this driver happens to issue
-            with pytest.raises(StoreConflictError):
+            with raises(StoreConflictError, f"put(if_version={wrong!r}) of an object at version {current!r}"):
                 await driver.put(key, b"lost", if_version=wrong)
         await self._assert_stored(driver, key, b"v2", current, why="after conflicting if_version puts")
         missing = prefix + "missing"
-        with pytest.raises(StoreConflictError):
+        with raises(StoreConflictError, "put(if_version=...) of a key that does not exist"):
             await driver.put(missing, b"lost", if_version=current)
         await self._assert_absent(driver, missing, why="a missing key after a conflicting if_version put")
-        assert await driver.delete(key) is True
-        with pytest.raises(StoreConflictError):
+        assert await driver.delete(key) is True, "delete of an existing object returned False"
+        with raises(StoreConflictError, "put(if_version=...) at the version of an object deleted since"):
             await driver.put(key, b"lost", if_version=current)
         await self._assert_absent(driver, key, why="a deleted key after a conflicting if_version put")
 
@@ -419,12 +446,14 @@ class ObjectDriverConformance(ConformanceBase):
         old = await driver.put(key, b"v1")
         current = await driver.put(key, b"v2")
         for wrong in (old, "not-a-version"):
-            with pytest.raises(StoreConflictError):
+            with raises(StoreConflictError, f"delete(if_version={wrong!r}) of an object at another version"):
                 await driver.delete(key, if_version=wrong)
         await self._assert_stored(driver, key, b"v2", current, why="after conflicting conditional deletes")
-        assert await driver.delete(key, if_version=current) is True
+        assert await driver.delete(key, if_version=current) is True, (
+            "a conditional delete at the current version returned False"
+        )
         await self._assert_absent(driver, key, why="after delete(if_version=current)")
-        with pytest.raises(StoreConflictError):
+        with raises(StoreConflictError, "delete(if_version=...) of an object deleted already"):
             await driver.delete(key, if_version=current)
 
     async def _race_creates(self, drivers: Sequence[ObjectDriver], key: str) -> None:
@@ -465,6 +494,7 @@ class ObjectDriverConformance(ConformanceBase):
                 version = cast(str, outcomes[winner])
                 await self._assert_stored(driver, key, f"writer {winner}".encode(), version, why="after the race")
 
+    @relies_on(_EXCLUSIVE_CREATE)
     async def test_concurrent_exclusive_creates_on_one_instance_exactly_one_wins(
         self, open_driver: OpenDriver, prefix: str
     ) -> None:
@@ -477,6 +507,7 @@ class ObjectDriverConformance(ConformanceBase):
         for round_ in range(_RACE_ROUNDS):
             await self._race_creates([driver], f"{prefix}object-{round_}")
 
+    @relies_on(_EXCLUSIVE_CREATE)
     @requires("atomic_create_across_instances")
     async def test_concurrent_exclusive_creates_across_instances_exactly_one_wins(
         self, open_driver: OpenDriver, prefix: str
@@ -490,6 +521,7 @@ class ObjectDriverConformance(ConformanceBase):
         for round_ in range(_RACE_ROUNDS):
             await self._race_creates(drivers, f"{prefix}object-{round_}")
 
+    @relies_on(_COMPARE_AND_SET)
     async def test_concurrent_conditional_writes_on_one_instance_exactly_one_wins(
         self, open_driver: OpenDriver, prefix: str
     ) -> None:
@@ -502,6 +534,7 @@ class ObjectDriverConformance(ConformanceBase):
         for round_ in range(_RACE_ROUNDS):
             await self._race_conditional_writes([driver], f"{prefix}object-{round_}")
 
+    @relies_on(_COMPARE_AND_SET)
     @requires("atomic_if_version_across_instances")
     async def test_concurrent_conditional_writes_across_instances_exactly_one_wins(
         self, open_driver: OpenDriver, prefix: str
@@ -531,9 +564,13 @@ class ObjectDriverConformance(ConformanceBase):
         for key in [*keys, prefix + "di", prefix + "other/dir/a"]:
             await driver.put(key, b"x")
         listing = await driver.list(base, delimiter=None)
-        assert listing == (sorted(keys), []), f"list({base!r}, delimiter=None) returned {listing!r}"
+        assert listing == (sorted(keys), []), (
+            f"list({brief(base, prefix)}, delimiter=None) returned {brief(listing, prefix)}"
+        )
         listing = await driver.list(base + "/", delimiter=None)
-        assert listing == (sorted(k for k in keys if k.startswith(base + "/")), [])
+        assert listing == (sorted(k for k in keys if k.startswith(base + "/")), []), (
+            "list(delimiter=None) did not return exactly the keys under the prefix, in code-point order"
+        )
 
     async def test_list_with_delimiter_folds_deeper_keys_into_common_prefixes(
         self, open_driver: OpenDriver, prefix: str
@@ -557,14 +594,19 @@ class ObjectDriverConformance(ConformanceBase):
         for key in keys:
             await driver.put(key, b"x")
         listing = await driver.list(prefix)
-        assert listing == ([prefix + "dirt.txt", prefix + "top.txt"], [prefix + n for n in ("deep/", "dir/", "empty/")])
+        assert listing == (
+            [prefix + "dirt.txt", prefix + "top.txt"],
+            [prefix + n for n in ("deep/", "dir/", "empty/")],
+        ), "list with the / delimiter did not return the direct keys and common prefixes, in code-point order"
         assert await driver.list(prefix + "dir/") == (
             [prefix + "dir/a.txt", prefix + "dir/b.txt"],
             [prefix + "dir/sub/"],
+        ), "list of a folder prefix did not return its direct keys and common prefixes"
+        assert await driver.list(prefix + "dir") == ([prefix + "dirt.txt"], [prefix + "dir/"]), (
+            "list of a prefix that is no folder did not match keys and common prefixes by plain string prefix"
         )
-        assert await driver.list(prefix + "dir") == ([prefix + "dirt.txt"], [prefix + "dir/"])
         assert await driver.list(prefix + "empty/") == ([prefix + "empty/"], []), "a key equal to the prefix"
-        assert await driver.list(prefix + "nothing/") == ([], [])
+        assert await driver.list(prefix + "nothing/") == ([], []), "list of a prefix holding nothing returned entries"
 
     async def test_list_orders_by_code_point(self, open_driver: OpenDriver, prefix: str) -> None:
         """Keys and common prefixes come back in code-point order (UTF-8 byte order), as S3 lists them.
@@ -581,7 +623,9 @@ class ObjectDriverConformance(ConformanceBase):
         for delimiter in ("/", None):
             listing = await driver.list(prefix, delimiter=delimiter)
             expected = expected_listing(keys, prefix, delimiter=delimiter)
-            assert listing == expected, f"delimiter={delimiter!r}: listed {listing!r}, expected {expected!r}"
+            assert listing == expected, (
+                f"delimiter={delimiter!r}: listed {brief(listing, prefix)}, expected {brief(expected, prefix)}"
+            )
 
     async def test_list_prefix_is_literal(self, open_driver: OpenDriver, prefix: str) -> None:
         r"""Prefixes holding glob, regex, ``LIKE`` characters (``* ? [ ] % _ \ . ^ $ { } +``) and unicode are literal.
@@ -601,7 +645,10 @@ class ObjectDriverConformance(ConformanceBase):
                 for delimiter in ("/", None):
                     listing = await driver.list(scope, delimiter=delimiter)
                     expected = expected_listing(keys, scope, delimiter=delimiter)
-                    assert listing == expected, f"list({scope!r}, delimiter={delimiter!r}) returned {listing!r}"
+                    assert listing == expected, (
+                        f"list({brief(scope, prefix)}, delimiter={delimiter!r}) returned {brief(listing, prefix)}, "
+                        f"expected {brief(expected, prefix)}"
+                    )
 
     async def test_list_after_is_exclusive_over_keys_and_prefixes(self, open_driver: OpenDriver, prefix: str) -> None:
         """``after`` drops every entry (key or common prefix) not strictly greater than it, whether or not it is one.
@@ -620,7 +667,10 @@ class ObjectDriverConformance(ConformanceBase):
             for delimiter in ("/", None):
                 listing = await driver.list(prefix, delimiter=delimiter, after=after)
                 expected = expected_listing(keys, prefix, delimiter=delimiter, after=after)
-                assert listing == expected, f"list(after={after!r}, delimiter={delimiter!r}) returned {listing!r}"
+                assert listing == expected, (
+                    f"list(after={brief(after, prefix)}, delimiter={delimiter!r}) returned {brief(listing, prefix)}, "
+                    f"expected {brief(expected, prefix)}"
+                )
 
     async def test_list_limit_counts_keys_and_prefixes_together(self, open_driver: OpenDriver, prefix: str) -> None:
         """``limit`` keeps the ``limit`` smallest entries, keys and common prefixes counted together.
@@ -637,7 +687,10 @@ class ObjectDriverConformance(ConformanceBase):
             for delimiter in ("/", None):
                 listing = await driver.list(prefix, delimiter=delimiter, limit=limit)
                 expected = expected_listing(keys, prefix, delimiter=delimiter, limit=limit)
-                assert listing == expected, f"list(limit={limit}, delimiter={delimiter!r}) returned {listing!r}"
+                assert listing == expected, (
+                    f"list(limit={limit}, delimiter={delimiter!r}) returned {brief(listing, prefix)}, "
+                    f"expected {brief(expected, prefix)}"
+                )
 
     async def test_list_folds_on_any_delimiter(self, open_driver: OpenDriver, prefix: str) -> None:
         """The delimiter is a parameter: ``"-"`` and the two-character ``"::"`` fold like ``"/"``.
@@ -654,8 +707,12 @@ class ObjectDriverConformance(ConformanceBase):
             for delimiter in ("-", "::"):
                 listing = await driver.list(scope, delimiter=delimiter)
                 expected = expected_listing(keys, scope, delimiter=delimiter)
-                assert listing == expected, f"list({scope!r}, delimiter={delimiter!r}) returned {listing!r}"
+                assert listing == expected, (
+                    f"list({brief(scope, prefix)}, delimiter={delimiter!r}) returned {brief(listing, prefix)}, "
+                    f"expected {brief(expected, prefix)}"
+                )
 
+    @relies_on(_AFTER_EXCLUSIVE)
     async def test_paged_listing_equals_the_unpaged_listing(self, open_driver: OpenDriver, prefix: str) -> None:
         """Walking pages (``after`` = the largest entry of the previous page) lists exactly what one unpaged call lists.
 
@@ -669,7 +726,9 @@ class ObjectDriverConformance(ConformanceBase):
             await driver.put(key, b"x")
         for delimiter in ("/", None):
             full = _entries(await driver.list(prefix, delimiter=delimiter))
-            assert full == _entries(expected_listing(keys, prefix, delimiter=delimiter))
+            assert full == _entries(expected_listing(keys, prefix, delimiter=delimiter)), (
+                "the pages together differ from the unpaged listing the specification gives"
+            )
             for limit in (1, 2, 3, len(full), len(full) + 1):
 
                 async def page(after: str | None, limit: int = limit, delimiter: str | None = delimiter) -> list[str]:
@@ -682,10 +741,14 @@ class ObjectDriverConformance(ConformanceBase):
                     page_size=limit,
                     most=len(full) + 2,
                 )
-                assert walked == full, f"paging with limit={limit}, delimiter={delimiter!r} listed {walked}"
+                assert walked == full, (
+                    f"paging with limit={limit}, delimiter={delimiter!r} listed {brief(walked, prefix)}, "
+                    f"expected {brief(full, prefix)}"
+                )
 
     # Each example writes under its own unique prefix, so the clause's drivers are safely shared
     # across examples; every subclass (one per driver) runs the same method ("differing executors").
+    @relies_on(_AFTER_EXCLUSIVE)
     @settings(
         max_examples=15,
         deadline=None,
@@ -725,7 +788,11 @@ class ObjectDriverConformance(ConformanceBase):
         scope = root + sub
         bound = None if after is None else root + after
         listing = await driver.list(scope, delimiter=delimiter, after=bound, limit=limit)
-        assert listing == expected_listing(keys, scope, delimiter=delimiter, after=bound, limit=limit)
+        expected = expected_listing(keys, scope, delimiter=delimiter, after=bound, limit=limit)
+        assert listing == expected, (
+            f"list({brief(scope, root)}, delimiter={delimiter!r}, after={brief(bound, root)}, limit={limit}) of "
+            f"{brief(keys, root)} returned {brief(listing, root)}, expected {brief(expected, root)}"
+        )
 
 
 async def _refused(call: Callable[[], Awaitable[object]]) -> bool:

@@ -76,6 +76,7 @@ class SessionStoreConformance(ConformanceBase):
 
     capabilities: ClassVar[SessionStoreCapabilities] = SessionStoreCapabilities()
     factory_fixture: ClassVar[str] = "session_store_factory"
+    driver_suite: ClassVar[str | None] = "ObjectDriverConformance"
 
     async def test_get_missing_returns_none(self, open_store: OpenStore) -> None:
         """``get`` of an id never stored returns ``None``.

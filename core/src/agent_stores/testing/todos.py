@@ -90,6 +90,7 @@ class TodoStoreConformance(ConformanceBase):
 
     capabilities: ClassVar[TodoStoreCapabilities] = TodoStoreCapabilities()
     factory_fixture: ClassVar[str] = "todo_store_factory"
+    driver_suite: ClassVar[str | None] = "ObjectDriverConformance"
 
     async def test_fresh_session_is_empty(self, open_store: OpenStore) -> None:
         """A session never saved loads as no items and next id 1.
