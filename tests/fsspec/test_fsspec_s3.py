@@ -15,7 +15,7 @@ from urllib.parse import quote
 import pytest
 from fsspec import AbstractFileSystem
 
-from agent_stores.core import StoreConflictError, open_stores
+from agent_stores.core import StoreConflictError, StoreNotFoundError, open_stores
 from agent_stores.fsspec import (
     FilesystemCapabilities,
     FsspecAgentFileStore,
@@ -137,6 +137,24 @@ async def test_open_stores_on_s3(bucket_url: str) -> None:
         files = stores.file_store()
         await files.write("notes/a.md", "memo")
         assert await files.read("notes/a.md") == "memo"
+
+
+@pytest.mark.asyncio
+async def test_must_exist_on_a_missing_bucket_is_an_error_and_creates_nothing(bucket_url: str, s3_fs: Any) -> None:
+    bucket = bucket_url.split("://", 1)[1].split("?", 1)[0]
+    missing = f"fsspec-missing-{uuid.uuid4().hex[:8]}"
+    url = bucket_url.replace(f"://{bucket}?", f"://{missing}/agent?", 1)
+    async with open_stores(url, must_exist=True) as stores:
+        for read in (
+            lambda: stores.history_provider().get_messages("s"),
+            lambda: stores.file_store().list_children(""),
+            lambda: stores.session_store().get("s"),
+        ):
+            with pytest.raises(StoreNotFoundError, match=missing):
+                await read()
+    assert not s3_fs.exists(missing)
+    async with open_stores(under(bucket_url, "fresh-prefix"), must_exist=True) as stores:
+        assert await stores.session_store().get("s") is None  # a prefix needs no folder: the bucket is the store
 
 
 _S3_KEY_RULES = (
