@@ -59,6 +59,8 @@ class ClauseScope:
         self.url = url
         self.shared = shared
         self.opened: list[Stores] = []
+        #: The clause's fake clock, for stores built on it (a suite planned with ``fake_clock``).
+        self.clock: Callable[[], float] | None = None
 
     def stores(self) -> Stores:
         """Open the URL's stores (one per call, or one per clause for an in-process store)."""
@@ -85,6 +87,8 @@ class SuitePlan:
         capabilities: An instance of the suite's capabilities class.
         divergences: Declared divergences (clause name -> reason).
         fixtures: Extra fixtures by name (``corrupt_session``, ``history_process_factory``...).
+        fake_clock: The opener builds its stores on the clause's fake clock (``scope.clock``),
+            so the suite's expiry clauses run.
     """
 
     name: str
@@ -92,6 +96,7 @@ class SuitePlan:
     capabilities: Any
     divergences: dict[str, str] = field(default_factory=dict[str, str])
     fixtures: dict[str, Any] = field(default_factory=dict[str, Any])
+    fake_clock: bool = False
 
 
 @dataclass

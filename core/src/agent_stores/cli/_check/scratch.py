@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import shutil
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from agent_stores.core import (
+    ConnectedBackend,
     LogDriver,
     LogHistoryProvider,
     LogRecord,
@@ -22,7 +23,9 @@ from agent_stores.core import (
     open_stores,
     redact_url,
 )
+from agent_stores.core.lifecycle import store_options
 
+from .footprint import Footprint
 from .plan import close_store
 
 __all__ = ["PATH_SCHEMES", "ScratchArea", "ScratchLogDriver", "scratch_url", "sweep_logs", "sweep_objects"]
@@ -54,12 +57,15 @@ class ScratchArea:
         name: ``agent-stores-check-<random>``.
         written_history: Log keys the history providers appended to.
         written_logs: Log keys the log driver suite appended to.
+        footprint: The local file or folder the URL names, as it was before the check
+            (see :class:`Footprint`): what :meth:`remove` gives back.
     """
 
     url: str
     name: str = field(default_factory=lambda: f"agent-stores-check-{uuid.uuid4().hex[:12]}")
     written_history: set[str] = field(default_factory=set[str])
     written_logs: set[str] = field(default_factory=set[str])
+    footprint: Footprint | None = None
 
     @property
     def by_path(self) -> bool:
@@ -91,9 +97,11 @@ class ScratchArea:
             provider.driver = ScratchLogDriver(provider.driver, "", self.written_history, owned=True)
         return provider
 
-    def log_driver(self, stores: Stores) -> ScratchLogDriver:
-        """The backend's log driver under the area's ``logs/`` prefix."""
-        return ScratchLogDriver(stores.log_driver(), self._prefix("logs"), self.written_logs)
+    def log_driver(self, stores: Stores, clock: Callable[[], float] | None = None) -> ScratchLogDriver:
+        """The backend's log driver under the area's ``logs/`` prefix (on ``clock``: see :func:`clocked_log_driver`)."""
+        made = clocked_log_driver(stores.backend)
+        driver = stores.log_driver() if clock is None or made is None else made(clock)
+        return ScratchLogDriver(driver, self._prefix("logs"), self.written_logs)
 
     def object_driver(self, stores: Stores) -> PrefixedObjectDriver:
         """The backend's object driver under the area's ``objects/`` prefix."""
@@ -122,7 +130,28 @@ class ScratchArea:
         parts = urlsplit(self.target_url)
         if parts.scheme == "file" and Path(unquote(parts.path)).name == self.name:
             shutil.rmtree(unquote(parts.path), ignore_errors=True)
-        return f"removed {removed} records the check wrote"
+        given = self.footprint.give_back() if self.footprint is not None else ""
+        return f"removed {removed} records the check wrote" + (f"; {given}" if given else "")
+
+
+def clocked_log_driver(backend: object) -> Callable[[Callable[[], float]], LogDriver] | None:
+    """How to build the backend's log driver on a clock (``clock=``), when it can; else ``None``.
+
+    Only a :class:`~agent_stores.core.ConnectedBackend` whose ``log_driver()`` is the core's
+    (``log_driver_type(handle)``) and whose driver class takes ``clock=``: a backend building its
+    log driver otherwise keeps its own clock.
+    """
+    if not isinstance(backend, ConnectedBackend):
+        return None
+    connected = cast("ConnectedBackend[Any]", backend)
+    kind: Any = type(connected)
+    core_made: Any = getattr(ConnectedBackend, "log_driver")  # noqa: B009 - the method itself, untyped
+    made: Any = getattr(kind, "log_driver_type", None)
+    if kind.log_driver is not core_made or not isinstance(made, type):
+        return None
+    if "clock" not in store_options(made):
+        return None
+    return lambda clock: made(connected.handle, clock=clock)
 
 
 class ScratchLogDriver(PrefixedLogDriver):

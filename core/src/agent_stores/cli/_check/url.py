@@ -8,12 +8,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agent_stores.core import Stores, open_stores, redact_url
+from agent_stores.core.lifecycle import store_options
 
 from .._errors import CliError
+from .._open import store_location
 from .capabilities import backend_declarations, backend_divergences, make_capabilities
+from .footprint import Footprint
 from .plan import CORRUPT_FIXTURES, GENERIC_CORRUPTERS, SUITES, ClauseScope, Plan, SuitePlan, close_store
 from .report import CheckReport, ClauseResult
-from .scratch import ScratchArea
+from .scratch import ScratchArea, clocked_log_driver
 
 __all__ = ["PURGE_CLAUSES", "REACH_TIMEOUT", "history_from_url", "plan_url"]
 
@@ -59,8 +62,14 @@ def plan_url(
         probe = open_stores(url)
     except ValueError as err:
         raise CliError(str(err)) from err
+    scratch.footprint = Footprint.of(store_location(probe))  # before anything is written
     try:
         return _plan_open_url(probe, scratch, overrides, selected, allow_purge=allow_purge, report=report)
+    except BaseException:
+        asyncio.run(probe.aclose())
+        if scratch.footprint is not None:
+            scratch.footprint.give_back()
+        raise
     finally:
         asyncio.run(probe.aclose())
 
@@ -87,6 +96,7 @@ def _plan_open_url(
     offers_drivers = callable(getattr(probe.backend, "object_driver", None)) and callable(
         getattr(probe.backend, "log_driver", None)
     )
+    on_clock = _takes_clock(probe)
     asyncio.run(_reach(probe, url, scratch.options("sessions")))
 
     available = _STORE_SUITES + (_DRIVER_SUITES if offers_drivers else [])
@@ -110,7 +120,10 @@ def _plan_open_url(
                 {"url": scratch.target_url, "namespace": scratch.name},
             )
         divergences = backend_divergences(probe, suite, declared_divergences)
-        plan.suites.append(SuitePlan(suite, _opener(suite, scratch), capabilities, divergences, fixtures))
+        fake_clock = suite in on_clock
+        plan.suites.append(
+            SuitePlan(suite, _opener(suite, scratch, fake_clock), capabilities, divergences, fixtures, fake_clock)
+        )
         report.capabilities[suite] = dataclasses.asdict(capabilities)
     report.suites = suites
 
@@ -132,16 +145,42 @@ def _plan_open_url(
     return plan, cleanup
 
 
-def _opener(suite: str, scratch: ScratchArea) -> Callable[[ClauseScope], Callable[..., Any]]:
-    """``opener(scope)`` for ``suite``: the factory fixture's value, opening the store in the scratch area."""
+def _takes_clock(probe: Stores) -> set[str]:
+    """The suites whose stores take a clock (``clock=``): their expiry clauses run on the suite's fake clock.
+
+    History when the backend's provider takes ``clock=`` (not a store whose server expires data
+    on its own clock, such as Redis); checkpoints, which the core builds over the object driver;
+    the log driver when the backend builds it on a clock (see :func:`clocked_log_driver`).
+    """
+    suites: set[str] = set()
+    try:
+        provider = probe.history_provider()
+    except (TypeError, ValueError):
+        provider = None
+    if provider is not None and "clock" in store_options(type(provider)):
+        suites.add("history")
+    if probe.offers_drivers:
+        suites.add("checkpoints")
+    if clocked_log_driver(probe.backend) is not None:
+        suites.add("log_driver")
+    return suites
+
+
+def _opener(suite: str, scratch: ScratchArea, fake_clock: bool) -> Callable[[ClauseScope], Callable[..., Any]]:
+    """``opener(scope)`` for ``suite``: the factory fixture's value, opening the store in the scratch area.
+
+    With ``fake_clock`` the stores are built on the clause's fake clock (``scope.clock``).
+    """
 
     def opener(scope: ClauseScope) -> Callable[..., Any]:
         if suite == "log_driver":
-            return lambda: scratch.log_driver(scope.stores())
+            return lambda: scratch.log_driver(scope.stores(), scope.clock if fake_clock else None)
         if suite == "object_driver":
             return lambda: scratch.object_driver(scope.stores())
 
         def open_one(**options: Any) -> Any:
+            if fake_clock:
+                options["clock"] = scope.clock
             if suite == "history":
                 return scratch.history_provider(scope.stores(), **options)
             return _OPEN[suite](scope.stores(), **scratch.options(suite), **options)
