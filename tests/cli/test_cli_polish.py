@@ -88,7 +88,15 @@ def test_migrate_counts_folders_apart_and_says_one_item(tmp_path: Path) -> None:
         "file": {"copy": 1},
     }
     code, out, err = run("migrate", source, f"sqlite:///{tmp_path / 'c.db'}", "--source-id", "nothing")
-    assert code == 0 and "ok: 3 items copied and verified" in out, out + err
+    assert code == 0 and "ok: 3 items copied and verified, 0 already there" in out, out + err
+
+    async def add_a_file() -> None:
+        async with open_stores(source) as stores:
+            await stores.file_store().write("mem/b.md", "new")
+
+    asyncio.run(add_a_file())
+    code, out, err = run("migrate", source, target)
+    assert code == 0 and "ok: 1 item copied and verified, 4 already there" in out, out + err
     other = f"sqlite:///{tmp_path / 'd.db'}"
     seed(other, text="another text")
     code, out, err = run("migrate", source, other)

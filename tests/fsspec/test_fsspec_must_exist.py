@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,28 +15,17 @@ from agent_stores.fsspec import FsspecAgentFileStore, FsspecBackend, FsspecObjec
 from agent_stores.testing.servers import Server
 from agent_stores.testing.servers.sftp import sftp_server, with_path
 
+#: The ``reads_not_found`` fixture (``tests/conftest.py``): ``await reads_not_found(url, match)``.
+NotFound = Callable[..., Awaitable[None]]
+
 
 def listing(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir())
 
 
-async def _every_kind_fails(url: str, match: str) -> None:
-    async with open_stores(url, must_exist=True) as stores:
-        reads = [
-            lambda: stores.history_provider().get_messages("s"),
-            lambda: stores.file_store().list_children(""),
-            lambda: stores.session_store().get("s"),
-            lambda: stores.tenant("acme").file_store().read("a.md"),
-            lambda: stores.object_driver().list(""),
-        ]
-        for read in reads:
-            with pytest.raises(StoreNotFoundError, match=match):
-                await read()
-
-
 @pytest.mark.asyncio
-async def test_a_missing_local_folder_is_an_error_and_stays_missing(tmp_path: Path) -> None:
-    await _every_kind_fails(f"file://{tmp_path / 'typo'}", "folder '.*typo' does not exist")
+async def test_a_missing_local_folder_is_an_error_and_stays_missing(tmp_path: Path, reads_not_found: NotFound) -> None:
+    await reads_not_found(f"file://{tmp_path / 'typo'}", "folder '.*typo' does not exist")
     async with FsspecAgentFileStore.from_url(f"file://{tmp_path / 'typo'}", must_exist=True) as files:
         with pytest.raises(StoreNotFoundError):
             await files.write("a.md", "not written")  # a write does not create the store either
@@ -44,9 +33,9 @@ async def test_a_missing_local_folder_is_an_error_and_stays_missing(tmp_path: Pa
 
 
 @pytest.mark.asyncio
-async def test_a_file_where_the_folder_should_be_is_an_error(tmp_path: Path) -> None:
+async def test_a_file_where_the_folder_should_be_is_an_error(tmp_path: Path, reads_not_found: NotFound) -> None:
     (tmp_path / "agent").write_text("a file")
-    await _every_kind_fails(f"file://{tmp_path / 'agent'}", "is not a folder")
+    await reads_not_found(f"file://{tmp_path / 'agent'}", "is not a folder")
 
 
 @pytest.mark.asyncio
@@ -73,10 +62,10 @@ def sftp() -> Iterator[Server]:
 
 
 @pytest.mark.asyncio
-async def test_a_missing_sftp_folder_is_an_error_and_stays_missing(sftp: Server, tmp_path: Path) -> None:
+async def test_a_missing_sftp_folder_is_an_error_and_stays_missing(sftp: Server, reads_not_found: NotFound) -> None:
     name = f"missing-{uuid.uuid4().hex[:8]}"
     url = with_path(sftp.url, name)
-    await _every_kind_fails(url, f"folder '.*{name}' does not exist")
+    await reads_not_found(url, f"folder '.*{name}' does not exist")
     async with open_stores(url) as stores:  # created only by a store opened to write
         await stores.file_store().write("a.md", "x")
     async with open_stores(url, must_exist=True) as stores:

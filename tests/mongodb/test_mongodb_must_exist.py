@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 from agent_framework import Message
 from pymongo import AsyncMongoClient
 
-from agent_stores.core import StoreNotFoundError, open_stores
+from agent_stores.core import open_stores
 from agent_stores.testing.servers import Server
 from mongodb_support import client_options, url_with_database
 
@@ -23,17 +24,11 @@ async def _collections(server: Server, database: str) -> list[str]:
 
 
 @pytest.mark.asyncio
-async def test_a_database_without_the_stores_collections_is_an_error_and_gets_none(mongodb: Server) -> None:
+async def test_a_database_without_the_stores_collections_is_an_error_and_gets_none(
+    mongodb: Server, reads_not_found: Callable[..., Awaitable[None]]
+) -> None:
     database = f"missing_{uuid.uuid4().hex[:10]}"
-    url = url_with_database(mongodb.url, database)
-    async with open_stores(url, must_exist=True, client_options=client_options()) as stores:
-        for read in (
-            lambda: stores.history_provider().get_messages("s"),
-            lambda: stores.file_store().list_children(""),
-            lambda: stores.session_store().get("s"),
-        ):
-            with pytest.raises(StoreNotFoundError, match=database):
-                await read()
+    await reads_not_found(url_with_database(mongodb.url, database), database, client_options=client_options())
     assert await _collections(mongodb, database) == []
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 
 import pytest
 from botocore.exceptions import ClientError
@@ -17,16 +18,11 @@ def _missing_bucket_url(s3: S3Target, **query: str) -> tuple[str, str]:
 
 
 @pytest.mark.asyncio
-async def test_a_missing_bucket_is_not_created_with_must_exist(s3: S3Target) -> None:
+async def test_a_missing_bucket_is_not_created_with_must_exist(
+    s3: S3Target, reads_not_found: Callable[..., Awaitable[None]]
+) -> None:
     bucket, url = _missing_bucket_url(s3, create_bucket="true")
-    async with open_stores(url, session=s3.session(), must_exist=True) as stores:
-        for read in (
-            lambda: stores.history_provider().get_messages("s"),
-            lambda: stores.file_store().list_children(""),
-            lambda: stores.session_store().get("s"),
-        ):
-            with pytest.raises(StoreNotFoundError, match=bucket):
-                await read()
+    await reads_not_found(url, bucket, session=s3.session())
     client = s3.client()
     try:
         with pytest.raises(ClientError):
