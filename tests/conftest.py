@@ -3,18 +3,20 @@
 The real-server fixtures of each backend live in that backend's folder: ``tests/redis/conftest.py``,
 ``tests/s3/conftest.py``, ``tests/mongodb/conftest.py``. Fixtures every folder uses live here:
 ``run_example`` runs a file of ``examples/`` in its own process, as a user would;
-``check_translation`` checks one row of a backend's ``translate()`` table.
+``check_translation`` checks one row of a backend's ``translate()`` table; ``reads_not_found``
+checks that a store opened with ``must_exist`` refuses every kind of read.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import pytest
 
@@ -41,6 +43,10 @@ class TranslationCheck(Protocol):
     def __call__(
         self, err: BaseException, translated: Exception | None, expected: type[Exception] | None, *, prefix: str
     ) -> None: ...
+
+
+class NotFoundCheck(Protocol):
+    async def __call__(self, url: str, match: str, **options: Any) -> None: ...
 
 
 class ExampleRunner(Protocol):
@@ -84,3 +90,36 @@ def check_translation() -> TranslationCheck:
         assert str(translated).startswith(prefix), translated
 
     return check
+
+
+@pytest.fixture
+def reads_not_found() -> NotFoundCheck:
+    """Open ``url`` with ``must_exist`` (and ``options``); check every kind of read raises ``StoreNotFoundError``.
+
+    History, files, sessions, a tenant's files and the object driver, each matching ``match``.
+    """
+    from agent_stores.core import StoreNotFoundError, open_stores
+
+    async def check(url: str, match: str, **options: Any) -> None:
+        async with open_stores(url, must_exist=True, **options) as stores:
+            reads = {
+                "history": lambda: stores.history_provider().get_messages("s"),
+                "files": lambda: stores.file_store().list_children(""),
+                "sessions": lambda: stores.session_store().get("s"),
+                "a tenant's files": lambda: stores.tenant("acme").file_store().read("a.md"),
+                "objects": lambda: stores.object_driver().list(""),
+            }
+            refused = {kind: await _refusal(read, StoreNotFoundError) for kind, read in reads.items()}
+            missed = [kind for kind, err in refused.items() if err is None or not re.search(match, str(err))]
+            assert not missed, f"reads that did not refuse the missing store as {match!r}: {missed} ({refused})"
+
+    return check
+
+
+async def _refusal(read: Callable[[], Awaitable[object]], error: type[Exception]) -> Exception | None:
+    """The ``error`` that ``read()`` raised, or ``None`` when it returned."""
+    try:
+        await read()
+    except error as err:
+        return err
+    return None

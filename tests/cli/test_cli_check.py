@@ -150,6 +150,60 @@ def test_a_path_url_check_runs_in_a_sub_folder_and_removes_it(tmp_path: Path) ->
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before
 
 
+def test_the_text_report_says_why_clauses_were_skipped_or_not_run(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'agent.db'}"
+    clauses = "purge_expired_spares or directory_without_files_is_not_listed or case_insensitive_names or returns_names"
+    result = agent_stores("check", url, "-s", "history", "-s", "files", "-k", clauses, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr + result.stdout
+    text = result.stdout
+    not_run, skipped = text.index("\nnot run:\n"), text.index("\nskipped:\n")
+    assert "run with --allow-purge to include it" in text[not_run:skipped]
+    assert "    history: test_purge_expired_spares_live_sessions" in text[not_run:skipped]
+    reasons = text[skipped:]
+    assert (
+        "  clause is for stores without: empty_directories\n    files: test_directory_without_files_is_not_listed"
+        in reasons
+    )
+    assert (
+        "  clause is for stores without: case_sensitive\n    files: test_case_insensitive_names_are_one_file" in reasons
+    )
+
+
+def test_a_check_leaves_nothing_in_the_working_directory_nor_a_database_it_created(tmp_path: Path) -> None:
+    work, data = tmp_path / "work", tmp_path / "data"
+    work.mkdir()
+    data.mkdir()
+    url = f"sqlite:///{data / 'new.db'}"
+    # A property-based clause: hypothesis keeps caches on disk (a .hypothesis folder) unless told where.
+    result = agent_stores("check", url, "-s", "files", "-k", "any_text_round_trips", "--json", cwd=work)
+    assert result.returncode == 0, result.stderr + result.stdout
+    report = json.loads(result.stdout)
+    assert [c["outcome"] for c in report["clauses"]] == ["passed"]
+    assert f"removed {data / 'new.db'}, which the check created" in report["cleanup"]
+    assert list(work.iterdir()) == [] and list(data.iterdir()) == []
+
+
+def test_a_check_gives_back_the_space_it_grew_a_sqlite_file_by(tmp_path: Path) -> None:
+    db = tmp_path / "agent.db"
+    url = f"sqlite:///{db}"
+    seed(url)
+    before, size = rows(db), db.stat().st_size
+    clauses = "any_text_round_trips or search_line_numbers"
+    result = agent_stores("check", url, "-s", "files", "-k", clauses, "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "VACUUM gave back" in json.loads(result.stdout)["cleanup"]
+    assert rows(db) == before
+    assert db.stat().st_size <= size, "the check left the database larger than it found it"
+
+
+def test_a_check_removes_the_folder_it_created(tmp_path: Path) -> None:
+    root = tmp_path / "new" / "stores"
+    result = agent_stores("check", f"file://{root}", "-s", "object_driver", "-k", "put_get_head", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert f"removed {tmp_path / 'new'}, which the check created" in result.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 def test_check_on_a_broken_factory_exits_1_naming_the_clause(tmp_path: Path) -> None:
     (tmp_path / "broken_store.py").write_text(
         textwrap.dedent(

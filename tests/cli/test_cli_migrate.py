@@ -83,7 +83,8 @@ def test_framework_folders_to_sqlite(tmp_path: Path) -> None:
     assert report["ok"] and not report["refused"]
     assert report["summary"]["history"] == {"copy": 2, "messages_copied": 4}
     assert report["summary"]["snapshot"] == {"copy": 1}
-    assert report["summary"]["file"] == {"copy": 3}  # empty/, s1/, s1/preferences.md
+    assert report["summary"]["file"] == {"copy": 1}  # s1/preferences.md
+    assert report["summary"]["folder"] == {"copy": 2}  # empty/, s1/
     assert all(item["verified"] for item in report["items"])
 
     async def check() -> None:

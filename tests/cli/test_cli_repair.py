@@ -6,7 +6,6 @@ import asyncio
 import json
 import uuid
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,32 +14,18 @@ from typer.testing import CliRunner
 
 from agent_stores.cli import app
 from agent_stores.core import LogHistoryProvider, ObjectLogDriver, open_stores
-from agent_stores.testing.servers.s3 import S3Endpoint, provide_seaweedfs, s3_endpoint
+from cli_support import Bucket
 
 warnings.filterwarnings("ignore", message=r".*is experimental")
 
 
-@pytest.fixture(scope="module")
-def seaweedfs_bucket() -> Iterator[tuple[S3Endpoint, str]]:
-    with provide_seaweedfs() as server:
-        endpoint = s3_endpoint(server)
-        yield endpoint, endpoint.create_bucket("repair")
-
-
 @pytest.fixture(params=["folder", "s3"])
-def url(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A fresh store: a local folder, or a prefix of a SeaweedFS bucket (credentials in the environment)."""
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh store: a local folder, or a prefix of the run's SeaweedFS bucket (credentials in the environment)."""
     if request.param == "folder":
         return f"file://{tmp_path / 'agent'}"
-    endpoint, bucket = request.getfixturevalue("seaweedfs_bucket")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", endpoint.region)
-    if endpoint.access_key is not None:
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", endpoint.access_key)
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", endpoint.secret_key or "")
-    return (
-        f"s3://{bucket}/repair-{uuid.uuid4().hex[:12]}?endpoint_url={endpoint.endpoint_url}"
-        f"&region={endpoint.region}&ordered_listing=false&path_keys=true"
-    )
+    bucket: Bucket = request.getfixturevalue("bucket")
+    return bucket.url(f"repair-{uuid.uuid4().hex[:12]}")
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -148,7 +133,7 @@ def test_repair_refuses_what_it_cannot_repair(tmp_path: Path) -> None:
     url = f"file://{tmp_path / 'agent'}"
     seed_with_gap(url, removed=1)
     code, _, err = run("repair", url, "unknown")
-    assert code == 2 and "no history for session 'unknown'" in err, err
+    assert code == 2 and "no session 'unknown'" in err and "no history is stored" in err, err
     code, _, err = run("repair", url, "s1", "--namespace", "other")
     assert code == 2, err
     sqlite = f"sqlite:///{tmp_path / 'agent.db'}"

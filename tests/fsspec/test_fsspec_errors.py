@@ -18,7 +18,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError, NoCredenti
 from paramiko.ssh_exception import AuthenticationException, NoValidConnectionsError, SSHException
 from s3fs.errors import translate_boto_error  # pyright: ignore[reportMissingTypeStubs]
 
-from agent_stores.core import StoreConflictError, StoreError, StoreUnavailableError
+from agent_stores.core import StoreConflictError, StoreError, StoreNotFoundError, StoreUnavailableError
 from agent_stores.fsspec._errors import translate
 
 ENDPOINT = "http://127.0.0.1:8333/bucket/key"
@@ -46,7 +46,7 @@ TABLE: list[tuple[str, BaseException, type[Exception] | None]] = [
     ("ssh key refused", AuthenticationException("Authentication failed."), StoreError),
     ("s3 wrong secret", s3fs_answer("SignatureDoesNotMatch", 403), StoreError),
     ("s3 policy denies", s3fs_answer("AccessDenied", 403), StoreError),
-    ("s3 bucket absent", s3fs_answer("NoSuchBucket", 404), StoreError),
+    ("s3 bucket absent", s3fs_answer("NoSuchBucket", 404), StoreNotFoundError),
     ("s3 no credentials", NoCredentialsError(), StoreError),
     ("s3 condition failed", s3fs_answer("PreconditionFailed", 412), StoreConflictError),
     ("s3 slow down", s3fs_answer("SlowDown", 503), StoreUnavailableError),

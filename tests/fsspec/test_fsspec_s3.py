@@ -8,7 +8,7 @@ clauses too.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -137,6 +137,18 @@ async def test_open_stores_on_s3(bucket_url: str) -> None:
         files = stores.file_store()
         await files.write("notes/a.md", "memo")
         assert await files.read("notes/a.md") == "memo"
+
+
+@pytest.mark.asyncio
+async def test_must_exist_on_a_missing_bucket_is_an_error_and_creates_nothing(
+    bucket_url: str, s3_fs: Any, reads_not_found: Callable[..., Awaitable[None]]
+) -> None:
+    bucket = bucket_url.split("://", 1)[1].split("?", 1)[0]
+    missing = f"fsspec-missing-{uuid.uuid4().hex[:8]}"
+    await reads_not_found(bucket_url.replace(f"://{bucket}?", f"://{missing}/agent?", 1), missing)
+    assert not s3_fs.exists(missing)
+    async with open_stores(under(bucket_url, "fresh-prefix"), must_exist=True) as stores:
+        assert await stores.session_store().get("s") is None  # a prefix needs no folder: the bucket is the store
 
 
 _S3_KEY_RULES = (

@@ -136,6 +136,19 @@ async def test_open_stores_gives_all_three_stores_on_one_client(redis_single: Se
         assert await files.read("a.txt") == "x"
 
 
+async def test_must_exist_is_accepted_and_a_read_creates_no_key(redis_single: Server, key_prefix: str) -> None:
+    """A Redis database always exists, and reads write nothing: ``must_exist`` changes nothing there."""
+    async with open_stores(redis_single.url, key_prefix=key_prefix, must_exist=True) as stores:
+        assert await stores.history_provider().get_messages("s") == []
+        assert await stores.file_store().list_children("") == []
+        assert await stores.session_store().get("s") is None
+    client: Redis = Redis.from_url(redis_single.url)
+    try:
+        assert [key async for key in client.scan_iter(match=f"{key_prefix}*")] == []
+    finally:
+        await client.aclose()
+
+
 async def test_valkey_scheme_reaches_the_same_backend(redis_single: Server, key_prefix: str) -> None:
     url = redis_single.url.replace("redis://", "valkey://", 1)
     async with open_stores(url, key_prefix=key_prefix) as stores:

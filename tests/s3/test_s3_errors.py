@@ -26,7 +26,7 @@ from botocore.exceptions import (
 )
 from urllib3.exceptions import ProtocolError
 
-from agent_stores.core import StoreConflictError, StoreError, StoreUnavailableError
+from agent_stores.core import StoreConflictError, StoreError, StoreNotFoundError, StoreUnavailableError
 from agent_stores.s3._errors import translate
 
 ENDPOINT = "http://127.0.0.1:8333/bucket/key"
@@ -55,7 +55,7 @@ TABLE: list[tuple[str, BaseException, dict[str, Any], type[Exception] | None]] =
     ("unknown access key", answer("InvalidAccessKeyId", 403, "GetObject"), {}, StoreError),
     ("policy denies", answer("AccessDenied", 403), {}, StoreError),
     ("head denied (no body)", answer("", 403, "HeadObject"), {}, StoreError),
-    ("bucket absent", answer("NoSuchBucket", 404), {}, StoreError),
+    ("bucket absent", answer("NoSuchBucket", 404), {}, StoreNotFoundError),
     ("server lacks the feature", answer("NotImplemented", 501), {}, StoreError),
     ("tls certificate refused", unverified_certificate(), {}, StoreError),
     ("no credentials", NoCredentialsError(), {}, StoreError),

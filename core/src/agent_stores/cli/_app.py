@@ -2,97 +2,84 @@
 
 from __future__ import annotations
 
-import json
-import sys
+import contextlib
 from collections.abc import Callable
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ._errors import EXIT_FAILED, EXIT_USAGE, CliError, CorruptDataError
+from ._command import Command, Group
+from ._errors import EXIT_FAILED, CliError
+from ._output import fail, guarded, out, plural, print_json, progress_bar
+from ._scope import Scope
 
 __all__ = ["app", "main"]
 
 app = typer.Typer(
     name="agent-stores",
+    cls=Group,
     help="Check, look inside, migrate, repair and demo durable stores for Microsoft Agent Framework agents.\n\n"
-    "Exit codes: 0 ok, 1 a check or verification failed, 2 bad input or an unreachable store, "
+    "Exit codes: 0 ok, 1 a check or verification failed, 2 bad input, an unreachable or missing store, "
     "3 a migration or repair refused by a conflict, 4 stored data that cannot be read.",
-    no_args_is_help=True,
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
     add_completion=False,
 )
 
 
+def version_text() -> str:
+    """The installed distributions: the command's, the core's, and each backend's with its URL schemes."""
+    from importlib.metadata import PackageNotFoundError, entry_points, version
+
+    from agent_stores.core.stores import ENTRY_POINT_GROUP
+
+    lines: list[str] = []
+    with contextlib.suppress(PackageNotFoundError):  # installed as agent-stores-core[cli]: no umbrella
+        lines.append(f"agent-stores {version('agent-stores')}")
+    schemes: dict[tuple[str, str], list[str]] = {}
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        dist = entry.dist
+        key = (dist.name, dist.version) if dist is not None else ("(unknown distribution)", "")
+        schemes.setdefault(key, []).append(entry.name)
+    core = ("agent-stores-core", version("agent-stores-core"))
+    schemes.setdefault(core, [])
+    for (name, number), names in sorted(schemes.items()):
+        lines.append(f"  {name} {number}" + (f" ({', '.join(sorted(names))})" if names else ""))
+    return "\n".join(lines)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(escape(version_text()))
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Show the installed versions and backends."
+        ),
+    ] = False,
+) -> None:
     """Check, look inside, migrate, repair and demo durable stores for Microsoft Agent Framework agents."""
+    del version
 
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-T = TypeVar("T")
-
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout (for scripts and CI).")]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print one JSON document on stdout (for scripts and CI), also on failure.")
+]
 VerboseOption = Annotated[bool, typer.Option("--verbose", "-v", help="Show tracebacks and full failure details.")]
-
-
-def fail(error: BaseException, *, verbose: bool) -> NoReturn:
-    """Print ``error`` as one line (and its traceback with ``--verbose``), exit with its code (2 by default)."""
-    if verbose:
-        import traceback
-
-        err.print(escape("".join(traceback.format_exception(error))))
-    err.print(f"[bold red]error:[/] {escape(str(error))}")
-    raise typer.Exit(getattr(error, "exit_code", EXIT_USAGE))
-
-
-def guarded(verbose: bool, action: Callable[[], T]) -> T:
-    """Run ``action``; a :class:`CliError` (or a store error outside it) is a one-line error and exit 2.
-
-    Stored data that cannot be read (a ``CorruptRecordError``) exits 4.
-    """
-    try:
-        return action()
-    except (typer.Exit, typer.Abort, KeyboardInterrupt):
-        raise
-    except CliError as error:
-        fail(error, verbose=verbose)
-    except Exception as error:
-        from agent_stores.core import CorruptRecordError
-
-        wrapper = CorruptDataError if isinstance(error, CorruptRecordError) else CliError
-        fail(wrapper(f"{type(error).__name__}: {error}"), verbose=verbose)
-
-
-def print_json(document: Any) -> None:
-    """Write ``document`` as JSON on stdout, untouched by rich."""
-    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
-    sys.stdout.flush()
-
-
-def progress_bar(*, transient: bool = False) -> Progress:
-    """A progress bar on stderr, so ``--json`` output on stdout stays clean."""
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=transient,
-    )
 
 
 # -- check ----------------------------------------------------------------------------------------
 
 
 @app.command(
+    cls=Command,
     epilog="[bold]Examples[/]\n\n"
     "  agent-stores check sqlite:///agent.db\n\n"
     "  agent-stores check redis://localhost:6379/0 --suite history --suite sessions\n\n"
@@ -101,7 +88,10 @@ def progress_bar(*, transient: bool = False) -> Progress:
     "  agent-stores check my_package.stores:open_files -k search",
 )
 def check(
-    target: Annotated[str, typer.Argument(help="A store URL (scheme://...) or module:attr, a factory of your store.")],
+    target: Annotated[
+        str,
+        typer.Argument(metavar="TARGET", help="A store URL (scheme://...) or module:attr, a factory of your store."),
+    ],
     suite: Annotated[
         list[str] | None,
         typer.Option(
@@ -164,6 +154,7 @@ def check(
                 allow_purge=allow_purge,
                 progress=advance,
             ),
+            as_json=as_json,
         )
     if as_json:
         print_json(report.to_json())
@@ -187,22 +178,28 @@ def main() -> None:
 # -- look inside a store ----------------------------------------------------------------------------
 
 SourceOption = Annotated[str, typer.Option("--source-id", help="The history provider's source id.")]
-NamespaceOption = Annotated[str, typer.Option("--namespace", help="The history namespace (tenant prefix).")]
+NamespaceOption = Annotated[str, typer.Option("--namespace", help="The history namespace.")]
+TenantOption = Annotated[
+    str | None, typer.Option("--tenant", help="Read this tenant's stores (what stores.tenant(...) sees).")
+]
 LimitOption = Annotated[int, typer.Option("--limit", min=1, help="Entries per page.")]
 
 
-def _run(verbose: bool, coroutine_factory: Callable[[], Any]) -> Any:
+def _run(verbose: bool, coroutine_factory: Callable[[], Any], *, as_json: bool = False) -> Any:
     import asyncio
 
-    return guarded(verbose, lambda: asyncio.run(coroutine_factory()))
+    return guarded(verbose, lambda: asyncio.run(coroutine_factory()), as_json=as_json)
 
 
 @app.command(
+    cls=Command,
     epilog="[bold]Examples[/]\n\n  agent-stores sessions sqlite:///agent.db\n\n"
-    "  agent-stores sessions redis://localhost:6379/0 --namespace tenant-a --json"
+    "  agent-stores sessions redis://localhost:6379/0 --tenant acme --json\n\n"
+    "  agent-stores sessions file:///srv/agent --snapshots",
 )
 def sessions(
-    url: Annotated[str, typer.Argument(help="A store URL.")],
+    url: Annotated[str, typer.Argument(metavar="URL", help="A store URL.")],
+    tenant: TenantOption = None,
     source_id: SourceOption = "history",
     namespace: NamespaceOption = "",
     after: Annotated[str | None, typer.Option("--after", help="Start after this session id (paging).")] = None,
@@ -213,19 +210,29 @@ def sessions(
     as_json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """List the sessions a store holds (one page), with message counts and whether a snapshot exists."""
+    """List the sessions a store holds (one page), with message counts and whether a snapshot exists.
+
+    The snapshot column reads the same tenant's session store as the history. A store that does
+    not exist is an error (exit 2); one without sessions says so.
+    """
     from ._inspect import list_sessions, list_snapshots
 
+    scope = Scope(tenant, namespace, source_id)
     if snapshots:
-        page = _run(verbose, lambda: list_snapshots(url, after=after, limit=limit))
+        page = _run(verbose, lambda: list_snapshots(url, scope, after=after, limit=limit), as_json=as_json)
         rows = page["snapshots"]
     else:
-        page = _run(
-            verbose, lambda: list_sessions(url, source_id=source_id, namespace=namespace, after=after, limit=limit)
-        )
+        page = _run(verbose, lambda: list_sessions(url, scope, after=after, limit=limit), as_json=as_json)
         rows = page["sessions"]
     if as_json:
         print_json(page)
+        return
+    if not rows:
+        what = "session snapshots" if snapshots else "sessions with history"
+        out.print(
+            f"no {what}{' after ' + escape(repr(after)) if after else ''} in {escape(page['url'])}"
+            f"{escape(scope.describe(history=not snapshots))}"
+        )
         return
     table = Table(show_edge=False, box=None)
     for column in rows[0].keys() if rows else ["session_id"]:
@@ -238,12 +245,15 @@ def sessions(
 
 
 @app.command(
+    cls=Command,
     epilog="[bold]Examples[/]\n\n  agent-stores history sqlite:///agent.db demo\n\n"
-    "  agent-stores history sqlite:///agent.db demo --offset 50 --json"
+    "  agent-stores history sqlite:///agent.db demo --offset 50 --json\n\n"
+    "  agent-stores history file:///srv/agent s1 --tenant acme",
 )
 def history(
-    url: Annotated[str, typer.Argument(help="A store URL.")],
-    session: Annotated[str, typer.Argument(help="The session id.")],
+    url: Annotated[str, typer.Argument(metavar="URL", help="A store URL.")],
+    session: Annotated[str, typer.Argument(metavar="SESSION", help="The session id.")],
+    tenant: TenantOption = None,
     source_id: SourceOption = "history",
     namespace: NamespaceOption = "",
     offset: Annotated[int, typer.Option("--offset", min=0, help="First message (paging).")] = 0,
@@ -251,19 +261,22 @@ def history(
     as_json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Show a session's stored messages, oldest first (one page; --json gives each message in full)."""
+    """Show a session's stored messages, oldest first (one page; --json gives each message in full).
+
+    A session with no stored history is an error (exit 2), as is a store that does not exist.
+    """
     from ._inspect import read_history
 
+    scope = Scope(tenant, namespace, source_id)
     page = _run(
         verbose,
-        lambda: read_history(
-            url, session, source_id=source_id, namespace=namespace, offset=offset, limit=limit, full=as_json
-        ),
+        lambda: read_history(url, session, scope, offset=offset, limit=limit, full=as_json),
+        as_json=as_json,
     )
     if as_json:
         print_json(page)
         return
-    out.print(f"{page['total']} messages in session {escape(session)!r}")
+    out.print(f"{plural(page['total'], 'message')} in session {escape(repr(session))}")
     for message in page["messages"]:
         text = message["text"][:100] or ", ".join(message["contents"])
         out.print(f"  {message['index']:>4} {message['role']:<10} {escape(text)}")
@@ -272,12 +285,16 @@ def history(
 
 
 @app.command(
+    cls=Command,
     epilog="[bold]Examples[/]\n\n  agent-stores repair s3://bucket/agents demo --dry-run\n\n"
-    "  agent-stores repair file:///srv/agent demo --namespace tenant-a --keep-all --json"
+    "  agent-stores repair file:///srv/agent demo --tenant acme --keep-all --json",
 )
 def repair(
-    url: Annotated[str, typer.Argument(help="A store URL whose history is an object-store log (S3, fsspec).")],
-    session: Annotated[str, typer.Argument(help="The session id.")],
+    url: Annotated[
+        str, typer.Argument(metavar="URL", help="A store URL whose history is an object-store log (S3, fsspec).")
+    ],
+    session: Annotated[str, typer.Argument(metavar="SESSION", help="The session id.")],
+    tenant: TenantOption = None,
     source_id: SourceOption = "history",
     namespace: NamespaceOption = "",
     keep_all: Annotated[
@@ -302,10 +319,8 @@ def repair(
     """
     from ._repair import repair as run_repair
 
-    report = _run(
-        verbose,
-        lambda: run_repair(url, session, source_id=source_id, namespace=namespace, keep_all=keep_all, dry_run=dry_run),
-    )
+    scope = Scope(tenant, namespace, source_id)
+    report = _run(verbose, lambda: run_repair(url, session, scope, keep_all=keep_all, dry_run=dry_run), as_json=as_json)
     if as_json:
         print_json(report.to_json())
     else:
@@ -320,7 +335,7 @@ def _print_repair(report: Any) -> None:
     from ._repair import describe_runs
 
     out.print(f"[bold]agent-stores repair[/] {escape(report.url)} session {escape(report.session_id)!r}")
-    out.print(f"  history log {escape(report.key)!r}: {report.length} records")
+    out.print(f"  history log {escape(repr(report.key))}: {plural(report.length, 'record')}")
     if report.status == "whole":
         out.print("[bold green]whole[/]: no segment is missing; nothing to repair")
         return
@@ -332,29 +347,43 @@ def _print_repair(report: Any) -> None:
     if report.status == "would-repair":
         out.print("[bold]dry run[/]: nothing was written")
     else:
-        out.print(f"[bold green]repaired[/]: the session holds {report.kept_count} messages and takes new ones")
+        holds = plural(report.kept_count, "message")
+        out.print(f"[bold green]repaired[/]: the session holds {holds} and takes new ones")
 
 
 @app.command(
+    cls=Command,
     epilog="[bold]Examples[/]\n\n  agent-stores files sqlite:///agent.db\n\n"
-    "  agent-stores files file:///srv/agent memories --recursive --json"
+    "  agent-stores files file:///srv/agent memories --recursive --json\n\n"
+    "  agent-stores files redis://localhost:6379/0 --tenant acme",
 )
 def files(
-    url: Annotated[str, typer.Argument(help="A store URL.")],
-    directory: Annotated[str, typer.Argument(help="The directory to list.")] = "",
+    url: Annotated[str, typer.Argument(metavar="URL", help="A store URL.")],
+    directory: Annotated[str, typer.Argument(metavar="DIR", help="The directory to list (a file lists itself).")] = "",
+    tenant: TenantOption = None,
     recursive: Annotated[bool, typer.Option("--recursive", "-r", help="List sub-directories too.")] = False,
     after: Annotated[str | None, typer.Option("--after", help="Start after this path (paging).")] = None,
     limit: LimitOption = 100,
     as_json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """List the harness files of a store (one page, in path order)."""
+    """List the harness files of a store (one page, in path order).
+
+    A folder the store does not hold is an error (exit 2), as is a store that does not exist.
+    """
     from ._inspect import list_files
 
-    page = _run(verbose, lambda: list_files(url, directory, recursive=recursive, after=after, limit=limit))
+    scope = Scope(tenant)
+    page = _run(
+        verbose,
+        lambda: list_files(url, directory, scope, recursive=recursive, after=after, limit=limit),
+        as_json=as_json,
+    )
     if as_json:
         print_json(page)
         return
+    if not page["entries"] and not after:
+        out.print(f"no files in {escape(page['directory'] or 'the file store')}")
     for entry in page["entries"]:
         size = f"{entry['characters']:>8}" if entry.get("characters") is not None else " " * 8
         out.print(f"{size}  {escape(entry['path'])}")
@@ -362,17 +391,21 @@ def files(
         out.print(f"more: --after {escape(page['next_after'])}")
 
 
-@app.command(epilog="[bold]Example[/]\n\n  agent-stores show sqlite:///agent.db demo --json")
+@app.command(cls=Command, epilog="[bold]Example[/]\n\n  agent-stores show sqlite:///agent.db demo --json")
 def show(
-    url: Annotated[str, typer.Argument(help="A store URL.")],
-    session: Annotated[str, typer.Argument(help="The session id.")],
+    url: Annotated[str, typer.Argument(metavar="URL", help="A store URL.")],
+    session: Annotated[str, typer.Argument(metavar="SESSION", help="The session id.")],
+    tenant: TenantOption = None,
     as_json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Show the stored snapshot of a session (the session store's copy)."""
+    """Show the stored snapshot of a session (the session store's copy).
+
+    A session without a snapshot is an error (exit 2), as is a store that does not exist.
+    """
     from ._inspect import read_snapshot
 
-    page = _run(verbose, lambda: read_snapshot(url, session))
+    page = _run(verbose, lambda: read_snapshot(url, session, Scope(tenant)), as_json=as_json)
     if as_json:
         print_json(page)
         return
@@ -383,6 +416,7 @@ def show(
 
 
 @app.command(
+    cls=Command,
     epilog="[bold]Examples[/]\n\n"
     "  agent-stores migrate sqlite:///agent.db redis://localhost:6379/0\n\n"
     "  agent-stores migrate framework:///srv/agent-data sqlite:///agent.db   # FileHistoryProvider & co.\n\n"
@@ -391,9 +425,12 @@ def show(
 )
 def migrate(
     source: Annotated[
-        str, typer.Argument(help="A store URL, or framework://DIR (the framework's own file stores' folders).")
+        str,
+        typer.Argument(
+            metavar="SOURCE", help="A store URL, or framework://DIR (the framework's own file stores' folders)."
+        ),
     ],
-    target: Annotated[str, typer.Argument(help="A store URL.")],
+    target: Annotated[str, typer.Argument(metavar="TARGET", help="A store URL.")],
     source_id: Annotated[
         list[str] | None,
         typer.Option("--source-id", help="History source id to copy (repeatable; default every one the source holds)."),
@@ -446,7 +483,7 @@ def migrate(
     from ._migrate import migrate as run_migration
 
     if append and replace:
-        fail(CliError("--append and --replace exclude each other"), verbose=verbose)
+        fail(CliError("--append and --replace exclude each other"), verbose=verbose, as_json=as_json)
     with progress_bar(transient=True) as progress:
         task = progress.add_task("planning", total=None)
 
@@ -467,6 +504,7 @@ def migrate(
                     progress=advance,
                 )
             ),
+            as_json=as_json,
         )
     if as_json:
         print_json(report.to_json())
@@ -491,10 +529,7 @@ def _print_migration(report: Any, *, verbose: bool) -> None:
     for item in report.items:
         where = "" if item.tenant is None else f" of tenant {escape(item.tenant)}"
         if item.action == "conflict":
-            out.print(
-                f"[yellow]conflict[/] {item.kind} [bold]{escape(item.name)}[/]{where}: the target holds different "
-                f"data ({item.target_count} vs {item.source_count} on the source)"
-            )
+            out.print(f"[yellow]conflict[/] {item.kind} [bold]{escape(item.name)}[/]{where}: {_conflict(item)}")
         elif item.action == "error" or item.verified is False:
             out.print(f"[red]failed[/] {item.kind} [bold]{escape(item.name)}[/]{where}: {escape(item.detail)}")
         elif verbose and item.action != "skip":
@@ -508,21 +543,34 @@ def _print_migration(report: Any, *, verbose: bool) -> None:
         out.print("[bold]dry run[/]: nothing was written")
     elif report.ok:
         verified = sum(1 for i in report.items if i.verified)
-        out.print(f"[bold green]ok[/]: {verified} items copied and verified, {len(report.of('skip'))} already there")
+        there = len(report.of("skip"))
+        out.print(f"[bold green]ok[/]: {plural(verified, 'item')} copied and verified, {there} already there")
     else:
-        out.print(f"[bold red]{len(report.failures)} items failed[/]")
+        out.print(f"[bold red]{plural(len(report.failures), 'item')} failed[/]")
+
+
+def _conflict(item: Any) -> str:
+    """What differs between the target's item and the source's, in the item's own unit."""
+    if item.kind == "history":
+        held = plural(item.target_count, "message")
+        return f"the target holds a different history of {held} ({item.source_count} on the source)"
+    if item.kind == "file":
+        held = plural(item.target_count, "character")
+        return f"the target holds a different file of {held} ({item.source_count} on the source)"
+    return f"the target holds a different {'snapshot' if item.kind == 'snapshot' else 'object'}"
 
 
 # -- upgrade ---------------------------------------------------------------------------------------
 
 
 @app.command(
+    cls=Command,
     epilog="[bold]Examples[/]\n\n"
     "  agent-stores upgrade sqlite:///agent.db --dry-run\n\n"
     "  agent-stores upgrade s3://bucket/agents?endpoint_url=http://127.0.0.1:8333 --json",
 )
 def upgrade(
-    url: Annotated[str, typer.Argument(help="A store URL.")],
+    url: Annotated[str, typer.Argument(metavar="URL", help="A store URL.")],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would move; write nothing.")] = False,
     as_json: JsonOption = False,
     verbose: VerboseOption = False,
@@ -543,7 +591,7 @@ def upgrade(
 
     from ._upgrade import upgrade as run_upgrade
 
-    report = guarded(verbose, lambda: asyncio.run(run_upgrade(url, dry_run=dry_run)))
+    report = guarded(verbose, lambda: asyncio.run(run_upgrade(url, dry_run=dry_run)), as_json=as_json)
     if as_json:
         print_json(report.to_json())
     else:
@@ -556,9 +604,9 @@ def upgrade(
         if not report.items:
             out.print("[bold green]ok[/]: nothing written by release 0.1 is left to move")
         elif report.dry_run:
-            out.print(f"[bold]dry run[/]: {moved} items would move; nothing was written")
+            out.print(f"[bold]dry run[/]: {plural(moved, 'item')} would move; nothing was written")
         elif report.ok:
-            out.print(f"[bold green]ok[/]: {moved} items moved and verified")
+            out.print(f"[bold green]ok[/]: {plural(moved, 'item')} moved and verified")
     if not report.ok:
         raise typer.Exit(EXIT_FAILED)
 
@@ -567,6 +615,7 @@ def upgrade(
 
 
 @app.command(
+    cls=Command,
     epilog="[bold]Examples[/]\n\n"
     "  agent-stores demo                      # run twice: the second run recalls the first\n\n"
     "  agent-stores demo redis://localhost:6379/0\n\n"
@@ -574,7 +623,7 @@ def upgrade(
     "  agent-stores demo --reset",
 )
 def demo(
-    url: Annotated[str, typer.Argument(help="A store URL.")] = "sqlite:///agent-stores-demo.db",
+    url: Annotated[str, typer.Argument(metavar="URL", help="A store URL.")] = "sqlite:///agent-stores-demo.db",
     reset: Annotated[bool, typer.Option("--reset", help="Forget the demo's session first.")] = False,
     offline: Annotated[
         bool, typer.Option("--offline", help="Use the scripted model even when OPENAI_* is set.")

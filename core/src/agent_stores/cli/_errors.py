@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-__all__ = ["EXIT_CONFLICT", "EXIT_CORRUPT", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "CliError", "CorruptDataError"]
+__all__ = [
+    "EXIT_CONFLICT",
+    "EXIT_CORRUPT",
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_PIPE",
+    "EXIT_USAGE",
+    "CliError",
+    "CorruptDataError",
+]
 
 EXIT_OK = 0
 #: A check found failing clauses, or a migration's verification failed.
@@ -13,6 +22,8 @@ EXIT_USAGE = 2
 EXIT_CONFLICT = 3
 #: The store holds data that cannot be read (a gap in a history log, an undecodable record).
 EXIT_CORRUPT = 4
+#: The reader of stdout closed the pipe (``| head``): the status a shell gives a process ended by ``SIGPIPE``.
+EXIT_PIPE = 128 + 13
 
 
 class CliError(Exception):

@@ -1,4 +1,4 @@
-"""Look inside a store: sessions, one session's history, files, a session snapshot (read only)."""
+"""Look inside a store: sessions, one session's history, files, a session snapshot (read only: nothing is created)."""
 
 from __future__ import annotations
 
@@ -6,26 +6,14 @@ from typing import Any
 
 from agent_framework import Message
 
-from agent_stores.core import ObjectDriver, ObjectSessionStore, Stores, decode_snapshot, open_stores, redact_url
+from agent_stores.core import ObjectDriver, ObjectSessionStore, decode_snapshot, redact_url
 from agent_stores.core.objectlog import LogGapError
 
 from ._errors import CliError, CorruptDataError
+from ._open import open_url
+from ._scope import Scope, no_folder, no_session
 
-__all__ = ["list_files", "list_sessions", "list_snapshots", "open_url", "read_history", "read_snapshot"]
-
-
-def open_url(url: str) -> Stores:
-    """``open_stores(url)``, with a malformed URL or a missing backend as a one-line error.
-
-    Raises:
-        CliError: The URL is malformed or its backend is not installed.
-    """
-    if "://" not in url:
-        raise CliError(f"expected a store URL (scheme://...), got {redact_url(url)!r}")
-    try:
-        return open_stores(url)
-    except ValueError as err:
-        raise CliError(str(err)) from err
+__all__ = ["list_files", "list_sessions", "list_snapshots", "read_history", "read_snapshot"]
 
 
 def _lister(provider: Any, url: str) -> Any:
@@ -34,11 +22,21 @@ def _lister(provider: Any, url: str) -> Any:
     return provider
 
 
-async def list_sessions(url: str, *, source_id: str, namespace: str, after: str | None, limit: int) -> dict[str, Any]:
-    """One page of the sessions holding history, with their message counts and whether a snapshot exists."""
-    async with open_url(url) as stores:
-        provider = _lister(stores.history_provider(source_id, namespace=namespace), url)
-        snapshots = stores.session_store()
+def _scope_json(scope: Scope, *, history: bool = True) -> dict[str, Any]:
+    document: dict[str, Any] = {"tenant": scope.tenant}
+    if history:
+        document |= {"source_id": scope.source_id, "namespace": scope.namespace}
+    return document
+
+
+async def list_sessions(url: str, scope: Scope, *, after: str | None, limit: int) -> dict[str, Any]:
+    """One page of the sessions holding history, with their message counts and whether a snapshot exists.
+
+    The snapshot column reads the session store of the same tenant as the history.
+    """
+    async with open_url(url, must_exist=True) as stores:
+        provider = _lister(scope.history(stores), url)
+        snapshots = stores.session_store(tenant=scope.tenant)
         ids: list[str] = await provider.list_sessions(after=after, limit=limit)
         sessions: list[dict[str, Any]] = []
         for session_id in ids:
@@ -48,17 +46,16 @@ async def list_sessions(url: str, *, source_id: str, namespace: str, after: str 
             )
         return {
             "url": redact_url(url),
-            "source_id": source_id,
-            "namespace": namespace,
+            **_scope_json(scope),
             "sessions": sessions,
             "next_after": ids[-1] if len(ids) == limit else None,
         }
 
 
-async def list_snapshots(url: str, *, after: str | None, limit: int) -> dict[str, Any]:
+async def list_snapshots(url: str, scope: Scope, *, after: str | None, limit: int) -> dict[str, Any]:
     """One page of the session snapshots the session store holds (ids read from the snapshots)."""
-    async with open_url(url) as stores:
-        store = stores.session_store()
+    async with open_url(url, must_exist=True) as stores:
+        store = stores.session_store(tenant=scope.tenant)
         if not isinstance(store, ObjectSessionStore):
             raise CliError(f"the session store of {redact_url(url)} cannot list snapshots")
         driver: ObjectDriver = store.driver
@@ -78,6 +75,7 @@ async def list_snapshots(url: str, *, after: str | None, limit: int) -> dict[str
             sessions.append({"key": key, "session_id": session.session_id, "state": sorted(session.state)})
         return {
             "url": redact_url(url),
+            **_scope_json(scope, history=False),
             "snapshots": sessions,
             "next_after": listing.keys[-1] if len(listing.keys) == limit else None,
         }
@@ -96,16 +94,17 @@ def message_row(index: int, message: Message) -> dict[str, Any]:
 
 
 async def read_history(
-    url: str, session_id: str, *, source_id: str, namespace: str, offset: int, limit: int, full: bool
+    url: str, session_id: str, scope: Scope, *, offset: int, limit: int, full: bool
 ) -> dict[str, Any]:
     """One page of a session's stored messages, oldest first (everything stored, no window applied).
 
     Raises:
+        CliError: The store holds no history for the session.
         CorruptDataError: The history has a gap (with the repair command that shows what is left)
             or a record that cannot be decoded.
     """
-    async with open_url(url) as stores:
-        provider: Any = stores.history_provider(source_id, namespace=namespace)
+    async with open_url(url, must_exist=True) as stores:
+        provider: Any = scope.history(stores)
         try:
             if callable(getattr(provider, "export_messages", None)):
                 messages: list[Message] = await provider.export_messages(session_id)
@@ -114,14 +113,16 @@ async def read_history(
         except LogGapError as err:
             from ._repair import repair_command
 
-            command = repair_command(url, session_id, source_id=source_id, namespace=namespace)
-            raise CorruptDataError(f"{err} (see what a repair keeps: {command})") from err
+            raise CorruptDataError(
+                f"{err} (see what a repair keeps: {repair_command(url, session_id, scope)})"
+            ) from err
+        if not messages:
+            raise no_session(url, session_id, scope)
         page = messages[offset : offset + limit]
         return {
             "url": redact_url(url),
             "session_id": session_id,
-            "source_id": source_id,
-            "namespace": namespace,
+            **_scope_json(scope),
             "total": len(messages),
             "offset": offset,
             "messages": [m.to_dict() if full else message_row(offset + i, m) for i, m in enumerate(page)],
@@ -129,12 +130,29 @@ async def read_history(
         }
 
 
-async def list_files(url: str, directory: str, *, recursive: bool, after: str | None, limit: int) -> dict[str, Any]:
-    """One page of the entries under ``directory`` (with sizes of files), in name order."""
-    async with open_url(url) as stores:
-        files = stores.file_store()
+async def list_files(
+    url: str, directory: str, scope: Scope, *, recursive: bool, after: str | None, limit: int
+) -> dict[str, Any]:
+    """One page of the entries under ``directory`` (with sizes of files), in name order.
+
+    ``directory`` naming a file lists that file alone.
+
+    Raises:
+        CliError: The file store holds no folder or file ``directory``.
+    """
+    async with open_url(url, must_exist=True) as stores:
+        files = stores.file_store(tenant=scope.tenant)
+        start = directory.strip("/")
         entries: list[dict[str, Any]] = []
-        pending = [directory.strip("/")]
+        pending = [start]
+        if start:
+            parent, _, name = start.rpartition("/")
+            found = [e for e in await files.list_children(parent) if e.name == name]
+            if not found:
+                raise no_folder(url, start, scope)
+            if found[0].type != "directory":
+                entries.append({"path": start, "type": "file"})
+                pending = []
         while pending:
             folder = pending.pop(0)
             for entry in sorted(await files.list_children(folder), key=lambda e: e.name):
@@ -155,20 +173,21 @@ async def list_files(url: str, directory: str, *, recursive: bool, after: str | 
                 entry["characters"] = None if text is None else len(text)
         return {
             "url": redact_url(url),
+            **_scope_json(scope, history=False),
             "directory": directory,
             "entries": page,
             "next_after": page[-1]["path"] if len(entries) > limit else None,
         }
 
 
-async def read_snapshot(url: str, session_id: str) -> dict[str, Any]:
+async def read_snapshot(url: str, session_id: str, scope: Scope) -> dict[str, Any]:
     """The stored snapshot of a session, as the session store returns it.
 
     Raises:
         CliError: No snapshot is stored for ``session_id``.
     """
-    async with open_url(url) as stores:
-        session = await stores.session_store().get(session_id)
+    async with open_url(url, must_exist=True) as stores:
+        session = await stores.session_store(tenant=scope.tenant).get(session_id)
         if session is None:
-            raise CliError(f"no session snapshot {session_id!r} in {redact_url(url)}")
-        return {"url": redact_url(url), "snapshot": session.to_dict()}
+            raise no_session(url, session_id, scope, snapshot=True)
+        return {"url": redact_url(url), **_scope_json(scope, history=False), "snapshot": session.to_dict()}

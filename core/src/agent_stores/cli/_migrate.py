@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -45,7 +46,7 @@ from agent_stores.core import (
 from agent_stores.core.listing import iter_pages
 
 from ._errors import CliError
-from ._inspect import open_url
+from ._open import open_url, store_location
 
 __all__ = ["FRAMEWORK_SCHEME", "MigrationItem", "MigrationReport", "migrate"]
 
@@ -85,14 +86,14 @@ def _combined(digests: Sequence[str]) -> str:
 class MigrationItem:
     """One history, snapshot, file or object of the migration, and what was done with it."""
 
-    kind: Literal["history", "snapshot", "file", "object"]
+    kind: Literal["history", "snapshot", "file", "folder", "object"]
     name: str
     action: str = ""  # copy, skip, extend, append, replace, keep, conflict, error
     source_count: int = 0
     target_count: int = 0
     detail: str = ""
     verified: bool | None = None
-    # where the item lives: (source_id, namespace, session_id) / (rel_key, session_id) / path / key
+    # where the item lives: (source_id, namespace, session_id, name) / (rel_key, session_id) / path / key
     where: Any = field(default=None, repr=False)
     #: The tenant whose stores hold it (``None``: the unscoped stores).
     tenant: str | None = None
@@ -109,6 +110,8 @@ class MigrationItem:
                 document |= {"target_messages": len(self.expected), "digest": _combined(self.expected)}
         elif self.expected:
             document["digest"] = self.expected[0]
+        if self.kind == "file":
+            document |= {"source_characters": self.source_count, "target_characters_before": self.target_count}
         if self.detail:
             document["detail"] = self.detail
         if self.verified is not None:
@@ -281,6 +284,7 @@ class _FrameworkSide(_Side):
         if unknown:
             raise CliError(f"unknown option(s) in {url!r}: {', '.join(sorted(unknown))} (history, sessions, files)")
         self.label = url
+        self.base = base
         self.history_dir = base / options.get("history", "history")
         self.sessions_dir = base / options.get("sessions", "sessions")
         self.files_dir = base / options.get("files", "files")
@@ -353,7 +357,23 @@ class _FrameworkHistory:
 def _open_source(url: str, stack: AsyncExitStack) -> Any:
     if url.split("://", 1)[0].lower() == FRAMEWORK_SCHEME and "://" in url:
         return _FrameworkSide(url)
-    return _StoresSide(_enter(open_url(url), stack), url)
+    return _StoresSide(_enter(open_url(url, must_exist=True), stack), url)
+
+
+def _refuse_same_store(source: Any, target: _StoresSide) -> None:
+    """Refuse a target that is the source, however its URL spells it (the same file, folder, bucket prefix...).
+
+    Raises:
+        CliError: Both URLs name the same store.
+    """
+    if isinstance(source, _FrameworkSide):
+        here = "file://" + os.path.realpath(source.base)
+    else:
+        here = store_location(source.stores)
+    if here == store_location(target.stores):
+        raise CliError(
+            f"{source.label} and {target.label} are the same store ({here}): a store cannot be migrated into itself"
+        )
 
 
 def _enter(stores: Stores, stack: AsyncExitStack) -> Stores:
@@ -533,7 +553,8 @@ async def migrate(
         raise CliError("give at least one --source-id and one --namespace, or none to copy every one")
     async with AsyncExitStack() as stack:
         opened = _open_source(source_url, stack)
-        target_stores = _StoresSide(_enter(open_url(target_url), stack), target_url)
+        target_stores = _StoresSide(_enter(open_url(target_url, must_exist=False), stack), target_url)
+        _refuse_same_store(opened, target_stores)
         if isinstance(opened, _FrameworkSide):
             if tenants:
                 raise CliError("a framework:// source has no tenants")
@@ -640,7 +661,7 @@ async def _plan(
     if source_files is not None:
         for path, is_directory in await _walk_files(source_files):
             name = _label(tenant, path + ("/" if is_directory else ""))
-            item = MigrationItem("file", name, where=(path, is_directory), tenant=tenant)
+            item = MigrationItem("folder" if is_directory else "file", name, where=path, tenant=tenant)
             report.items.append(item)
             if is_directory:
                 exists = path in {p for p, d in await _walk_children(target.files(), path) if d}
@@ -700,11 +721,10 @@ async def _copy(item: MigrationItem, source: Any, target: _StoresSide, source_dr
         if session is None:
             raise CliError("the source snapshot vanished")
         await target.write_snapshot(rel_key, session_id, session)
+    elif item.kind == "folder":
+        await target.files().create_directory(item.where)
     elif item.kind == "file":
-        path, is_directory = item.where
-        if is_directory:
-            await target.files().create_directory(path)
-            return
+        path = item.where
         text = await source.files().read(path)
         if text is None:
             raise CliError("the source file vanished")
@@ -725,11 +745,10 @@ async def _verify(item: MigrationItem, target: _StoresSide, target_driver: Any) 
         rel_key, session_id = item.where
         session = await target.read_snapshot(rel_key, session_id)
         return session is not None and [_snapshot_digest(session)] == item.expected
+    if item.kind == "folder":
+        return item.where in {p for p, d in await _walk_children(target.files(), item.where) if d}
     if item.kind == "file":
-        path, is_directory = item.where
-        if is_directory:
-            return path in {p for p, d in await _walk_children(target.files(), path) if d}
-        text = await target.files().read(path)
+        text = await target.files().read(item.where)
         return text is not None and [_text_digest(text)] == item.expected
     stored = await target_driver.get(item.where)
     return stored is not None and [hashlib.sha256(stored.data).hexdigest()] == item.expected

@@ -10,7 +10,8 @@ from agent_stores.core import LogHistoryProvider, LogRecord, StoreConflictError,
 from agent_stores.core.objectlog import Gap, ObjectLogDriver, Salvage
 
 from ._errors import EXIT_CONFLICT, CliError
-from ._inspect import open_url
+from ._open import open_url
+from ._scope import Scope, no_session
 
 __all__ = ["RepairConflict", "RepairReport", "repair", "repair_command"]
 
@@ -23,11 +24,9 @@ class RepairConflict(CliError):
     exit_code = EXIT_CONFLICT
 
 
-def repair_command(url: str, session_id: str, *, source_id: str, namespace: str) -> str:
+def repair_command(url: str, session_id: str, scope: Scope) -> str:
     """The ``agent-stores repair`` command line that shows what a repair of this session keeps."""
-    options = "" if source_id == "history" else f" --source-id {shlex.quote(source_id)}"
-    options += f" --namespace {shlex.quote(namespace)}" if namespace else ""
-    return f"agent-stores repair {shlex.quote(redact_url(url))} {shlex.quote(session_id)}{options} --dry-run"
+    return f"agent-stores repair {shlex.quote(redact_url(url))} {shlex.quote(session_id)}{scope.flags()} --dry-run"
 
 
 def _runs(positions: list[int]) -> list[tuple[int, int]]:
@@ -63,8 +62,7 @@ class RepairReport:
 
     url: str
     session_id: str
-    source_id: str
-    namespace: str
+    scope: Scope
     key: str
     status: Status
     length: int
@@ -86,8 +84,9 @@ class RepairReport:
         return {
             "url": self.url,
             "session_id": self.session_id,
-            "source_id": self.source_id,
-            "namespace": self.namespace,
+            "tenant": self.scope.tenant,
+            "source_id": self.scope.source_id,
+            "namespace": self.scope.namespace,
             "key": self.key,
             "status": self.status,
             "records": self.length,
@@ -108,9 +107,7 @@ def _plan(salvage: Salvage, *, keep_all: bool) -> tuple[list[int], list[int]]:
     return [i for i in readable if i >= start], [i for i in readable if i < start]
 
 
-async def repair(
-    url: str, session_id: str, *, source_id: str, namespace: str, keep_all: bool, dry_run: bool
-) -> RepairReport:
+async def repair(url: str, session_id: str, scope: Scope, *, keep_all: bool, dry_run: bool) -> RepairReport:
     """Rewrite the history of ``session_id`` from what is readable (unless ``dry_run``) and report it.
 
     Keeps the records after the newest gap (the whole end of the conversation, every tool call
@@ -121,18 +118,18 @@ async def repair(
         CliError: The URL's history is not an object-store log, or it holds no such session.
         RepairConflict: The session changed while it was repaired; nothing was written.
     """
-    async with open_url(url) as stores:
-        provider = stores.history_provider(source_id, namespace=namespace)
+    async with open_url(url, must_exist=True) as stores:
+        provider = scope.history(stores)
         driver = getattr(provider, "driver", None)
         if not isinstance(provider, LogHistoryProvider) or not isinstance(driver, ObjectLogDriver):
             raise CliError(
                 f"the history of {redact_url(url)} is not an object-store log (S3, fsspec): it has no segments "
                 "to repair"
             )
-        key = provider.keys.history(source_id, session_id)
+        key = provider.keys.history(scope.source_id, session_id)
         salvage = await driver.salvage(key)
         if salvage is None:
-            raise CliError(f"no history for session {session_id!r} in {redact_url(url)}")
+            raise no_session(url, session_id, scope)
         kept, dropped = _plan(salvage, keep_all=keep_all)
         status: Status = "whole" if not salvage.gaps else "would-repair" if dry_run else "repaired"
         if status == "repaired":
@@ -141,8 +138,7 @@ async def repair(
         return RepairReport(
             url=redact_url(url),
             session_id=session_id,
-            source_id=source_id,
-            namespace=namespace,
+            scope=scope,
             key=key,
             status=status,
             length=salvage.length,

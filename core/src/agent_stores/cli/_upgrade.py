@@ -32,7 +32,7 @@ from agent_stores.core import (
 from agent_stores.core.listing import iter_pages
 
 from ._errors import CliError
-from ._inspect import open_url
+from ._open import open_url
 
 __all__ = ["UpgradeItem", "UpgradeReport", "upgrade"]
 
@@ -100,7 +100,7 @@ async def upgrade(url: str, *, dry_run: bool = False, progress: Progress | None 
     """
     report = UpgradeReport(redact_url(url), dry_run)
     tick: Progress = progress or (lambda _phase, _done: None)
-    async with open_url(url) as stores:
+    async with open_url(url, must_exist=True) as stores:
         if not stores.offers_drivers:
             raise CliError(f"{redact_url(url)}: the backend does not hand out its drivers; nothing to upgrade")
         await _histories(stores, report, dry_run, tick)

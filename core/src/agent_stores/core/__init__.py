@@ -21,12 +21,20 @@ from .codec import (
     message_digest,
 )
 from .drivers import Listing, LogDriver, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
-from .errors import CorruptRecordError, StoreConflictError, StoreError, StoreUnavailableError, TlsFailure, tls_failure
+from .errors import (
+    CorruptRecordError,
+    StoreConflictError,
+    StoreError,
+    StoreNotFoundError,
+    StoreUnavailableError,
+    TlsFailure,
+    tls_failure,
+)
 from .files import ObjectAgentFileStore, decode_text, plain_literal
 from .harness import OPENAI_API_ENV, harness_kwargs, openai_client
 from .history import LogHistoryProvider, hide_unanswered_calls, trim_orphans
 from .keys import TENANTS, KeySpace, decode_segment, key_segment, tenant_root
-from .lifecycle import ConnectedBackend, ConnectedStore, Connector, Handle, OwnedResource, route_options
+from .lifecycle import MUST_EXIST, ConnectedBackend, ConnectedStore, Connector, Handle, OwnedResource, route_options
 from .listing import Segment
 from .objectlog import ObjectLogDriver
 from .prefixed import PrefixedLogDriver, PrefixedObjectDriver
@@ -37,6 +45,7 @@ from .tenants import TenantStores
 
 __all__ = [
     "CODEC_VERSION",
+    "MUST_EXIST",
     "OPENAI_API_ENV",
     "TENANTS",
     "Backend",
@@ -67,6 +76,7 @@ __all__ = [
     "Segment",
     "StoreConflictError",
     "StoreError",
+    "StoreNotFoundError",
     "StoreUnavailableError",
     "StoredObject",
     "Stores",

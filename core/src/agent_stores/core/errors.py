@@ -17,6 +17,7 @@ __all__ = [
     "CorruptRecordError",
     "StoreConflictError",
     "StoreError",
+    "StoreNotFoundError",
     "StoreUnavailableError",
     "TlsFailure",
     "tls_failure",
@@ -34,6 +35,15 @@ class StoreError(IntegrationException):
 
 class StoreUnavailableError(StoreError):
     """The backing server could not be reached or did not answer in time; retrying may succeed."""
+
+
+class StoreNotFoundError(StoreError):
+    """The store a URL names does not exist: no such database file, folder or bucket.
+
+    Raised where a store may not be created: a store opened with ``must_exist=True`` (see
+    :func:`~agent_stores.core.open_stores`), or a bucket a backend is not asked to create.
+    Nothing was created.
+    """
 
 
 class StoreConflictError(StoreError):

@@ -28,7 +28,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar, cast
-from urllib.parse import parse_qsl, quote, urlencode
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from .codec import DecodeCache, validate_cache_bytes
 from .drivers import LogDriver, ObjectDriver
@@ -36,6 +36,7 @@ from .redaction import redact_url
 
 __all__ = [
     "CACHE_BYTES",
+    "MUST_EXIST",
     "ConnectedBackend",
     "ConnectedStore",
     "Connector",
@@ -50,6 +51,12 @@ __all__ = [
 
 #: The option every store URL and every backend takes: the bytes each of its caches may hold.
 CACHE_BYTES = "cache_bytes"
+
+#: The option that opens only a store that exists and creates nothing (no file, folder, bucket,
+#: table or collection), for reading what a store holds. A missing store is a
+#: :class:`~agent_stores.core.errors.StoreNotFoundError` on first use. A backend that can keep
+#: that promise lists it in its connector's :attr:`Connector.options`; any other refuses it.
+MUST_EXIST = "must_exist"
 
 
 def take_query_option(url: str, name: str) -> tuple[str, str | None]:
@@ -138,8 +145,11 @@ class Connector(ABC, Generic[HandleT]):
     Attributes:
         handle_type: The handle class; an instance passed to a store is shared as is.
         options: Names of the handle's own options (URL query spellings and keywords).
+            :data:`MUST_EXIST` among them promises that ``open(url, must_exist=True)`` gives a
+            handle that creates nothing and raises ``StoreNotFoundError`` when the store is missing.
         open_ended: The handle also takes options it cannot list (a client library's
-            keywords, a filesystem's storage options): names no store takes go to it.
+            keywords, a filesystem's storage options): names no store takes go to it
+            (never :data:`MUST_EXIST`, which the connector must declare).
         name: How errors name the backend.
     """
 
@@ -230,6 +240,8 @@ def route_options(
             handle[name] = value
         elif name in takes:
             store[name] = value
+        elif name == MUST_EXIST:
+            _refuse_must_exist(connector, value)
         elif connector.open_ended:
             handle[name] = value
         else:
@@ -240,6 +252,15 @@ def route_options(
             f"and the {connector.name} connection takes {_names(connector.options)}"
         )
     return store, handle
+
+
+def _refuse_must_exist(connector: Connector[Any], value: Any) -> None:
+    """Refuse ``must_exist=True`` for a connector that does not declare it (it cannot keep the promise)."""
+    if value:
+        raise ValueError(
+            f"the {connector.name} backend cannot open a store without creating it "
+            f"({MUST_EXIST!r} is not among its connector's options)"
+        )
 
 
 def _names(names: Iterable[str]) -> str:
@@ -380,6 +401,8 @@ class ConnectedBackend(Generic[HandleT]):
         #: Seconds since the epoch for every expiry this backend's stores and drivers decide
         #: (``None``: the real clock); what ``agent-stores check`` and tests pass to move time.
         self.clock = cast("Callable[[], float] | None", clock)
+        if MUST_EXIST not in self.connector.options:
+            _refuse_must_exist(self.connector, options.pop(MUST_EXIST, False))
         unknown = sorted(n for n in options if n not in self.connector.options and not self.connector.open_ended)
         if unknown:
             raise ValueError(
@@ -465,6 +488,20 @@ class ConnectedBackend(Generic[HandleT]):
     async def aclose(self) -> None:
         """Close the shared handle; the stores handed out stop working."""
         await self.handle.aclose()
+
+    def location(self) -> str:
+        """Where this backend's data lives, spelled one way: two URLs naming the same data give the same location.
+
+        What ``agent-stores migrate`` compares to refuse copying a store into itself. The
+        default is the URL without credentials, with its scheme and host in lower case, no
+        ``/`` at the end of its path and its query parameters sorted; a backend whose URLs
+        spell one place in more ways (relative paths, symbolic links) overrides it.
+        """
+        parts = urlsplit(self.url)
+        host = parts.netloc.rpartition("@")[2].lower()
+        query = urlencode(sorted(parse_qsl(parts.query, keep_blank_values=True)))
+        path = parts.path.rstrip("/")
+        return redact_url(f"{parts.scheme.lower()}://{host}{path}" + (f"?{query}" if query else ""))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({redact_url(self.url)!r})"

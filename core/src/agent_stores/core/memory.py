@@ -15,10 +15,10 @@ from typing import Any
 
 from .codec import DecodeCache, validate_cache_bytes
 from .drivers import Listing, LogInfo, LogRecord, LogTail, LogVersion, StoredObject
-from .errors import StoreConflictError
+from .errors import StoreConflictError, StoreNotFoundError
 from .files import ObjectAgentFileStore
 from .history import LogHistoryProvider
-from .lifecycle import CACHE_BYTES, adapter_capabilities, merge_capabilities, take_query_option
+from .lifecycle import CACHE_BYTES, MUST_EXIST, adapter_capabilities, merge_capabilities, take_query_option
 from .redaction import redact_url
 from .sessions import ObjectSessionStore
 
@@ -181,6 +181,8 @@ class MemoryBackend:
         cache_bytes = options.pop(CACHE_BYTES, from_url)
         if url.rstrip("/") != "memory:":
             raise ValueError(f"memory URLs take no host or path: {redact_url(url)!r}")
+        if options.pop(MUST_EXIST, False):
+            raise StoreNotFoundError("memory:// opens a new, empty store in this process: nothing to read")
         if options:
             raise ValueError(f"unknown memory backend options: {sorted(options)}")
         self.decode_cache = DecodeCache(validate_cache_bytes(cache_bytes))

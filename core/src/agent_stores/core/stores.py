@@ -318,9 +318,16 @@ def open_stores(url: str, **options: Any) -> Stores:
     backend registered for the exact scheme, else to the one registered for ``family``.
     No connection is made until a store is first used.
 
+    ``options`` go to the backend. ``must_exist=True`` (every backend of this project takes
+    it) opens only a store that exists and creates nothing, to read what it holds: a SQLite
+    file is opened without being created (and must hold agent-stores tables), a folder
+    (``file://``, ``fsspec+…://``) and a bucket must exist, a MongoDB database must hold the
+    stores' collections; reads never create anything on Redis. A missing store is a
+    ``StoreNotFoundError`` on first use. Writes to a store that exists work as usual.
+
     Raises:
-        ValueError: ``url`` has no scheme or no installed backend serves it; the message names
-            the extra to install.
+        ValueError: ``url`` has no scheme or no installed backend serves it (the message names
+            the extra to install), or the backend refuses an option (``must_exist`` included).
     """
     scheme = _scheme(url)
     found = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, ClassVar
 
@@ -81,6 +82,12 @@ class FsspecBackend(ConnectedBackend[FsspecObjectDriver]):
     def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
         """The core's capabilities, as far as this filesystem guarantees them (:meth:`declared_on`)."""
         return self.declared_on(self.handle.capabilities, processes=self.handle.protocol != "memory")
+
+    def location(self) -> str:
+        """A local root's real path (``file://...``); any other filesystem's normalized URL."""
+        if self.handle.protocol in ("file", "local"):
+            return "file://" + os.path.realpath(self.handle.root)
+        return super().location()
 
     def __repr__(self) -> str:
         return f"FsspecBackend({self.handle!r})"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Final
 
-from agent_stores.core import ConnectedStore, Connector
+from agent_stores.core import MUST_EXIST, ConnectedStore, Connector
 from agent_stores.core.urls import parse_bool
 from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
@@ -23,12 +23,12 @@ def _fsync(options: dict[str, Any]) -> bool:
 class FsspecConnector(Connector[FsspecObjectDriver]):
     """Opens :class:`FsspecObjectDriver` handles (a filesystem and a root directory on it).
 
-    ``fsync`` and ``capabilities`` configure the driver; every option no store takes is a
-    storage option of the filesystem (``key_filename=...``, ``endpoint_url=...``).
+    ``fsync``, ``capabilities`` and ``must_exist`` configure the driver; every option no store
+    takes is a storage option of the filesystem (``key_filename=...``, ``endpoint_url=...``).
     """
 
     handle_type = FsspecObjectDriver
-    options = frozenset({"fsync", "capabilities"})
+    options = frozenset({"fsync", "capabilities", MUST_EXIST})
     open_ended = True
     name = "fsspec"
 
@@ -40,7 +40,10 @@ class FsspecConnector(Connector[FsspecObjectDriver]):
         """
         fsync = _fsync(options)
         capabilities: FilesystemCapabilities | None = options.pop("capabilities", None)
-        return FsspecObjectDriver.from_url(url, fsync=fsync, capabilities=capabilities, **options)
+        must_exist = options.pop(MUST_EXIST, False)
+        return FsspecObjectDriver.from_url(
+            url, fsync=fsync, capabilities=capabilities, must_exist=must_exist, **options
+        )
 
     def borrow(self, client: Any, **options: Any) -> FsspecObjectDriver:
         """A driver over the filesystem ``client`` (never closed) at ``root``.
@@ -56,9 +59,10 @@ class FsspecConnector(Connector[FsspecObjectDriver]):
             raise ValueError("a store built on a filesystem needs the root directory on it")
         fsync = _fsync(options)
         capabilities: FilesystemCapabilities | None = options.pop("capabilities", None)
+        must_exist = options.pop(MUST_EXIST, False)
         if options:
             raise ValueError(f"unknown options {sorted(options)} for a borrowed filesystem")
-        return FsspecObjectDriver(client, root, fsync=fsync, capabilities=capabilities)
+        return FsspecObjectDriver(client, root, fsync=fsync, capabilities=capabilities, must_exist=must_exist)
 
 
 CONNECTOR: Final = FsspecConnector()

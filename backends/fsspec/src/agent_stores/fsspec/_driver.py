@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, NamedTuple, Protocol, TypeVar
 
-from agent_stores.core import Listing, StoreConflictError, StoredObject, StoreUnavailableError
+from agent_stores.core import Listing, StoreConflictError, StoredObject, StoreNotFoundError, StoreUnavailableError
 from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 from fsspec.implementations.local import LocalFileSystem  # pyright: ignore[reportMissingTypeStubs]
 from fsspec.implementations.memory import MemoryFileSystem  # pyright: ignore[reportMissingTypeStubs]
@@ -51,6 +51,13 @@ def _is_sftp(fs_class: type[AbstractFileSystem]) -> bool:
     return issubclass(fs_class, SFTPFileSystem)
 
 
+def _root_kind(ops: _Ops) -> str | None:
+    """``"directory"`` or ``"file"`` for what is at the root of ``ops``, ``None`` when nothing is."""
+    if ops.head("", True) is not None:
+        return "directory"
+    return "file" if ops.head("", False) is not None else None
+
+
 class _Failed(NamedTuple):
     """A read of a batch that raised: reported to its own caller only."""
 
@@ -90,6 +97,8 @@ class FsspecObjectDriver:
         capabilities: Override the declared capabilities (for a filesystem whose behaviour
             you know, e.g. a case-insensitive local volume).
         owns_fs: Close the filesystem's connection on :meth:`aclose`.
+        must_exist: The root directory (on S3: the bucket) must exist: the first operation
+            checks it and raises ``StoreNotFoundError`` when it is missing.
 
     Raises:
         ValueError: ``root`` is empty.
@@ -104,6 +113,7 @@ class FsspecObjectDriver:
         fsync: bool = False,
         capabilities: FilesystemCapabilities | None = None,
         owns_fs: bool = False,
+        must_exist: bool = False,
     ) -> None:
         if not isinstance(root, str) or not root.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError("root must be a non-empty path")
@@ -112,6 +122,7 @@ class FsspecObjectDriver:
         root_path = str(fs._strip_protocol(root)).rstrip("/") or "/"  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType, reportUnknownArgumentType]
         self._setup(type(fs), root_path, markers=markers, fsync=fsync, capabilities=capabilities, owns_fs=owns_fs)
         self._fs = fs
+        self.must_exist = must_exist
 
     @classmethod
     def from_url(
@@ -121,6 +132,7 @@ class FsspecObjectDriver:
         markers: bool = True,
         fsync: bool = False,
         capabilities: FilesystemCapabilities | None = None,
+        must_exist: bool = False,
         **storage_options: Any,
     ) -> FsspecObjectDriver:
         """Open a driver that owns a filesystem of its own, created (and connected) on first use.
@@ -135,6 +147,7 @@ class FsspecObjectDriver:
         driver = cls.__new__(cls)
         driver._setup(spec.fs_class, spec.root, markers=markers, fsync=fsync, capabilities=capabilities, owns_fs=True)
         driver._spec = spec
+        driver.must_exist = must_exist
         return driver
 
     def _setup(
@@ -160,6 +173,8 @@ class FsspecObjectDriver:
         self._parent: FsspecObjectDriver | None = None
         self._fs_class = fs_class
         self._closed = False
+        self.must_exist = False  # checked on the topmost driver (see _require_root)
+        self._root_checked = False
         self._reads: list[tuple[str, str, Callable[[_Ops], Any], asyncio.Future[Any]]] | None = None
         self._tasks: set[asyncio.Future[None]] = set()
         if issubclass(fs_class, LocalFileSystem):
@@ -250,6 +265,9 @@ class FsspecObjectDriver:
             raise StoreUnavailableError(f"the fsspec store at {self.root!r} is closed")
         try:
             ops = self._ops or await asyncio.to_thread(self._open_ops)
+            top = self._top()
+            if top.must_exist and not top._root_checked:
+                await self._require_root(top, ops)
             if isinstance(ops, S3Ops):
                 return await self._on_fs_loop(fn(ops))
             return await asyncio.to_thread(fn, ops)
@@ -258,6 +276,33 @@ class FsspecObjectDriver:
             if translated is err:
                 raise
             raise translated from err
+
+    def _top(self) -> FsspecObjectDriver:
+        """The driver this one is a child of (itself when it is no child): the URL's root."""
+        top = self
+        while top._parent is not None:
+            top = top._parent
+        return top
+
+    async def _require_root(self, top: FsspecObjectDriver, ops: _Ops | S3Ops) -> None:
+        """Raise ``StoreNotFoundError`` unless the root directory of ``top`` (on S3: its bucket) exists.
+
+        Asked through ``top``'s own operations, which serialise the requests a filesystem
+        cannot take concurrently (one SFTP channel).
+        """
+        if isinstance(ops, S3Ops):
+            if not await self._on_fs_loop(ops.bucket_exists()):
+                raise StoreNotFoundError(f"the S3 bucket {ops.bucket!r} does not exist")
+            top._root_checked = True
+            return
+        top_ops = top._ops or await asyncio.to_thread(top._open_ops)
+        assert not isinstance(top_ops, S3Ops)
+        kind = await asyncio.to_thread(_root_kind, top_ops)
+        if kind is None:
+            raise StoreNotFoundError(f"the folder {top.root!r} does not exist ({top.protocol})")
+        if kind != "directory":
+            raise StoreNotFoundError(f"{top.root!r} is not a folder ({top.protocol})")
+        top._root_checked = True
 
     def _translate(self, what: str, key: str, err: Exception) -> Exception:
         """Return what to raise for ``err``: ``translate``'s error (cause chained), else ``err`` itself."""

@@ -7,7 +7,7 @@ import functools
 import socket
 from typing import Any, Final, NamedTuple, cast
 
-from agent_stores.core import StoreConflictError, StoreError, StoreUnavailableError, tls_failure
+from agent_stores.core import StoreConflictError, StoreError, StoreNotFoundError, StoreUnavailableError, tls_failure
 from agent_stores.core.s3codes import (
     CONFLICT_CODES,
     DENIED_CODES,
@@ -137,7 +137,7 @@ def _from_s3_code(code: str, at: str) -> Exception | None:
     if code in CONFLICT_CODES:
         return StoreConflictError(f"{at}: the condition did not hold ({code})")
     if code in MISSING_BUCKET_CODES:
-        return StoreError(f"{at}: the S3 bucket does not exist; create it")
+        return StoreNotFoundError(f"{at}: the S3 bucket does not exist; create it")
     if code in DENIED_CODES:
         return StoreError(f"{at}: S3 refused the credentials, a permission or the request ({code}); check them")
     if code in INVALID_KEY_CODES:

@@ -17,7 +17,7 @@ import uuid
 from typing import Any
 
 from agent_stores.core import StoreConflictError
-from agent_stores.core.s3codes import CONFLICT_CODES, MISSING_CODES
+from agent_stores.core.s3codes import CONFLICT_CODES, MISSING_BUCKET_CODES, MISSING_CODES
 from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
 from ._errors import s3_code
@@ -59,6 +59,16 @@ class S3Ops:
 
     async def _s3(self, method: str, **kwargs: Any) -> Any:
         return await self.fs._call_s3(method, Bucket=self.bucket, **kwargs)
+
+    async def bucket_exists(self) -> bool:
+        """One ``HeadBucket``: whether the bucket exists (any other failure raises)."""
+        try:
+            await self.fs._call_s3("head_bucket", Bucket=self.bucket)
+        except OSError as err:
+            if isinstance(err, FileNotFoundError) or s3_code(err) in MISSING_CODES | MISSING_BUCKET_CODES:
+                return False
+            raise
+        return True
 
     async def get(self, rel: str, directory: bool) -> tuple[bytes, str] | None:
         """One ``GetObject``: the bytes and the ETag they were stored under."""

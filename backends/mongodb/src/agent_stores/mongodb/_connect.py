@@ -7,14 +7,15 @@ from typing import Any, ClassVar, Final
 from pymongo import AsyncMongoClient
 from pymongo.asynchronous.database import AsyncDatabase
 
-from agent_stores.core import ConnectedStore, Connector
+from agent_stores.core import MUST_EXIST, ConnectedStore, Connector
 
 from ._database import CollectionNames, Document, MongoDBDatabase
 
 __all__ = ["CONNECTOR", "DATABASE_OPTIONS", "Connectable", "MongoDBConnector", "MongoDBStore"]
 
-#: Options of the database handle: which database and collections, and the owned client's keywords.
-DATABASE_OPTIONS: Final = frozenset({"database", "collections", "collection_prefix", "client_options"})
+#: Options of the database handle: which database and collections, the owned client's keywords,
+#: and ``must_exist`` (the database must hold the stores' collections; nothing is created).
+DATABASE_OPTIONS: Final = frozenset({"database", "collections", "collection_prefix", "client_options", MUST_EXIST})
 
 #: What a store's constructor takes: a pymongo async client or database, or a shared :class:`MongoDBDatabase`.
 Connectable = AsyncMongoClient[Document] | AsyncDatabase[Document] | MongoDBDatabase
@@ -44,9 +45,11 @@ class MongoDBConnector(Connector[MongoDBDatabase]):
             ValueError: Not a MongoDB URL, or both ``collections`` and ``collection_prefix``.
         """
         collections = _collections(options)
-        return MongoDBDatabase.from_url(
+        database = MongoDBDatabase.from_url(
             url, database=options.get("database"), collections=collections, client_options=options.get("client_options")
         )
+        database.must_exist = bool(options.get(MUST_EXIST, False))
+        return database
 
     def borrow(self, client: Any, **options: Any) -> MongoDBDatabase:
         """A database around ``client`` (an ``AsyncMongoClient`` or ``AsyncDatabase``, never closed).
@@ -59,7 +62,9 @@ class MongoDBConnector(Connector[MongoDBDatabase]):
         if "client_options" in options:
             raise ValueError("client_options configure an owned client; a borrowed client is used as it is")
         collections = _collections(options)
-        return MongoDBDatabase(client, database=options.get("database"), collections=collections)
+        database = MongoDBDatabase(client, database=options.get("database"), collections=collections)
+        database.must_exist = bool(options.get(MUST_EXIST, False))
+        return database
 
 
 CONNECTOR: Final = MongoDBConnector()

@@ -27,7 +27,7 @@ from pymongo.common import URI_OPTIONS_VALIDATOR_MAP, validate_boolean_or_string
 from pymongo.errors import DuplicateKeyError, PyMongoError
 from pymongo.uri_parser import split_hosts, split_options
 
-from agent_stores.core import StoreUnavailableError, redact_url
+from agent_stores.core import StoreNotFoundError, StoreUnavailableError, redact_url
 from agent_stores.core.urls import check_user_part, parse_bool
 
 from ._errors import translate
@@ -288,6 +288,9 @@ class MongoDBDatabase:
         self._ready_event = False
         self._setup_lock = asyncio.Lock()
         self._closed = False
+        #: Open only a database that holds the stores' collections, and create none: a database
+        #: without them is a ``StoreNotFoundError`` on first use (``must_exist``).
+        self.must_exist = False
 
     @classmethod
     def from_url(
@@ -376,7 +379,15 @@ class MongoDBDatabase:
                 return
             if self._closed:
                 raise StoreUnavailableError("the MongoDB database was closed")
-            self._open()
+            database = self._open()
+            if self.must_exist:
+                with _translating("MongoDB listCollections failed"):
+                    found = await database.list_collection_names(filter={"name": self.collections.migrations})
+                if not found:
+                    raise StoreNotFoundError(
+                        f"the MongoDB database {self._database_name!r} holds no agent-stores collections "
+                        f"(no {self.collections.migrations!r})"
+                    )
             with _translating("MongoDB index setup failed"):
                 await self._migrate()
             self._ready_event = True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Final
 
-from agent_stores.core import ConnectedStore, Connector
+from agent_stores.core import MUST_EXIST, ConnectedStore, Connector
 
 from ._connection import RedisClient, RedisConnection
 
@@ -19,16 +19,18 @@ class RedisConnector(Connector[RedisConnection]):
 
     ``key_prefix`` and ``shards`` are the connection's; any other option a store does not take
     (``socket_timeout``, ``retry``, ``decode_responses``, ``ssl_ca_certs``, ...) goes to the
-    ``redis.asyncio`` client, which refuses what it does not know.
+    ``redis.asyncio`` client, which refuses what it does not know. ``must_exist`` is accepted
+    and changes nothing: a Redis database always exists, and reads create no key.
     """
 
     handle_type = RedisConnection
-    options = frozenset({"key_prefix", "shards"})
+    options = frozenset({"key_prefix", "shards", MUST_EXIST})
     open_ended = True
     name = "Redis"
 
     def open(self, url: str, **options: Any) -> RedisConnection:
         """A connection owning a new client for ``redis://``, ``rediss://``, ``valkey://`` or ``redis+cluster://``."""
+        options.pop(MUST_EXIST, None)
         return RedisConnection.from_url(url, **options)
 
     def borrow(self, client: Any, **options: Any) -> RedisConnection:
@@ -38,6 +40,7 @@ class RedisConnector(Connector[RedisConnection]):
             TypeError: ``client`` is not a ``redis.asyncio`` client.
             ValueError: An option other than ``key_prefix`` and ``shards``, or an invalid one.
         """
+        options.pop(MUST_EXIST, None)
         unknown = sorted(set(options) - self.options)
         if unknown:
             raise ValueError(f"{unknown} configure an owned client; a borrowed client is used as it is")

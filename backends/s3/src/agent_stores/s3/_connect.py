@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import boto3
 from botocore.config import Config
 
-from agent_stores.core import ConnectedStore, Connector, redact_url
+from agent_stores.core import MUST_EXIST, ConnectedStore, Connector, redact_url
 from agent_stores.core.urls import check_user_part, parse_bool
 
 from ._driver import S3ObjectDriver, check_key
@@ -247,8 +247,9 @@ def open_driver(
     )
 
 
-#: Options of the S3 handle: where the objects live, how the client is made, and its boto3 session.
-LOCATION_OPTIONS: Final = (frozenset(S3Location.__dataclass_fields__) - {"bucket"}) | {"session"}
+#: Options of the S3 handle: where the objects live, how the client is made, its boto3 session,
+#: and ``must_exist`` (the bucket must exist: never created, whatever ``create_bucket`` says).
+LOCATION_OPTIONS: Final = (frozenset(S3Location.__dataclass_fields__) - {"bucket"}) | {"session", MUST_EXIST}
 
 
 class S3Bucket:
@@ -295,7 +296,10 @@ class S3Connector(Connector[S3Bucket]):
             ValueError: The URL is malformed or an option is unknown.
         """
         session: boto3.Session | None = options.pop("session", None)
+        must_exist = options.pop(MUST_EXIST, False)
         location = parse_s3_url(url, **options)
+        if must_exist:
+            location = replace(location, create_bucket=False)
         return S3Bucket(open_driver(location, session=session), location.prefix, owns_driver=True)
 
     def borrow(self, client: Any, **options: Any) -> S3Bucket:
@@ -311,15 +315,20 @@ class S3Connector(Connector[S3Bucket]):
         """
         bucket: str | None = options.pop("bucket", None)
         prefix = join_prefix(str(options.pop("prefix", "") or ""))
+        must_exist = options.pop(MUST_EXIST, False)
         if "session" in options:
             raise ValueError("a session makes an owned client: use from_url, or pass the client")
         if isinstance(client, S3ObjectDriver):
             if (bucket is not None and bucket != client.bucket) or options:
                 raise ValueError("a store built on an S3ObjectDriver takes its bucket and options from the driver")
+            if must_exist and client.create_bucket:
+                raise ValueError("must_exist: the S3ObjectDriver creates its bucket (create_bucket=True)")
             return S3Bucket(client, prefix)
         if not bucket:
             raise ValueError("an S3 store built on a boto3 client needs the bucket name")
         location = S3Location(bucket=bucket).with_options(**options)
+        if must_exist:
+            location = replace(location, create_bucket=False)
         return S3Bucket(open_driver(location, client=cast("S3Client", client)), prefix, owns_driver=True)
 
 

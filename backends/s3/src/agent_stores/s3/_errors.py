@@ -20,7 +20,7 @@ from botocore.exceptions import (
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from urllib3.exceptions import HTTPError as URLLib3Error
 
-from agent_stores.core import StoreConflictError, StoreError, StoreUnavailableError, tls_failure
+from agent_stores.core import StoreConflictError, StoreError, StoreNotFoundError, StoreUnavailableError, tls_failure
 from agent_stores.core.s3codes import (
     CONFLICT_CODES,
     DENIED_CODES,
@@ -69,11 +69,12 @@ def translate(
             condition failed (servers differ: some answer 412, some 404), so it is a conflict.
 
     Returns:
-        ``StoreConflictError`` for a failed condition; ``StoreError`` when the server refused
-        the credentials, a permission, the TLS handshake or the request itself, or the bucket
-        or the configuration is unusable (retrying never helps); ``StoreUnavailableError`` when
-        the endpoint could not be reached, timed out or could not serve now; ``ValueError`` for
-        a request S3 refuses as malformed; ``None`` for anything else (a bug stays a bug).
+        ``StoreConflictError`` for a failed condition; ``StoreNotFoundError`` when the bucket
+        does not exist; ``StoreError`` when the server refused the credentials, a permission,
+        the TLS handshake or the request itself, or the configuration is unusable (retrying
+        never helps); ``StoreUnavailableError`` when the endpoint could not be reached, timed
+        out or could not serve now; ``ValueError`` for a request S3 refuses as malformed;
+        ``None`` for anything else (a bug stays a bug).
     """
     where = f"s3://{bucket}/{key}" if key is not None else f"s3://{bucket}"
     if isinstance(err, ClientError):
@@ -81,7 +82,7 @@ def translate(
         if code in CONFLICT_CODES or (conditional and code in MISSING_CODES):
             return StoreConflictError(f"{where}: the condition did not hold ({code})")
         if code in MISSING_BUCKET_CODES:
-            return StoreError(
+            return StoreNotFoundError(
                 f"{where}: the S3 bucket {bucket!r} does not exist; create it, or pass create_bucket=True "
                 "to have it created"
             )

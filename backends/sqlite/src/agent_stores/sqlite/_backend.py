@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any, ClassVar
 
 from agent_stores.core import ConnectedBackend, Connector
@@ -38,6 +39,13 @@ class SQLiteBackend(ConnectedBackend[SQLiteDatabase]):
     session_store_type = SQLiteSessionStore
     object_driver_type = SQLiteObjectDriver
     log_driver_type = SQLiteLogDriver
+
+    def location(self) -> str:
+        """``sqlite://`` and the database file's real path (one per in-memory database)."""
+        options = self.handle.options
+        if options is None or options.in_memory:
+            return f"sqlite://:memory:{id(self.handle)}"
+        return "sqlite://" + (options.path if options.path.startswith("file:") else os.path.realpath(options.path))
 
     def conformance_capabilities(self) -> dict[str, dict[str, Any]]:
         """The declared capabilities; an in-memory database (``sqlite://``) lives in one process."""

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, Final, Self
 
 import aiosqlite
 
-from agent_stores.core import ConnectedStore, Connector, route_options
+from agent_stores.core import MUST_EXIST, ConnectedStore, Connector, route_options
 
-from ._database import SQLiteDatabase
+from ._database import SQLiteDatabase, parse_sqlite_url
 
 __all__ = ["CONNECTOR", "DATABASE_OPTIONS", "Connectable", "SQLiteConnector", "SQLiteStore"]
 
-#: Options of the database an owned connection is opened with (also URL query parameters).
-DATABASE_OPTIONS: Final = frozenset({"busy_timeout", "synchronous", "journal_mode", "file_mode"})
+#: Options of the database an owned connection is opened with (also URL query parameters, but
+#: ``must_exist``, a keyword only).
+DATABASE_OPTIONS: Final = frozenset({"busy_timeout", "synchronous", "journal_mode", "file_mode", MUST_EXIST})
 
 #: What a store's constructor takes: a ready aiosqlite connection or a shared database.
 Connectable = aiosqlite.Connection | SQLiteDatabase
@@ -28,8 +30,12 @@ class SQLiteConnector(Connector[SQLiteDatabase]):
     name = "SQLite"
 
     def open(self, url: str, **options: Any) -> SQLiteDatabase:
-        """An owned database for ``sqlite:///path.db``, ``sqlite:////abs.db`` or ``sqlite://`` (in-memory)."""
-        return SQLiteDatabase.from_url(url, **options)
+        """An owned database for ``sqlite:///path.db``, ``sqlite:////abs.db`` or ``sqlite://`` (in-memory).
+
+        With ``must_exist=True`` the file is opened without being created (see :class:`SQLiteOptions`).
+        """
+        must_exist = options.pop(MUST_EXIST, False)
+        return SQLiteDatabase.from_options(replace(parse_sqlite_url(url, **options), must_exist=must_exist))
 
     def borrow(self, client: Any, **options: Any) -> SQLiteDatabase:
         """The one database wrapping ``client`` (an ``aiosqlite.Connection``), shared by every store on it.

@@ -22,11 +22,11 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 import aiosqlite
 
-from agent_stores.core import StoreError, StoreUnavailableError, redact_url
+from agent_stores.core import StoreError, StoreNotFoundError, StoreUnavailableError, redact_url
 from agent_stores.core.urls import check_user_part
 
 from ._errors import translate
@@ -142,6 +142,9 @@ class SQLiteOptions:
         file_mode: Permission bits of a database file this connection creates (``0o600``:
             only its owner reads the conversations; SQLite gives the ``-wal`` and ``-shm`` files
             the database file's mode). An existing file's mode is never changed.
+        must_exist: Open only a database file that exists and holds the stores' tables: the
+            file is opened without being created and keeps its journal mode
+            (``StoreNotFoundError`` on first use otherwise).
     """
 
     path: str
@@ -149,6 +152,7 @@ class SQLiteOptions:
     synchronous: str = "NORMAL"
     journal_mode: str = "WAL"
     file_mode: int = 0o600
+    must_exist: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.busy_timeout, bool) or not isinstance(self.busy_timeout, int | float):  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -161,6 +165,8 @@ class SQLiteOptions:
             raise ValueError(f"journal_mode must be one of {', '.join(_JOURNAL_MODES)}, got {self.journal_mode!r}")
         if isinstance(self.file_mode, bool) or not isinstance(self.file_mode, int) or not 0 <= self.file_mode <= 0o777:  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError(f"file_mode must be permission bits such as 0o600, got {self.file_mode!r}")
+        if not isinstance(self.must_exist, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError(f"must_exist must be True or False, got {self.must_exist!r}")
 
     @property
     def in_memory(self) -> bool:
@@ -381,11 +387,18 @@ class SQLiteDatabase:
         options = self.options
         assert options is not None  # owned databases always have options
         if self._opened is None:
+            target, uri = options.path, False
+            if options.must_exist and not options.in_memory and not options.path.startswith("file:"):
+                # Opened read-write without create: a missing file stays missing.
+                _require_file(options.path)
+                target, uri = f"file:{quote(options.path)}?mode=rw", True
             try:
-                if not options.in_memory:
+                if not options.in_memory and not options.must_exist:
                     # One create-if-absent syscall, once per owned connection: no thread hop for it.
                     _create_private(options.path, options.file_mode)
-                self._opened = await aiosqlite.connect(options.path, timeout=options.busy_timeout, isolation_level=None)
+                self._opened = await aiosqlite.connect(
+                    target, timeout=options.busy_timeout, isolation_level=None, uri=uri
+                )
             except (sqlite3.Error, OSError) as err:
                 translated = translate(err, f"cannot open SQLite database {options.path!r}")
                 if translated is None:
@@ -393,7 +406,7 @@ class SQLiteDatabase:
                 raise translated from err
         connection = self._opened
         try:
-            if not options.in_memory:
+            if not options.in_memory and not options.must_exist:
                 await self._set_journal_mode(connection, options)
             await self._call(connection, f"PRAGMA synchronous = {options.synchronous.upper()}", (), fetch=False)
         except BaseException:
@@ -434,6 +447,8 @@ class SQLiteDatabase:
         if applied is not None and SCHEMA_VERSION in applied:
             _check_not_newer(applied)
             return
+        if applied is None and self.options is not None and self.options.must_exist:
+            raise StoreNotFoundError(f"the SQLite database {self.options.path!r} holds no agent-stores tables")
         await self._call(connection, "BEGIN IMMEDIATE", (), fetch=False)
         try:
             await self._call(
@@ -521,6 +536,12 @@ def _create_private(path: str, mode: int) -> None:
         os.fchmod(descriptor, mode)  # the umask may have cleared bits the caller asked for
     finally:
         os.close(descriptor)
+
+
+def _require_file(path: str) -> None:
+    """Raise ``StoreNotFoundError`` unless the database file exists (one syscall: no thread hop for it)."""
+    if not os.path.isfile(path):
+        raise StoreNotFoundError(f"the SQLite database {path!r} does not exist")
 
 
 def _check_not_newer(applied: set[int]) -> None:

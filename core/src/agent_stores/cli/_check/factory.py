@@ -38,7 +38,14 @@ def load_factory(spec: str) -> Callable[..., Any]:
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:
-        raise CliError(f"cannot import {module_name!r}: {err}") from err
+        hint = ""
+        missing = err.name if isinstance(err, ModuleNotFoundError) else None
+        if missing is not None and (module_name + ".").startswith(missing + "."):  # the module itself, no dependency
+            hint = (
+                f"; modules are found in the current directory ({os.getcwd()}) and on PYTHONPATH: run the "
+                f"check from the folder holding {missing.split('.')[0]!r}, or add that folder to PYTHONPATH"
+            )
+        raise CliError(f"cannot import {module_name!r}: {err}{hint}") from err
     target: Any = module
     for part in attr.split("."):
         try:

@@ -89,6 +89,7 @@ def print_report(report: CheckReport, console: Console, *, verbose: bool) -> Non
             n("not-run"),
         )
     console.print(table)
+    _print_reasons(report, console)
     for result in report.results:
         if result.outcome != "failed":
             continue
@@ -105,3 +106,25 @@ def print_report(report: CheckReport, console: Console, *, verbose: bool) -> Non
         console.print(f"[bold green]ok[/]: {passed} clauses passed, {report.count('divergent')} declared divergences")
     else:
         console.print(f"[bold red]{failed} clauses failed[/], {passed} passed (--verbose for tracebacks)")
+
+
+def reason(result: ClauseResult) -> str:
+    """Why a clause did not run: its skip message (without pytest's ``Skipped:``), else its explanation's first line."""
+    text = result.message.removeprefix("Skipped: ").strip() or result.explanation.strip()
+    return text.splitlines()[0] if text else "no reason given"
+
+
+def _print_reasons(report: CheckReport, console: Console) -> None:
+    """Each reason clauses were skipped or not run, once, with the clauses it applies to."""
+    for outcome in ("not-run", "skipped"):
+        groups: dict[str, list[ClauseResult]] = {}
+        for result in report.results:
+            if result.outcome == outcome:
+                groups.setdefault(reason(result), []).append(result)
+        if not groups:
+            continue
+        console.print(f"\n{outcome.replace('-', ' ')}:")
+        for why, results in groups.items():
+            console.print(f"  {escape(why)}")
+            for result in results:
+                console.print(f"    {escape(result.suite)}: {escape(result.clause)}")

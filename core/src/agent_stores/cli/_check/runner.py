@@ -161,6 +161,19 @@ def _quiet_streams() -> Generator[None]:
             sys.stdout = saved
 
 
+@contextmanager
+def _hypothesis_home(folder: Path) -> Generator[None]:
+    """Keep what hypothesis stores on disk (its ``.hypothesis`` caches) in ``folder``, not the working directory."""
+    from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
+
+    saved = storage_directory(intent_to_write=False).home_directory
+    set_hypothesis_home_dir(folder / ".hypothesis")
+    try:
+        yield
+    finally:
+        set_hypothesis_home_dir(saved)
+
+
 def run_plan(
     plan: Plan,
     report: CheckReport,
@@ -178,7 +191,7 @@ def run_plan(
     global _plan
     _plan = plan
     collector = _Collector(report, skip, progress)
-    with tempfile.TemporaryDirectory(prefix="agent-stores-check-") as folder:
+    with tempfile.TemporaryDirectory(prefix="agent-stores-check-") as folder, _hypothesis_home(Path(folder)):
         module = Path(folder) / "test_agent_stores_check.py"
         module.write_text(_MODULE)
         ini = Path(folder) / "pytest.ini"

@@ -23,6 +23,7 @@ from agent_stores.core import (
     redact_url,
 )
 
+from .footprint import Footprint
 from .plan import close_store
 
 __all__ = ["PATH_SCHEMES", "ScratchArea", "ScratchLogDriver", "scratch_url", "sweep_logs", "sweep_objects"]
@@ -54,12 +55,15 @@ class ScratchArea:
         name: ``agent-stores-check-<random>``.
         written_history: Log keys the history providers appended to.
         written_logs: Log keys the log driver suite appended to.
+        footprint: The local file or folder the URL names, as it was before the check
+            (see :class:`Footprint`): what :meth:`remove` gives back.
     """
 
     url: str
     name: str = field(default_factory=lambda: f"agent-stores-check-{uuid.uuid4().hex[:12]}")
     written_history: set[str] = field(default_factory=set[str])
     written_logs: set[str] = field(default_factory=set[str])
+    footprint: Footprint | None = None
 
     @property
     def by_path(self) -> bool:
@@ -122,7 +126,8 @@ class ScratchArea:
         parts = urlsplit(self.target_url)
         if parts.scheme == "file" and Path(unquote(parts.path)).name == self.name:
             shutil.rmtree(unquote(parts.path), ignore_errors=True)
-        return f"removed {removed} records the check wrote"
+        given = self.footprint.give_back() if self.footprint is not None else ""
+        return f"removed {removed} records the check wrote" + (f"; {given}" if given else "")
 
 
 class ScratchLogDriver(PrefixedLogDriver):

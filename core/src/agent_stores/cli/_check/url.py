@@ -10,7 +10,9 @@ from typing import Any
 from agent_stores.core import Stores, open_stores, redact_url
 
 from .._errors import CliError
+from .._open import store_location
 from .capabilities import backend_declarations, backend_divergences, make_capabilities
+from .footprint import Footprint
 from .plan import CORRUPT_FIXTURES, GENERIC_CORRUPTERS, SUITES, ClauseScope, Plan, SuitePlan, close_store
 from .report import CheckReport, ClauseResult
 from .scratch import ScratchArea
@@ -59,8 +61,14 @@ def plan_url(
         probe = open_stores(url)
     except ValueError as err:
         raise CliError(str(err)) from err
+    scratch.footprint = Footprint.of(store_location(probe))  # before anything is written
     try:
         return _plan_open_url(probe, scratch, overrides, selected, allow_purge=allow_purge, report=report)
+    except BaseException:
+        asyncio.run(probe.aclose())
+        if scratch.footprint is not None:
+            scratch.footprint.give_back()
+        raise
     finally:
         asyncio.run(probe.aclose())
 
@@ -138,7 +146,10 @@ def _plan_open_url(
 
 
 def _opener(suite: str, scratch: ScratchArea) -> Callable[[ClauseScope], Callable[..., Any]]:
-    """``opener(scope)`` for ``suite``: the factory fixture's value, opening the store in the scratch area."""
+    """``opener(scope)`` for ``suite``: the factory fixture's value, opening the store in the scratch area.
+
+    The scope opens the URL on the clause's clock where the backend follows one (``open_stores(url, clock=)``).
+    """
 
     def opener(scope: ClauseScope) -> Callable[..., Any]:
         if suite == "log_driver":
