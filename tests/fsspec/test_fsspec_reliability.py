@@ -8,6 +8,7 @@ snapshot that is neither writer's, and the session store quarantines it as corru
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,40 @@ async def test_stores_on_one_filesystem_object_share_one_lock(tmp_path: Path) ->
     await second.put("k", b"2")
     assert first._ops is not None and second._ops is not None  # pyright: ignore[reportPrivateUsage]
     assert first._ops._lock is second._ops._lock  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue, reportUnknownMemberType]
+
+
+def test_a_folder_pruned_while_a_write_makes_it_is_made_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A delete prunes the folder between ``mkdir`` saying it exists and the check that it is a folder.
+
+    Before the fix the write reported "a parent of the path is a file" for a folder that a
+    racing delete had just emptied and removed (seen as a flaky compare-and-set clause).
+    """
+    from agent_stores.fsspec import _local
+
+    target = tmp_path / "a" / "b"
+    target.mkdir(parents=True)
+    real_mkdir = os.mkdir
+    pruned: list[str] = []
+
+    def mkdir_then_prune(path: str, mode: int = 0o777) -> None:
+        if path == str(target) and not pruned:
+            pruned.append(path)
+            os.rmdir(path)  # the racing delete prunes it right after mkdir() found it there
+            raise FileExistsError(17, "File exists", path)
+        real_mkdir(path, mode)
+
+    monkeypatch.setattr(_local.os, "mkdir", mkdir_then_prune)
+    ops = _local.LocalOps(str(tmp_path), prune=True)
+    ops.put("a/b/object", b"payload", if_absent=False, if_version=None)
+    assert pruned == [str(target)]
+    assert (target / "object").read_bytes() == b"payload"
+
+
+def test_a_file_in_the_way_of_a_folder_is_still_refused(tmp_path: Path) -> None:
+    """The retry for pruned folders does not hide a real file where a folder is needed."""
+    from agent_stores.fsspec import _local
+
+    (tmp_path / "a").write_bytes(b"a file")
+    ops = _local.LocalOps(str(tmp_path), prune=True)
+    with pytest.raises(NotADirectoryError):
+        ops.put("a/object", b"payload", if_absent=False, if_version=None)

@@ -382,12 +382,27 @@ def _private_makedirs(directory: str, *, exist_ok: bool) -> None:
     """``os.makedirs`` creating every missing level 0700 (``os.makedirs`` gives ``mode`` only to the last).
 
     Folders that exist keep their mode: nothing is loosened or tightened that the store did not create.
+    A level that a concurrent delete prunes while this runs (see ``LocalOps.prune``) is made again.
+
+    Raises:
+        FileExistsError: A file is in the way, or ``directory`` exists and not ``exist_ok``.
     """
     parent = os.path.dirname(directory)
-    if parent and parent != directory and not os.path.isdir(parent):
-        _private_makedirs(parent, exist_ok=True)
-    try:
-        os.mkdir(directory, 0o700)
-    except FileExistsError:
-        if not exist_ok or not os.path.isdir(directory):
-            raise
+    for attempt in range(_PRUNE_RACE_ATTEMPTS):
+        if parent and parent != directory and not os.path.isdir(parent):
+            _private_makedirs(parent, exist_ok=True)
+        try:
+            os.mkdir(directory, 0o700)
+            return
+        except FileExistsError:
+            if os.path.isdir(directory):
+                if not exist_ok:
+                    raise
+                return
+            if os.path.lexists(directory) or attempt == _PRUNE_RACE_ATTEMPTS - 1:
+                raise  # a file (or a link) is in the way
+            # It existed at mkdir() and is gone now: a concurrent delete pruned it. Again.
+        except FileNotFoundError:
+            if attempt == _PRUNE_RACE_ATTEMPTS - 1:
+                raise
+            # A concurrent delete pruned the parent just made. Again.
