@@ -18,8 +18,6 @@ from fsspec.implementations.local import LocalFileSystem  # pyright: ignore[repo
 
 from agent_stores.fsspec import FilesystemCapabilities, FsspecObjectDriver, FsspecSessionStore
 
-pytestmark = pytest.mark.asyncio
-
 ROUNDS = 30
 
 
@@ -27,6 +25,7 @@ def _dir_filesystem(path: Path) -> DirFileSystem:
     return DirFileSystem(str(path), LocalFileSystem())
 
 
+@pytest.mark.asyncio
 async def test_concurrent_replacements_never_interleave_bytes(tmp_path: Path) -> None:
     """Sixteen writers of different lengths, through two stores, leave one writer's whole file each round.
 
@@ -50,6 +49,7 @@ async def test_concurrent_replacements_never_interleave_bytes(tmp_path: Path) ->
     assert leftovers == [], "a temporary file was left behind"
 
 
+@pytest.mark.asyncio
 async def test_stores_on_one_filesystem_object_share_one_lock(tmp_path: Path) -> None:
     """Conditional writes through two stores on one filesystem object are serialised within the process."""
     fs = _dir_filesystem(tmp_path)
