@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import pytest
 from agent_framework import (
     AgentSession,
     Content,
@@ -186,3 +187,72 @@ def test_todo_lists_and_checkpoints_are_copied_and_a_corrupt_snapshot_is_reporte
             assert stored is not None and stored.data == b"not json"
 
     asyncio.run(check())
+
+
+def test_concurrent_migration_reports_and_copies_exactly_what_one_at_a_time_does(tmp_path: Path) -> None:
+    """Forty sessions in two scopes, files, snapshots and objects: ``--concurrency 8`` equals ``--concurrency 1``."""
+    source = f"sqlite:///{tmp_path / 'source.db'}"
+
+    async def seed() -> None:
+        async with open_stores(source) as stores:
+            for scope in (stores, stores.tenant("acme")):
+                history = scope.history_provider()
+                for index in range(20):
+                    await history.save_messages(f"s{index}", [msg(f"{index}-a"), msg(f"{index}-b", "assistant")])
+                    await scope.session_store().set(f"s{index}", AgentSession(session_id=f"s{index}"))
+                files = scope.file_store()
+                await files.create_directory("notes/deep")
+                for index in range(5):
+                    await files.write(f"notes/deep/{index}.md", f"note {index}\n")
+            await stores.object_driver().put("todos/s1.json", b'{"items": []}')
+
+    asyncio.run(seed())
+    reports = {}
+    for concurrency in ("1", "8"):
+        target = f"sqlite:///{tmp_path / f'target-{concurrency}.db'}"
+        reports[concurrency] = migrate_json(source, target, "--concurrency", concurrency)
+        assert reports[concurrency]["ok"]
+        assert held(target, "s7") == ["7-a", "7-b"]
+    assert reports["1"]["summary"]["history"] == {"copy": 40, "messages_copied": 80}
+    assert reports["1"]["summary"]["file"] == {"copy": 10}
+    strip = [{k: v for k, v in i.items() if k != "verified"} for i in reports["1"]["items"]]
+    assert strip == [{k: v for k, v in i.items() if k != "verified"} for i in reports["8"]["items"]]
+    again = migrate_json(source, f"sqlite:///{tmp_path / 'target-8.db'}", "--concurrency", "8")
+    assert {i["action"] for i in again["items"]} == {"skip"}, "a re-run copies nothing"
+
+
+def test_concurrency_below_one_is_refused(tmp_path: Path) -> None:
+    code, out, err = run(
+        "migrate", f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}", "--concurrency", "0"
+    )
+    assert code == 2 and "concurrency" in (out + err).lower()
+
+
+def test_the_worker_pool_runs_at_most_its_limit_at_once_and_stops_on_the_first_error() -> None:
+    from agent_stores.cli._migrate import run_bounded
+
+    running, peak, done = 0, 0, []
+
+    async def work(item: int) -> None:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        running -= 1
+        done.append(item)
+
+    asyncio.run(run_bounded(range(50), work, 4))
+    assert peak == 4 and sorted(done) == list(range(50))
+
+    started: list[int] = []
+
+    async def fail_third(item: int) -> None:
+        started.append(item)
+        if item == 2:
+            raise RuntimeError("boom")
+        await asyncio.sleep(0.05)
+
+    with pytest.raises(RuntimeError, match="boom"):
+        asyncio.run(run_bounded(range(100), fail_third, 3))
+    assert len(started) < 10, "the other workers went on after the first error"

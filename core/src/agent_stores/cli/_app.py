@@ -457,6 +457,14 @@ def migrate(
         bool, typer.Option("--replace", help="On a conflict, replace the target's history, file or snapshot.")
     ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Plan and report; write nothing.")] = False,
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            "--concurrency",
+            min=1,
+            help="Items planned, copied and verified at once (default 16; 1 copies one item at a time).",
+        ),
+    ] = 16,
     as_json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
@@ -485,10 +493,14 @@ def migrate(
     if append and replace:
         fail(CliError("--append and --replace exclude each other"), verbose=verbose, as_json=as_json)
     with progress_bar(transient=True) as progress:
-        task = progress.add_task("planning", total=None)
+        task = progress.add_task("listing", total=None)
+        phases = ["listing"]
 
         def advance(phase: str, done: int, total: int) -> None:
-            progress.update(task, description=phase, completed=done, total=total or None)
+            if phase != phases[-1]:  # a new phase: its own rate and time left
+                phases.append(phase)
+                progress.reset(task, description=phase, total=total or None)
+            progress.update(task, completed=done, total=total or None)
 
         report = guarded(
             verbose,
@@ -502,6 +514,7 @@ def migrate(
                     conflicts="append" if append else "replace" if replace else "refuse",
                     dry_run=dry_run,
                     progress=advance,
+                    concurrency=concurrency,
                 )
             ),
             as_json=as_json,

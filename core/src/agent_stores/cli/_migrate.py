@@ -21,14 +21,15 @@ back and compares counts and record digests with what it wrote. Per item:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
 from agent_framework import AgentFileStore, AgentSession, FileSessionStore, Message, SessionStore
@@ -54,8 +55,39 @@ FRAMEWORK_SCHEME = "framework"
 #: Object-driver prefixes (under each scope's root) copied verbatim between two stores that both have an object driver.
 OBJECT_PREFIXES = ("todos/", "checkpoints/")
 
+_T = TypeVar("_T")
+
 Conflicts = Literal["refuse", "append", "replace"]
 Progress = Callable[[str, int, int], None]
+#: Items planned, copied or verified at once by default (each a few round trips to each store).
+DEFAULT_CONCURRENCY = 16
+
+
+async def run_bounded(items: Iterable[_T], work: Callable[[_T], Awaitable[None]], limit: int) -> None:
+    """Run ``work(item)`` for every item, at most ``limit`` at once.
+
+    A fixed pool of ``limit`` workers takes the items in order, so a million items cost
+    ``limit`` tasks, not a million. The first exception stops the other workers and propagates.
+
+    Raises:
+        ValueError: ``limit`` is below 1.
+    """
+    if limit < 1:
+        raise ValueError(f"concurrency must be at least 1, got {limit}")
+    pending = iter(items)
+
+    async def worker() -> None:
+        for item in pending:
+            await work(item)
+
+    workers = [asyncio.ensure_future(worker()) for _ in range(limit)]
+    try:
+        await asyncio.gather(*workers)
+    except BaseException:
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        raise
 
 
 def _content_digest(message: Message) -> str:
@@ -531,6 +563,7 @@ async def migrate(
     conflicts: Conflicts = "refuse",
     dry_run: bool = False,
     progress: Progress | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
 ) -> MigrationReport:
     """Copy every history, file, snapshot, todo list and checkpoint of ``source_url`` to ``target_url``, verified.
 
@@ -542,9 +575,15 @@ async def migrate(
     harness's todo lists and workflow checkpoints are copied too. The report says what each item
     became; ``refused`` when a conflict stopped it.
 
+    Items are planned, copied and verified ``concurrency`` at a time (folders are made first,
+    one after another); every item is distinct, so the order of the copies changes nothing.
+
     Raises:
         CliError: A URL is malformed, names no installed backend, or a store cannot list its content.
+        ValueError: ``concurrency`` is below 1.
     """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     report = MigrationReport(redact_url(source_url), redact_url(target_url), conflicts, dry_run)
     tick: Progress = progress or (lambda _phase, _done, _total: None)
     if target_url.split("://", 1)[0].lower() == FRAMEWORK_SCHEME:
@@ -572,34 +611,59 @@ async def migrate(
 
         # plan: read both sides, write nothing
         source_driver, target_driver = opened.object_driver(), target_stores.object_driver()
+        steps: list[Callable[[], Awaitable[None]]] = []
         for source, target, pairs in sides:
-            await _plan(report, source, target, pairs, source_driver, target_driver, conflicts, tick)
-        tick("planning", len(report.items), len(report.items))
+            steps.extend(await _plan(report, source, target, pairs, source_driver, target_driver, conflicts))
+            tick("listing", len(report.items), 0)
+        counter = _Counter(tick, "planning", len(steps))
+        await run_bounded(steps, lambda plan: counter.after(plan()), concurrency)
         if report.of("conflict"):
             report.refused = True
             return report
         if dry_run:
             return report
 
-        # copy
+        # copy: folders first, parents before children; then everything else concurrently
         scoped = {side[1].tenant: side for side in sides}
         work = [i for i in report.items if i.action in ("copy", "extend", "append", "replace")]
-        for done, item in enumerate(work, 1):
+        counter = _Counter(tick, "copying", len(work))
+
+        async def copy(item: MigrationItem) -> None:
             source, target, _ = scoped[item.tenant]
             try:
                 await _copy(item, source, target, source_driver, target_driver)
             except Exception as err:  # one item's failure is reported; the others go on
                 item.action, item.detail = "error", f"{type(err).__name__}: {err}"
-            tick("copying", done, len(work))
+
+        folders = sorted((i for i in work if i.kind == "folder"), key=lambda i: i.where)
+        for item in folders:
+            await counter.after(copy(item))
+        await run_bounded((i for i in work if i.kind != "folder"), lambda i: counter.after(copy(i)), concurrency)
 
         # verify: read the target back
-        for done, item in enumerate(work, 1):
+        counter = _Counter(tick, "verifying", len(work))
+
+        async def verify(item: MigrationItem) -> None:
             if item.action != "error":
                 item.verified = await _verify(item, scoped[item.tenant][1], target_driver)
                 if not item.verified:
                     item.detail = "the target does not hold what was copied (count or digest differs)"
-            tick("verifying", done, len(work))
+
+        await run_bounded(work, lambda i: counter.after(verify(i)), concurrency)
     return report
+
+
+class _Counter:
+    """Counts finished steps of one phase and reports each to the progress callback."""
+
+    def __init__(self, tick: Progress, phase: str, total: int) -> None:
+        self.tick, self.phase, self.total, self.done = tick, phase, total, 0
+        tick(phase, 0, total)
+
+    async def after(self, step: Awaitable[None]) -> None:
+        await step
+        self.done += 1
+        self.tick(self.phase, self.done, self.total)
 
 
 def _label(tenant: str | None, *parts: str) -> str:
@@ -616,84 +680,112 @@ async def _plan(
     source_driver: ObjectDriver | None,
     target_driver: ObjectDriver | None,
     conflicts: Conflicts,
-    tick: Progress,
-) -> None:
-    """Add the items of one scope to ``report``: what each would become, read from both sides."""
+) -> list[Callable[[], Awaitable[None]]]:
+    """Add the items of one scope to ``report`` and return, per item, what reads both sides to plan it.
+
+    Listing happens here, one page after another; the returned steps read the items
+    themselves and may run concurrently (each fills in only its own item).
+    """
     tenant = target.tenant
+    steps: list[Callable[[], Awaitable[None]]] = []
+
+    def step(item: MigrationItem, plan: Callable[[MigrationItem], Awaitable[None]]) -> None:
+        report.items.append(item)
+
+        async def run() -> None:
+            await plan(item)
+
+        steps.append(run)
+
+    async def plan_history(item: MigrationItem) -> None:
+        source_id, namespace, session_id, name = item.where
+        src = _digests(await _read_history(source, source_id, namespace, session_id, name))
+        dst = _digests(await target.history(source_id, namespace).export_messages(session_id))
+        item.source_count, item.target_count = len(src), len(dst)
+        item.action, item.expected = _history_action(src, dst, conflicts)
+
     for source_id, namespace in pairs:
         async for session_id, name in source.history_sessions(source_id, namespace):
             label = _label(tenant, namespace, source_id, session_id or name)
             item = MigrationItem("history", label, where=(source_id, namespace, session_id, name), tenant=tenant)
-            report.items.append(item)
             if session_id is None:
                 item.action = "error"
                 item.detail = f"the session id of {name!r} is a digest and cannot be recovered"
+                report.items.append(item)
                 continue
-            src = _digests(await _read_history(source, source_id, namespace, session_id, name))
-            dst = _digests(await target.history(source_id, namespace).export_messages(session_id))
-            item.source_count, item.target_count = len(src), len(dst)
-            item.action, item.expected = _history_action(src, dst, conflicts)
-            tick("planning", len(report.items), 0)
-    async for rel_key, session_id in source.snapshots():
-        item = MigrationItem(
-            "snapshot", _label(tenant, session_id or rel_key), where=(rel_key, session_id), tenant=tenant
-        )
-        report.items.append(item)
+            step(item, plan_history)
+
+    async def plan_snapshot(item: MigrationItem) -> None:
+        rel_key, session_id = item.where
         try:
             session = await source.read_snapshot(rel_key, session_id)
         except ValueError as err:
             item.action, item.detail = "error", str(err)
-            continue
+            return
         if session is None:
             item.action = "error"
             item.detail = "the session id is a digest and cannot be recovered" if session_id is None else "vanished"
-            continue
+            return
         try:
             mine = await target.read_snapshot(rel_key, session_id)
         except ValueError as err:
             item.action, item.detail = "error", f"the target's snapshot is unreadable: {err}"
-            continue
+            return
         item.expected = [_snapshot_digest(session)]
         item.action = _single_action(item.expected[0], None if mine is None else _snapshot_digest(mine), conflicts)
         item.source_count, item.target_count = 1, int(mine is not None)
-        tick("planning", len(report.items), 0)
+
+    async for rel_key, session_id in source.snapshots():
+        step(
+            MigrationItem(
+                "snapshot", _label(tenant, session_id or rel_key), where=(rel_key, session_id), tenant=tenant
+            ),
+            plan_snapshot,
+        )
+
     source_files = source.files()
     if source_files is not None:
-        for path, is_directory in await _walk_files(source_files):
-            name = _label(tenant, path + ("/" if is_directory else ""))
-            item = MigrationItem("folder" if is_directory else "file", name, where=path, tenant=tenant)
-            report.items.append(item)
-            if is_directory:
-                exists = path in {p for p, d in await _walk_children(target.files(), path) if d}
-                item.action = "skip" if exists else "copy"
-                continue
-            text = await source_files.read(path)
+
+        async def plan_folder(item: MigrationItem) -> None:
+            exists = item.where in {p for p, d in await _walk_children(target.files(), item.where) if d}
+            item.action = "skip" if exists else "copy"
+
+        async def plan_file(item: MigrationItem) -> None:
+            text = await source_files.read(item.where)
             if text is None:
                 item.action, item.detail = "error", "vanished"
-                continue
-            mine_text = await target.files().read(path)
+                return
+            mine_text = await target.files().read(item.where)
             item.expected = [_text_digest(text)]
             item.source_count, item.target_count = len(text), len(mine_text or "")
             item.action = _single_action(
                 item.expected[0], None if mine_text is None else _text_digest(mine_text), conflicts
             )
-            tick("planning", len(report.items), 0)
+
+        for path, is_directory in await _walk_files(source_files):
+            name = _label(tenant, path + ("/" if is_directory else ""))
+            item = MigrationItem("folder" if is_directory else "file", name, where=path, tenant=tenant)
+            step(item, plan_folder if is_directory else plan_file)
+
     if source_driver is not None and target_driver is not None:
+
+        async def plan_object(item: MigrationItem) -> None:
+            stored = await source_driver.get(item.where)
+            if stored is None:
+                item.action, item.detail = "skip", "vanished from the source while planning"
+                return
+            mine_object = await target_driver.get(item.where)
+            item.expected = [hashlib.sha256(stored.data).hexdigest()]
+            item.action = _single_action(
+                item.expected[0],
+                None if mine_object is None else hashlib.sha256(mine_object.data).hexdigest(),
+                conflicts,
+            )
+
         for prefix in OBJECT_PREFIXES:
             for key in await _walk_objects(source_driver, target.root + prefix):
-                stored = await source_driver.get(key)
-                if stored is None:
-                    continue
-                item = MigrationItem("object", key, where=key, tenant=tenant)
-                report.items.append(item)
-                mine_object = await target_driver.get(key)
-                item.expected = [hashlib.sha256(stored.data).hexdigest()]
-                item.action = _single_action(
-                    item.expected[0],
-                    None if mine_object is None else hashlib.sha256(mine_object.data).hexdigest(),
-                    conflicts,
-                )
-                tick("planning", len(report.items), 0)
+                step(MigrationItem("object", key, where=key, tenant=tenant), plan_object)
+    return steps
 
 
 async def _walk_children(files: AgentFileStore, path: str) -> list[tuple[str, bool]]:

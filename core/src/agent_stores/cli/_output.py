@@ -10,7 +10,17 @@ from typing import Any, NoReturn, TypeVar
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
 from ._errors import EXIT_USAGE, CliError, CorruptDataError
 
@@ -84,13 +94,23 @@ def guarded(verbose: bool, action: Callable[[], T], *, as_json: bool = False) ->
         fail(wrapped, verbose=verbose, as_json=as_json)
 
 
+class _RateColumn(ProgressColumn):
+    """Items per second of the current phase, once there is a rate to show."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.speed
+        return Text("" if speed is None else f"{speed:,.0f}/s")
+
+
 def progress_bar(*, transient: bool = False) -> Progress:
-    """A progress bar on stderr, so ``--json`` output on stdout stays clean."""
+    """A progress bar on stderr (so ``--json`` output on stdout stays clean): count, rate, time spent and left."""
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        _RateColumn(),
         TimeElapsedColumn(),
+        TimeRemainingColumn(),
         console=err,
         transient=transient,
     )

@@ -1,0 +1,146 @@
+"""``agent-stores migrate`` Redis -> S3 (SeaweedFS): one item at a time against the default concurrency.
+
+Seeds ``--sessions`` sessions on a Redis server (each ``--messages`` messages and a session
+snapshot), then migrates them into a fresh S3 prefix once per concurrency given, timing the
+whole command (plan, copy, verify) as ``agent_stores.cli`` runs it. Servers: the Redis and S3
+servers the other benchmarks use (local binaries on free loopback ports, or
+``$AGENT_STORES_REDIS_URL`` / ``$AGENT_STORES_S3_URL``). Nothing asserts a speed.
+
+    uv run benchmarks/migrate_bench.py                      # 1,000 sessions, concurrency 1 and 16
+    uv run benchmarks/migrate_bench.py --sessions 10000 --concurrency 1 16 64
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import sys
+import time
+import uuid
+from collections.abc import Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from agent_framework import AgentSession, Message
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+RESULTS = Path(__file__).parent / "results"
+
+
+async def seed(url: str, sessions: int, messages: int) -> None:
+    from agent_stores.core import open_stores
+
+    async with open_stores(url) as stores:
+        history = stores.history_provider()
+        snapshots = stores.session_store()
+        semaphore = asyncio.Semaphore(32)
+
+        async def one(index: int) -> None:
+            async with semaphore:
+                session_id = f"session-{index}"
+                batch = [
+                    Message(
+                        role="user" if i % 2 == 0 else "assistant", contents=[f"turn {i} of {session_id}: " + "x" * 200]
+                    )
+                    for i in range(messages)
+                ]
+                await history.save_messages(session_id, batch)
+                session = AgentSession(session_id=session_id)
+                session.state["turns"] = messages // 2
+                await snapshots.set(session_id, session)
+
+        await asyncio.gather(*(one(i) for i in range(sessions)))
+
+
+def run(sessions: int, messages: int, concurrencies: Sequence[int]) -> dict[str, Any]:
+    from _subjects_redis import _redis  # pyright: ignore[reportPrivateUsage]
+    from _subjects_s3 import _url, s3_server  # pyright: ignore[reportPrivateUsage]
+    from agent_stores.cli._migrate import migrate
+
+    with ExitStack() as stack:
+        redis_url, redis_description = stack.enter_context(_redis())
+        server, endpoint = s3_server()
+        for name, value in (
+            ("AWS_ACCESS_KEY_ID", endpoint.access_key),
+            ("AWS_SECRET_ACCESS_KEY", endpoint.secret_key),
+        ):
+            if value is not None:
+                os.environ[name] = value
+        source = f"{redis_url}?key_prefix=migrate-{uuid.uuid4().hex[:8]}:"
+        started = time.perf_counter()
+        asyncio.run(seed(source, sessions, messages))
+        seeded = time.perf_counter() - started
+        rows: list[dict[str, Any]] = []
+        for concurrency in concurrencies:
+            bucket = endpoint.create_bucket("migrate-bench")
+            target = _url(bucket, prefix=f"c{concurrency}")
+            started = time.perf_counter()
+            report = asyncio.run(migrate(source, target, concurrency=concurrency))
+            elapsed = time.perf_counter() - started
+            assert report.ok, [i.to_json() for i in report.failures][:3]
+            rows.append(
+                {
+                    "concurrency": concurrency,
+                    "seconds": round(elapsed, 2),
+                    "items": len(report.items),
+                    "items_per_second": round(len(report.items) / elapsed, 1),
+                }
+            )
+            print(
+                f"concurrency {concurrency:>3}: {elapsed:8.2f} s, {len(report.items) / elapsed:8.1f} items/s",
+                flush=True,
+            )
+        base = rows[0]["seconds"]
+        for row in rows:
+            row["speedup_vs_first"] = round(base / row["seconds"], 2)
+        return {
+            "sessions": sessions,
+            "messages_per_session": messages,
+            "seed_seconds": round(seeded, 2),
+            "servers": {"redis": redis_description, "s3": f"{server.description} via {server.via}"},
+            "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+            "rows": rows,
+        }
+
+
+def markdown(summary: dict[str, Any]) -> str:
+    lines = [
+        "# agent-stores migrate: Redis -> S3",
+        "",
+        f"{summary['sessions']:,} sessions of {summary['messages_per_session']} messages and a snapshot each "
+        f"({summary['rows'][0]['items']:,} items); plan, copy and verify timed together.",
+        "",
+        "| concurrency | seconds | items/s | speed-up vs the first row |",
+        "|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {r['concurrency']} | {r['seconds']:.2f} | {r['items_per_second']:.1f} | {r['speedup_vs_first']:.2f}x |"
+        for r in summary["rows"]
+    ]
+    lines += ["", "- servers: " + "; ".join(f"{k}: {v}" for k, v in summary["servers"].items())]
+    lines += [f"- machine: {summary['machine']}"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--sessions", type=int, default=1000)
+    parser.add_argument("--messages", type=int, default=20)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16])
+    parser.add_argument("--out", type=Path, default=RESULTS / "migrate", help="results path without suffix")
+    args = parser.parse_args(argv)
+    summary = run(args.sessions, args.messages, args.concurrency)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.with_suffix(".json").write_text(json.dumps(summary, indent=2) + "\n")
+    args.out.with_suffix(".md").write_text(markdown(summary))
+    print(markdown(summary))
+    return summary
+
+
+if __name__ == "__main__":
+    main()
