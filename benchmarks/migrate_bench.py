@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 from agent_framework import AgentSession, Message
 
@@ -65,12 +66,9 @@ def run(sessions: int, messages: int, concurrencies: Sequence[int]) -> dict[str,
     with ExitStack() as stack:
         redis_url, redis_description = stack.enter_context(_redis())
         server, endpoint = s3_server()
-        for name, value in (
-            ("AWS_ACCESS_KEY_ID", endpoint.access_key),
-            ("AWS_SECRET_ACCESS_KEY", endpoint.secret_key),
-        ):
-            if value is not None:
-                os.environ[name] = value
+        # The CLI reads S3 credentials from the environment, as a user's shell gives them.
+        credentials = {"AWS_ACCESS_KEY_ID": endpoint.access_key, "AWS_SECRET_ACCESS_KEY": endpoint.secret_key}
+        stack.enter_context(patch.dict(os.environ, {k: v for k, v in credentials.items() if v is not None}))
         source = f"{redis_url}?key_prefix=migrate-{uuid.uuid4().hex[:8]}:"
         started = time.perf_counter()
         asyncio.run(seed(source, sessions, messages))
