@@ -26,6 +26,7 @@ from .drivers import ObjectDriver
 from .errors import CorruptRecordError, StoreConflictError
 from .keys import KeySpace, key_segment
 from .lifecycle import OwnedResource
+from .telemetry import note_conflict, store_operation
 
 __all__ = ["ObjectSessionStore", "SessionUpdate", "VersionedSession", "decode_snapshot", "encode_snapshot"]
 
@@ -158,6 +159,7 @@ with subclassing_experimental(SessionStore):
             """
             return self._key(session_id)
 
+        @store_operation("sessions", "get", session=True)
         async def get(self, session_id: str) -> AgentSession | None:
             """Return an independent copy of the stored session, or ``None``.
 
@@ -165,9 +167,10 @@ with subclassing_experimental(SessionStore):
                 ValueError: ``session_id`` is empty, or the snapshot is corrupt (quarantined) or unsupported.
 
             """
-            versioned = await self.get_versioned(session_id)
+            versioned = await self._get_versioned(session_id)
             return None if versioned is None else versioned.session
 
+        @store_operation("sessions", "get_versioned", session=True)
         async def get_versioned(self, session_id: str) -> VersionedSession | None:
             """Return an independent copy of the stored session with its version, or ``None``.
 
@@ -177,6 +180,9 @@ with subclassing_experimental(SessionStore):
                 ValueError: ``session_id`` is empty, or the snapshot is corrupt (quarantined) or unsupported.
 
             """
+            return await self._get_versioned(session_id)
+
+        async def _get_versioned(self, session_id: str) -> VersionedSession | None:
             key = self._key(session_id)
             stored = await self.driver.get(key)
             if stored is None:
@@ -193,6 +199,7 @@ with subclassing_experimental(SessionStore):
                     raise CorruptRecordError(f"{err}; it changed while being read, retry") from err
                 raise CorruptRecordError(f"{err}; quarantined to {quarantine!r}, retry to start a new session") from err
 
+        @store_operation("sessions", "set", session=True)
         async def set(
             self,
             session_id: str,
@@ -216,6 +223,7 @@ with subclassing_experimental(SessionStore):
             key = self._key(session_id)
             await self.driver.put(key, encode_snapshot(session), if_absent=if_absent, if_version=if_version)
 
+        @store_operation("sessions", "update", session=True)
         async def update(self, session_id: str, change: SessionUpdate) -> AgentSession:
             """Apply ``change`` to the newest stored session and store the result, never over another writer's.
 
@@ -249,6 +257,7 @@ with subclassing_experimental(SessionStore):
                         await self.set(session_id, session, if_version=current.version)
                 except StoreConflictError:
                     attempt += 1
+                    note_conflict("set", attempt)
                     if attempt >= _CONFLICT_ATTEMPTS and time.monotonic() >= deadline:
                         raise StoreConflictError(
                             f"gave up updating session {session_id!r} after {attempt} conflicting writes"
@@ -257,6 +266,7 @@ with subclassing_experimental(SessionStore):
                     continue
                 return session
 
+        @store_operation("sessions", "delete", session=True)
         async def delete(self, session_id: str) -> None:
             """Delete the stored session; deleting an absent one is not an error."""
             await self.driver.delete(self._key(session_id))
