@@ -10,7 +10,10 @@ recorded in ``db.client.operation.duration``. The SDK providers are set for this
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,8 +29,6 @@ from agent_stores.core import ObjectSessionStore, StoreConflictError
 from agent_stores.core.memory import MemoryObjectDriver
 from agent_stores.core.telemetry import CONVERSATION_ID, DURATION_METRIC, INSTRUMENTATION_NAME, set_conversation_ids
 from agents_support import FIRST, ScriptedOpenAI, StoreTarget, agent_turn
-
-pytestmark = pytest.mark.asyncio
 
 _EXPORTER = InMemorySpanExporter()
 _READER = InMemoryMetricReader()
@@ -71,6 +72,7 @@ def _ancestors(span: ReadableSpan, by_id: dict[int, ReadableSpan]) -> list[str]:
     return names
 
 
+@pytest.mark.asyncio
 async def test_an_agent_turn_traces_every_store_operation(
     store_target: StoreTarget, spans: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -112,6 +114,7 @@ async def test_an_agent_turn_traces_every_store_operation(
     assert (store_target.backend, "save_messages") in recorded
 
 
+@pytest.mark.asyncio
 async def test_conversation_ids_stay_out_unless_enabled(spans: InMemorySpanExporter) -> None:
     store = ObjectSessionStore(MemoryObjectDriver())
     await store.set("alice@example.com", AgentSession(session_id="x"))
@@ -123,6 +126,7 @@ async def test_conversation_ids_stay_out_unless_enabled(spans: InMemorySpanExpor
     assert carried == [("set sessions", None), ("get sessions", None), ("delete sessions", "alice@example.com")]
 
 
+@pytest.mark.asyncio
 async def test_conflicts_are_events_and_failures_carry_error_type(spans: InMemorySpanExporter) -> None:
     driver = MemoryObjectDriver()
     first, second = ObjectSessionStore(driver), ObjectSessionStore(driver)
@@ -160,3 +164,14 @@ async def test_conflicts_are_events_and_failures_carry_error_type(spans: InMemor
     refused = [s for s in ours if s.name == "set sessions" and (s.attributes or {}).get("error.type")]
     assert [(s.attributes or {})["error.type"] for s in refused] == ["StoreConflictError"] * 2
     assert all("error.type" not in (s.attributes or {}) for s in ours if s.name == "update sessions")
+
+
+def test_the_console_example_prints_spans_and_durations(tmp_path: Path) -> None:
+    """examples/telemetry_console.py, in a process of its own (its own providers), as docs/telemetry.md shows it."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "telemetry_console.py"
+    done = subprocess.run([sys.executable, str(example)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    for operation in ("save_messages history", "get_messages history", "set sessions", "get sessions"):
+        assert f'"name": "{operation}"' in done.stdout, operation
+    assert '"db.system.name": "sqlite"' in done.stdout
+    assert '"name": "db.client.operation.duration"' in done.stdout

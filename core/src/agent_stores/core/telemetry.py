@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Concatenate, Final, ParamSpec, TypeAlias, TypeVar
 
 from agent_framework.observability import OBSERVABILITY_SETTINGS
@@ -58,8 +58,7 @@ S = TypeVar("S")
 if TYPE_CHECKING:
     from types import CoroutineType
 
-    _Method: TypeAlias = Callable[Concatenate[S, P], Awaitable[R]]
-    _Traced: TypeAlias = Callable[Concatenate[S, P], CoroutineType[Any, Any, R]]
+    _Method: TypeAlias = Callable[Concatenate[S, P], CoroutineType[Any, Any, R]]
 
 
 def set_conversation_ids(enabled: bool | None) -> None:
@@ -78,12 +77,18 @@ def _with_conversation_ids() -> bool:
 
 
 def _active() -> bool:
-    """Whether anything would record: instrumentation on, and a tracer or meter provider set."""
-    if not OBSERVABILITY_SETTINGS.ENABLED:
+    """Whether anything would record: a tracer or meter provider set, and instrumentation on.
+
+    Asks our own tracer and histogram, which the API hands out as proxies until a provider is
+    set (a proxy tracer's ``_tracer`` is the no-op one, a proxy histogram has no real instrument
+    yet): ``trace.get_tracer_provider()`` reads the environment on every call. An API without
+    these attributes counts as set (correct, only slower).
+    """
+    if isinstance(getattr(_tracer, "_tracer", _tracer), trace.NoOpTracer) and (
+        getattr(_duration, "_real_instrument", _duration) is None
+    ):
         return False
-    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider) or (
-        type(metrics.get_meter_provider()).__name__ != "_ProxyMeterProvider"
-    )
+    return OBSERVABILITY_SETTINGS.ENABLED
 
 
 def note_conflict(what: str, attempt: int) -> None:
@@ -145,18 +150,15 @@ def _session_id_of(arguments: tuple[Any, ...], keywords: dict[str, Any]) -> str 
 
 def store_operation(
     kind: str, operation: str, *, session: bool = False
-) -> Callable[[_Method[S, P, R]], _Traced[S, P, R]]:
+) -> Callable[[_Method[S, P, R]], _Method[S, P, R]]:
     """Trace the decorated async store method as the operation ``operation`` on ``kind`` data.
 
     ``session``: the method's first argument is a session id or an ``AgentSession``, carried as
     ``gen_ai.conversation.id`` when enabled (:func:`set_conversation_ids`).
     """
 
-    def decorate(method: _Method[S, P, R]) -> _Traced[S, P, R]:
-        @functools.wraps(method)
-        async def traced(store: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
-            if not _active():
-                return await method(store, *args, **kwargs)
+    def decorate(method: _Method[S, P, R]) -> _Method[S, P, R]:
+        async def recorded(store: S, args: tuple[Any, ...], kwargs: dict[str, Any]) -> R:
             base = _store_attributes(store, kind)
             attributes: dict[str, str] = {**base, "db.operation.name": operation}
             if session and _with_conversation_ids():
@@ -177,6 +179,14 @@ def store_operation(
                     raise
                 finally:
                     _duration.record(time.perf_counter() - start, metric_attributes)
+
+        # Not a coroutine function itself: while nothing records, the caller awaits the method's
+        # own coroutine, with no frame of ours in between.
+        @functools.wraps(method)
+        def traced(store: S, /, *args: P.args, **kwargs: P.kwargs) -> CoroutineType[Any, Any, R]:
+            if not _active():
+                return method(store, *args, **kwargs)
+            return recorded(store, args, kwargs)
 
         return traced
 
