@@ -10,6 +10,7 @@ recorded in ``db.client.operation.duration``. The SDK providers are set for this
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -92,6 +93,16 @@ async def test_an_agent_turn_traces_every_store_operation(
         assert attributes["db.system.name"] == store_target.backend, span.name
         assert span.name == f"{attributes['db.operation.name']} {attributes['db.collection.name']}"
         operations[attributes["db.collection.name"]].add(attributes["db.operation.name"])
+    servers = {((s.attributes or {}).get("server.address"), (s.attributes or {}).get("server.port")) for s in ours}
+    namespaces = {(s.attributes or {}).get("db.namespace") for s in ours}
+    if store_target.backend in ("redis", "s3"):  # a server on loopback, and its database or bucket
+        port = re.search(r"127\.0\.0\.1:(\d+)", store_target.url)
+        assert port is not None and ("127.0.0.1", int(port.group(1))) in servers, servers
+        assert None not in namespaces
+    elif store_target.backend == "mongodb":
+        assert namespaces == {store_target.url.split("/")[3].split("?")[0]}
+    else:  # embedded: no server
+        assert servers == {(None, None)}
     assert {"get_messages", "save_messages"} <= operations["history"]
     assert {"get", "set"} <= operations["sessions"]
     assert "write" in operations["files"]  # the memory file the scripted model writes

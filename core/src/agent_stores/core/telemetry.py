@@ -3,7 +3,8 @@
 Each operation of a history provider, file store, session store, todo store or checkpoint
 storage built by the core is a client span named ``<operation> <kind>``, following the
 database semantic conventions (``db.system.name``, ``db.operation.name``,
-``db.collection.name``, ``db.namespace``, ``error.type``), with conflicts and retries as span
+``db.collection.name``, ``error.type``; ``db.namespace``, ``server.address`` and
+``server.port`` from a driver's optional ``telemetry_attributes()``), with conflicts as span
 events, and a ``db.client.operation.duration`` histogram (seconds). Spans start in the current
 context, so inside an agent run they nest under the framework's ``invoke_agent`` span.
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Concatenate, Final, ParamSpec, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, Final, ParamSpec, TypeAlias, TypeVar, cast
 
 from agent_framework.observability import OBSERVABILITY_SETTINGS
 from opentelemetry import metrics, trace
@@ -101,23 +102,47 @@ def note_conflict(what: str, attempt: int) -> None:
         span.add_event("agent_stores.conflict", {"db.operation.name": what, "agent_stores.attempt": attempt})
 
 
-def _system_of(driver: object) -> str:
-    """The backend of a driver: ``sqlite``, ``redis``, ``mongodb``, ``s3``, ``fsspec``, ``memory`` or its package."""
+def _backend_driver(driver: object) -> object:
+    """The backend's driver below the core's views and logs (a prefixed view, an object log)."""
     inner = driver
-    for _ in range(8):  # the core's views and logs over a backend's driver: name the backend below them
+    for _ in range(8):
         if not type(inner).__module__.startswith("agent_stores.core."):
             break
         below = getattr(inner, "driver", None) or getattr(inner, "objects", None)
         if below is None:
             break
         inner = below
-    parts = type(inner).__module__.split(".")
+    return inner
+
+
+def _system_of(driver: object) -> str:
+    """The backend of a driver: ``sqlite``, ``redis``, ``mongodb``, ``s3``, ``fsspec``, ``memory`` or its package."""
+    parts = type(driver).__module__.split(".")
     if parts[:2] == ["agent_stores", "core"]:
         return "memory" if parts[2:3] == ["memory"] else "agent_stores"
     return parts[1] if parts[0] == "agent_stores" and len(parts) > 1 else parts[0]
 
 
-def _namespace_of(store: object) -> str | None:
+#: What a driver's optional ``telemetry_attributes()`` may give.
+_DRIVER_ATTRIBUTES: Final = frozenset({"server.address", "server.port", "db.namespace"})
+
+
+def _driver_attributes(driver: object) -> dict[str, str | int]:
+    """A driver's optional ``telemetry_attributes()``: where its server is, and the database (or bucket) name."""
+    hook = getattr(driver, "telemetry_attributes", None)
+    if not callable(hook):
+        return {}
+    given: Any = hook()
+    if not isinstance(given, dict):
+        return {}
+    return {
+        k: v
+        for k, v in cast(dict[Any, Any], given).items()
+        if k in _DRIVER_ATTRIBUTES and isinstance(v, str | int) and not isinstance(v, bool)
+    }
+
+
+def _root_of(store: object) -> str | None:
     keys = getattr(store, "keys", None)
     root = getattr(keys, "root", None)
     if not isinstance(root, str):
@@ -128,14 +153,16 @@ def _namespace_of(store: object) -> str | None:
     return root.rstrip("/") or None
 
 
-def _store_attributes(store: object, kind: str) -> dict[str, str]:
-    cached: dict[str, str] | None = store.__dict__.get("_agent_stores_otel")
+def _store_attributes(store: object, kind: str) -> dict[str, str | int]:
+    cached: dict[str, str | int] | None = store.__dict__.get("_agent_stores_otel")
     if cached is None:
-        cached = {"db.system.name": _system_of(getattr(store, "driver", None)), "db.collection.name": kind}
-        namespace = _namespace_of(store)
-        if namespace is not None:
-            cached["db.namespace"] = namespace
-        store.__dict__["_agent_stores_otel"] = cached
+        driver = _backend_driver(getattr(store, "driver", None))
+        cached = {"db.system.name": _system_of(driver), "db.collection.name": kind, **_driver_attributes(driver)}
+        root = _root_of(store)
+        if root is not None:
+            cached["agent_stores.root"] = root
+        if "server.address" in cached or not callable(getattr(driver, "telemetry_attributes", None)):
+            store.__dict__["_agent_stores_otel"] = cached  # else ask again: a lazy client may not exist yet
     return cached
 
 
@@ -160,7 +187,7 @@ def store_operation(
     def decorate(method: _Method[S, P, R]) -> _Method[S, P, R]:
         async def recorded(store: S, args: tuple[Any, ...], kwargs: dict[str, Any]) -> R:
             base = _store_attributes(store, kind)
-            attributes: dict[str, str] = {**base, "db.operation.name": operation}
+            attributes: dict[str, str | int] = {**base, "db.operation.name": operation}
             if session and _with_conversation_ids():
                 session_id = _session_id_of(args, kwargs)
                 if session_id is not None:
