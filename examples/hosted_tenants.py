@@ -9,7 +9,8 @@ what Alice told the agent, whatever key he sends.
 
 Several replicas may serve turns of one session at once. Each request stores its session with
 ``update``, which writes only over the snapshot it has seen (compare-and-set) and otherwise
-applies this turn's state changes again on the newest one, so no replica overwrites another's.
+applies this turn's state changes again on the newest one, so no replica overwrites another's
+(a state key two concurrent turns both changed keeps the value of the turn stored last).
 """
 
 import asyncio
