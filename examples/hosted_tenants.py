@@ -6,6 +6,11 @@
 Two users send the same session key ("chat-1"). Each request goes through ``stores.tenant(...)``,
 so the key names a session, history and memory folder of that tenant only: Bob cannot reach
 what Alice told the agent, whatever key he sends.
+
+Several replicas may serve turns of one session at once. Each request stores its session with
+``update``, which writes only over the snapshot it has seen (compare-and-set) and otherwise
+applies this turn's state changes again on the newest one, so no replica overwrites another's
+(a state key two concurrent turns both changed keeps the value of the turn stored last).
 """
 
 import asyncio
@@ -22,8 +27,21 @@ async def handle(stores: Stores, tenant: str, session_key: str, prompt: str) -> 
     sessions = scoped.session_store()
     agent = create_harness_agent(openai_client(), **scoped.harness_kwargs(), disable_web_search=True)
     session = await sessions.get(session_key) or AgentSession(session_id=session_key)
+    before = session.to_dict()["state"]
     response = await agent.run(prompt, session=session)
-    await sessions.set(session_key, session)
+    after = session.to_dict()["state"]
+    changed = {name: session.state[name] for name in after if after[name] != before.get(name)}
+    removed = before.keys() - after.keys()
+
+    def this_turn(latest: AgentSession | None) -> AgentSession:
+        """This turn's state changes, on the newest snapshot (another replica may have stored one meanwhile)."""
+        newest = latest or AgentSession(session_id=session_key)
+        newest.state.update(changed)
+        for name in removed:
+            newest.state.pop(name, None)
+        return newest
+
+    await sessions.update(session_key, this_turn)
     return response.text
 
 

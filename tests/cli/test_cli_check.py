@@ -78,7 +78,12 @@ def test_check_passes_on_a_sqlite_file_and_leaves_only_the_users_data(tmp_path: 
     assert report["ok"] is True
     assert report["suites"] == ["sessions"]
     assert report["summary"]["passed"] >= 15 and report["summary"]["failed"] == 0
-    assert report["capabilities"]["sessions"] == {"durable": True, "max_id_length": None, "corruptible": True}
+    assert report["capabilities"]["sessions"] == {
+        "durable": True,
+        "max_id_length": None,
+        "corruptible": True,
+        "versioned": True,
+    }
     assert report["cleanup"].startswith("removed ")
     assert rows(db) == before, "the check left data behind or touched the user's data"
 

@@ -31,6 +31,7 @@ RUN_HERE: dict[str, list[list[str]]] = {
     "borrow_or_own.py": [[]],
     "fsspec_folder.py": [["agent-folder"]],
     "workflow_checkpoints.py": [["sqlite:///workflow.db", "start"], ["sqlite:///workflow.db", "resume"]],
+    "telemetry_console.py": [[]],
 }
 #: Pytest modules that need no server: run as pasted into a file of a folder with no configuration.
 PYTEST_HERE = {"test_session_store.py"}

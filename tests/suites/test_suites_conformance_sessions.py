@@ -44,7 +44,7 @@ class TestFileSessionStore(SessionStoreConformance):
 class TestObjectSessionStore(SessionStoreConformance):
     """The core adapter over the in-process object driver."""
 
-    capabilities = SessionStoreCapabilities(durable=True, corruptible=True)
+    capabilities = SessionStoreCapabilities(durable=True, corruptible=True, versioned=True)
 
     @pytest.fixture
     def session_store_factory(self) -> Any:

@@ -39,7 +39,7 @@ from .listing import Segment
 from .objectlog import ObjectLogDriver
 from .prefixed import PrefixedLogDriver, PrefixedObjectDriver
 from .redaction import redact_url
-from .sessions import ObjectSessionStore, decode_snapshot, encode_snapshot
+from .sessions import ObjectSessionStore, SessionUpdate, VersionedSession, decode_snapshot, encode_snapshot
 from .stores import Backend, BackendFactory, DriverBackend, Stores, open_stores
 from .tenants import TenantStores
 
@@ -74,6 +74,7 @@ __all__ = [
     "PrefixedLogDriver",
     "PrefixedObjectDriver",
     "Segment",
+    "SessionUpdate",
     "StoreConflictError",
     "StoreError",
     "StoreNotFoundError",
@@ -82,6 +83,7 @@ __all__ = [
     "Stores",
     "TenantStores",
     "TlsFailure",
+    "VersionedSession",
     "decode_message",
     "decode_messages",
     "decode_segment",

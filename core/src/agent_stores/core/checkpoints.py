@@ -40,6 +40,7 @@ from .drivers import ObjectDriver
 from .errors import CorruptRecordError, StoreConflictError
 from .keys import KeySpace, decode_segment, key_segment
 from .lifecycle import OwnedResource
+from .telemetry import store_operation
 
 __all__ = [
     "CHECKPOINT_RECORD_FORMAT",
@@ -538,6 +539,7 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
 
     # -- CheckpointStorage ---------------------------------------------------------------
 
+    @store_operation("checkpoints", "save")
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
         """Store a copy of ``checkpoint`` and return its id, replacing any checkpoint with that id.
 
@@ -599,6 +601,7 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
             else:
                 await self._drop_if_stale(index_key)  # dangling, or the record lives under another entry
 
+    @store_operation("checkpoints", "load")
     async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
         """Return an independent copy of the checkpoint.
 
@@ -619,6 +622,7 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
             raise WorkflowCheckpointException(f"No checkpoint found with ID {checkpoint_id} (it expired)")
         return record.checkpoint
 
+    @store_operation("checkpoints", "delete")
     async def delete(self, checkpoint_id: str) -> bool:
         """Delete the checkpoint; return whether a live one existed. A corrupt record is deleted too.
 
@@ -638,6 +642,7 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         index_key, expires_at = found
         return await self._remove(key, stored.version, index_key) and not self._expired(expires_at)
 
+    @store_operation("checkpoints", "get_latest")
     async def get_latest(self, *, workflow_name: str) -> WorkflowCheckpoint | None:
         """Return the latest live checkpoint of ``workflow_name`` (see the order above), or ``None``.
 
@@ -671,6 +676,7 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
             return None
         return _order_ties(live)[-1][1]
 
+    @store_operation("checkpoints", "list_checkpoints")
     async def list_checkpoints(self, *, workflow_name: str) -> list[WorkflowCheckpoint]:
         """Return every live checkpoint of ``workflow_name``, oldest first (see the order above).
 
@@ -694,12 +700,14 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         newest_first.extend(cp for _, cp in reversed(_order_ties(group)))
         return newest_first[::-1]
 
+    @store_operation("checkpoints", "list_checkpoint_ids")
     async def list_checkpoint_ids(self, *, workflow_name: str) -> list[str]:
         """Return the ids of :meth:`list_checkpoints`, in its order (the records are read, so both agree)."""
         return [cp.checkpoint_id for cp in await self.list_checkpoints(workflow_name=workflow_name)]
 
     # -- administration --------------------------------------------------------------------
 
+    @store_operation("checkpoints", "purge_expired")
     async def purge_expired(self) -> int:
         """Remove every expired checkpoint of this namespace now; return how many were removed.
 

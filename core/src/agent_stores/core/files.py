@@ -12,6 +12,7 @@ from .drivers import ObjectDriver
 from .errors import StoreConflictError
 from .keys import KeySpace
 from .lifecycle import OwnedResource
+from .telemetry import store_operation
 
 __all__ = ["ObjectAgentFileStore", "ObjectStoreOptions", "decode_text", "normalize_path", "plain_literal"]
 
@@ -132,6 +133,7 @@ with subclassing_experimental(AgentFileStore):
             normalized = normalize_path(directory, is_directory=True)
             return f"{self.prefix}{normalized}/" if normalized else self.prefix
 
+        @store_operation("files", "write")
         async def write(self, path: str, content: str, *, overwrite: bool = True) -> None:
             """Write ``content``; with ``overwrite=False`` an atomic exclusive create.
 
@@ -145,6 +147,7 @@ with subclassing_experimental(AgentFileStore):
             except StoreConflictError as err:
                 raise FileExistsError(f"File already exists: {path!r}") from err
 
+        @store_operation("files", "read")
         async def read(self, path: str) -> str | None:
             """Return the file's text, or ``None`` when absent.
 
@@ -156,20 +159,24 @@ with subclassing_experimental(AgentFileStore):
                 return None
             return decode_text(stored.data, path)
 
+        @store_operation("files", "delete")
         async def delete(self, path: str) -> bool:
             """Delete the file; return whether it existed."""
             return await self.driver.delete(self._file_key(path))
 
+        @store_operation("files", "file_exists")
         async def file_exists(self, path: str) -> bool:
             """Return whether a file exists at ``path``."""
             return await self.driver.head(self._file_key(path)) is not None
 
+        @store_operation("files", "create_directory")
         async def create_directory(self, path: str) -> None:
             """Record ``path`` as a directory so it is listed while empty; the root needs nothing."""
             marker = self._dir_prefix(path)
             if marker != self.prefix:
                 await self.driver.put(marker, b"")
 
+        @store_operation("files", "list_children")
         async def list_children(self, directory: str = "") -> list[FileStoreEntry]:
             """Return the direct children of ``directory``: subdirectories first, each group sorted by name."""
             base = self._dir_prefix(directory)
@@ -180,6 +187,7 @@ with subclassing_experimental(AgentFileStore):
                 FileStoreEntry(f, FileStoreEntry.FILE) for f in files
             ]
 
+        @store_operation("files", "search")
         async def search(
             self,
             directory: str,
@@ -202,6 +210,7 @@ with subclassing_experimental(AgentFileStore):
             normalized = normalize_path(directory, is_directory=True)
             return await super().search(normalized, regex_pattern, glob_pattern, recursive=recursive)
 
+        @store_operation("files", "find_matching_files")
         async def find_matching_files(
             self,
             directory: str,

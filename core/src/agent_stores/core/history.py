@@ -19,6 +19,7 @@ from .errors import StoreConflictError
 from .keys import KeySpace
 from .lifecycle import OwnedResource
 from .prefixed import within
+from .telemetry import note_conflict, store_operation
 
 __all__ = ["HistoryOptions", "LogHistoryProvider", "hide_unanswered_calls", "trim_orphans", "window_cache_bytes"]
 
@@ -279,6 +280,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
     def _key(self, session_id: str | None) -> str:
         return self.keys.history(self.source_id, session_id)
 
+    @store_operation("history", "get_messages", session=True)
     async def get_messages(
         self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
     ) -> list[Message]:
@@ -310,6 +312,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         if self.hide_unanswered_calls and loaded:
             context.context_messages[self.source_id] = hide_unanswered_calls(loaded, answered_by=context.input_messages)
 
+    @store_operation("history", "save_messages", session=True)
     async def save_messages(
         self,
         session_id: str | None,
@@ -359,6 +362,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
                 )
             except StoreConflictError:
                 self._tails.pop(key)
+                note_conflict("append", attempt + 1)
                 if attempt:
                     await asyncio.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** min(attempt, 16))))
                 continue
@@ -379,16 +383,19 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
     def _decode(self, key: str, payloads: list[bytes]) -> list[Message]:
         return decode_messages(payloads, where=f"history record in {key!r}", cache=self.decode_cache)
 
+    @store_operation("history", "count_messages", session=True)
     async def count_messages(self, session_id: str | None) -> int:
         """Return how many messages the session holds."""
         return await self.driver.length(self._key(session_id))
 
+    @store_operation("history", "delete_session", session=True)
     async def delete_session(self, session_id: str | None) -> bool:
         """Delete the session's whole history; return whether it existed."""
         key = self._key(session_id)
         self._tails.pop(key)
         return await self.driver.delete(key)
 
+    @store_operation("history", "list_sessions")
     async def list_sessions(self, *, after: str | None = None, limit: int = 100) -> list[str]:
         """Return up to ``limit`` session ids of this provider, in the driver's key order, each after the id ``after``.
 
@@ -411,16 +418,19 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
                 return
             after = page[-1]
 
+    @store_operation("history", "export_messages", session=True)
     async def export_messages(self, session_id: str | None) -> list[Message]:
         """Return every stored message of the session, ignoring ``max_messages`` and ``skip_excluded``."""
         key = self._key(session_id)
         return self._decode(key, await self.driver.read(key))
 
+    @store_operation("history", "import_messages", session=True)
     async def import_messages(self, session_id: str | None, messages: Sequence[Message]) -> None:
         """Append ``messages`` verbatim, without de-duplication, atomically (for migrations and restores)."""
         if messages:
             await self._append(session_id, [encode_record(m) for m in messages], deduplicate=False)
 
+    @store_operation("history", "purge_expired")
     async def purge_expired(self) -> int:
         """Remove every expired session of the backing store now; return how many were removed."""
         return await self.driver.purge_expired()

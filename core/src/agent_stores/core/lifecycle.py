@@ -339,7 +339,7 @@ def adapter_capabilities() -> dict[str, dict[str, Any]]:
             "rejects_file_directory_conflicts": False,
             "long_names": True,
         },
-        "sessions": {"durable": True, "corruptible": True},
+        "sessions": {"durable": True, "corruptible": True, "versioned": True},
         "checkpoints": {
             "durable": True,
             "ordered_listing": True,

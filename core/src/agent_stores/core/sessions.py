@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import random
+import time
 import uuid
-from collections.abc import Mapping
-from typing import Any, cast
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, NamedTuple, cast
 
 import msgspec
 from agent_framework import AgentSession, SessionStore
@@ -22,8 +26,28 @@ from .drivers import ObjectDriver
 from .errors import CorruptRecordError, StoreConflictError
 from .keys import KeySpace, key_segment
 from .lifecycle import OwnedResource
+from .telemetry import note_conflict, store_operation
 
-__all__ = ["ObjectSessionStore", "decode_snapshot", "encode_snapshot"]
+__all__ = ["ObjectSessionStore", "SessionUpdate", "VersionedSession", "decode_snapshot", "encode_snapshot"]
+
+# Optimistic-concurrency retries of one ``update`` against other writers, with jittered backoff:
+# at least this many attempts, and more while the update has spent less than the budget.
+_CONFLICT_ATTEMPTS = 32
+_CONFLICT_BUDGET_S = 10.0
+_BACKOFF_BASE_S = 0.001
+_BACKOFF_CAP_S = 0.05
+
+
+class VersionedSession(NamedTuple):
+    """A stored session and the opaque version it was read at (for ``set(..., if_version=)``)."""
+
+    session: AgentSession
+    version: str
+
+
+#: What ``ObjectSessionStore.update`` calls: the newest stored session (``None`` when absent) to
+#: the session to store; sync or async. It may run several times (once per conflicting write).
+SessionUpdate = Callable[[AgentSession | None], AgentSession | Awaitable[AgentSession]]
 
 
 def encode_snapshot(session: AgentSession) -> bytes:
@@ -85,7 +109,10 @@ with subclassing_experimental(SessionStore):
         Every ``get`` returns an independent copy. Session ids are opaque non-empty strings,
         mapped injectively to keys (long ids by SHA-256). A snapshot that is not JSON is moved
         aside to ``<key>.<uuid>.corrupt`` and reported as a ``ValueError``, so a retry starts clean.
-        Concurrent ``set`` calls are last-writer-wins.
+        Concurrent plain ``set`` calls are last-writer-wins; replicas serving turns of one
+        session use the versions instead: :meth:`get_versioned`, ``set(..., if_version=)`` that
+        refuses a stale version with ``StoreConflictError``, and :meth:`update`, which retries,
+        so no replica overwrites a snapshot it has not seen.
 
         Security posture:
             Snapshots are stored as plaintext JSON; session state is only as private as the
@@ -132,6 +159,7 @@ with subclassing_experimental(SessionStore):
             """
             return self._key(session_id)
 
+        @store_operation("sessions", "get", session=True)
         async def get(self, session_id: str) -> AgentSession | None:
             """Return an independent copy of the stored session, or ``None``.
 
@@ -139,12 +167,28 @@ with subclassing_experimental(SessionStore):
                 ValueError: ``session_id`` is empty, or the snapshot is corrupt (quarantined) or unsupported.
 
             """
+            versioned = await self._get_versioned(session_id)
+            return None if versioned is None else versioned.session
+
+        @store_operation("sessions", "get_versioned", session=True)
+        async def get_versioned(self, session_id: str) -> VersionedSession | None:
+            """Return an independent copy of the stored session with its version, or ``None``.
+
+            Pass the version to ``set(..., if_version=)`` to write only if nobody wrote meanwhile.
+
+            Raises:
+                ValueError: ``session_id`` is empty, or the snapshot is corrupt (quarantined) or unsupported.
+
+            """
+            return await self._get_versioned(session_id)
+
+        async def _get_versioned(self, session_id: str) -> VersionedSession | None:
             key = self._key(session_id)
             stored = await self.driver.get(key)
             if stored is None:
                 return None
             try:
-                return decode_snapshot(stored.data, where=repr(key))
+                return VersionedSession(decode_snapshot(stored.data, where=repr(key)), stored.version)
             except CorruptRecordError as err:
                 quarantine = f"{key}.{uuid.uuid4().hex}.corrupt"
                 try:
@@ -155,17 +199,74 @@ with subclassing_experimental(SessionStore):
                     raise CorruptRecordError(f"{err}; it changed while being read, retry") from err
                 raise CorruptRecordError(f"{err}; quarantined to {quarantine!r}, retry to start a new session") from err
 
-        async def set(self, session_id: str, session: AgentSession) -> None:
+        @store_operation("sessions", "set", session=True)
+        async def set(
+            self,
+            session_id: str,
+            session: AgentSession,
+            *,
+            if_version: str | None = None,
+            if_absent: bool = False,
+        ) -> None:
             """Store a snapshot of ``session``, replacing any earlier one.
+
+            With ``if_version`` (from :meth:`get_versioned`), only while the stored snapshot is
+            still at that version; with ``if_absent``, only while none is stored.
 
             Raises:
                 ValueError: ``session_id`` is empty, or the state holds a non-finite float.
                 TypeError: ``session`` is not an ``AgentSession`` or its state is not serialisable.
+                StoreConflictError: The condition does not hold (another writer stored or deleted
+                    the session, or ``if_absent`` and one is stored); nothing was written.
 
             """
             key = self._key(session_id)
-            await self.driver.put(key, encode_snapshot(session))
+            await self.driver.put(key, encode_snapshot(session), if_absent=if_absent, if_version=if_version)
 
+        @store_operation("sessions", "update", session=True)
+        async def update(self, session_id: str, change: SessionUpdate) -> AgentSession:
+            """Apply ``change`` to the newest stored session and store the result, never over another writer's.
+
+            ``change`` receives an independent copy of the stored session (``None`` when there is
+            none) and returns the session to store. When another writer stores or deletes the
+            session in between, ``change`` runs again on the newest snapshot (with jittered
+            backoff: at least 32 attempts, and more until 10 seconds are spent), so keep it free
+            of side effects that must not repeat. An exception from ``change`` propagates and
+            nothing is written.
+
+            Returns:
+                The session as stored.
+
+            Raises:
+                StoreConflictError: Other writers kept winning for every attempt.
+                ValueError, TypeError: As :meth:`get` and :meth:`set` raise them.
+
+            """
+            deadline = time.monotonic() + _CONFLICT_BUDGET_S
+            attempt = 0
+            while True:
+                current = await self.get_versioned(session_id)
+                changed = change(None if current is None else current.session)
+                if inspect.isawaitable(changed):
+                    changed = await changed
+                session = changed
+                try:
+                    if current is None:
+                        await self.set(session_id, session, if_absent=True)
+                    else:
+                        await self.set(session_id, session, if_version=current.version)
+                except StoreConflictError:
+                    attempt += 1
+                    note_conflict("set", attempt)
+                    if attempt >= _CONFLICT_ATTEMPTS and time.monotonic() >= deadline:
+                        raise StoreConflictError(
+                            f"gave up updating session {session_id!r} after {attempt} conflicting writes"
+                        ) from None
+                    await asyncio.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** min(attempt, 16))))
+                    continue
+                return session
+
+        @store_operation("sessions", "delete", session=True)
         async def delete(self, session_id: str) -> None:
             """Delete the stored session; deleting an absent one is not an error."""
             await self.driver.delete(self._key(session_id))

@@ -17,6 +17,7 @@ from .drivers import ObjectDriver
 from .errors import CorruptRecordError
 from .keys import KeySpace, key_segment
 from .lifecycle import OwnedResource
+from .telemetry import store_operation
 
 __all__ = ["ObjectTodoStore", "decode_todo_state", "encode_todo_state"]
 
@@ -114,6 +115,7 @@ class ObjectTodoStore(OwnedResource, TodoStore):
         """
         return self._key(session, source_id)
 
+    @store_operation("todos", "load_state", session=True)
     async def load_state(self, session: AgentSession, *, source_id: str) -> tuple[list[TodoItem], int]:
         """Return the session's todo items and next id (``([], 1)`` when none were saved).
 
@@ -127,10 +129,12 @@ class ObjectTodoStore(OwnedResource, TodoStore):
             return [], 1
         return decode_todo_state(stored.data, where=repr(key))
 
+    @store_operation("todos", "save_state", session=True)
     async def save_state(self, session: AgentSession, items: list[TodoItem], *, next_id: int, source_id: str) -> None:
         """Replace the session's todo state (``next_id`` clamped above every item id)."""
         await self.driver.put(self._key(session, source_id), encode_todo_state(items, next_id))
 
+    @store_operation("todos", "delete_state", session=True)
     async def delete_state(self, session: AgentSession, *, source_id: str) -> bool:
         """Remove the session's todo state; return whether there was one."""
         return await self.driver.delete(self._key(session, source_id))

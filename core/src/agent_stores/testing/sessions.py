@@ -12,9 +12,9 @@ from typing import Any, ClassVar
 import pytest
 from agent_framework import AgentSession, Message, SessionStore
 
-from agent_stores.core import ObjectSessionStore
+from agent_stores.core import ObjectSessionStore, StoreConflictError
 
-from ._base import ConformanceBase, requires, unique_id
+from ._base import ConformanceBase, raises, requires, unique_id
 from .adversarial import adversarial_ids
 
 __all__ = ["SessionStoreCapabilities", "SessionStoreConformance", "corrupt_object_session"]
@@ -51,12 +51,18 @@ class SessionStoreCapabilities:
             not a snapshot. The store must then report a ``ValueError`` and recover on retry.
             For a store built on the core's ``ObjectSessionStore``, the fixture returns
             :func:`corrupt_object_session`.
+        versioned: The store has compare-and-set versions, as ``ObjectSessionStore`` does:
+            ``get_versioned(id)`` returns ``(session, version)`` or ``None``; ``set(id, session,
+            if_version=..., if_absent=...)`` raises ``StoreConflictError`` when the condition does
+            not hold, also against another store instance over the same data; and
+            ``update(id, change)`` retries until ``change`` was applied to the newest snapshot.
 
     """
 
     durable: bool = False
     max_id_length: int | None = None
     corruptible: bool = False
+    versioned: bool = False
 
 
 def _state_example() -> dict[str, Any]:
@@ -367,4 +373,117 @@ class SessionStoreConformance(ConformanceBase):
         await store.set(key, fresh)
         loaded = await store.get(key)
         assert loaded is not None and loaded.state == {"again": True}
+        await store.delete(key)
+
+    @requires("versioned")
+    async def test_versioned_get_tracks_writes(self, open_store: OpenStore) -> None:
+        """``get_versioned`` returns ``None`` when absent, else ``get``'s session and a version each write changes.
+
+        A failure means the version is missing, does not change when the snapshot is rewritten
+        (so a stale writer would not be caught), or comes with a different session than ``get``.
+        """
+        store: Any = await open_store()
+        key = unique_id("versioned")
+        assert await store.get_versioned(key) is None
+        session = AgentSession(session_id=key)
+        session.state["n"] = 1
+        await store.set(key, session)
+        first = await store.get_versioned(key)
+        assert first is not None
+        loaded, version = first
+        assert isinstance(version, str) and loaded.to_dict() == session.to_dict()
+        session.state["n"] = 2
+        await store.set(key, session)
+        second = await store.get_versioned(key)
+        assert second is not None and second.version != version and second.session.state == {"n": 2}
+        await store.delete(key)
+
+    @requires("versioned")
+    async def test_stale_version_set_conflicts(self, open_store: OpenStore) -> None:
+        """Of two replicas that read one version, the first conditional ``set`` wins, the second conflicts.
+
+        The second is a ``StoreConflictError``. Also: ``if_version`` on an absent session and
+        ``if_absent`` on a stored one conflict, and a refused ``set`` writes nothing. A failure
+        means a replica can overwrite a snapshot it never saw (the lost update compare-and-set
+        exists to prevent); write with the driver's conditional put.
+        """
+        first: Any = await open_store()
+        second: Any = await open_store()
+        key = unique_id("stale")
+        await first.set(key, AgentSession(session_id=key), if_absent=True)
+        with raises(StoreConflictError, "a second if_absent set of a stored session"):
+            await second.set(key, AgentSession(session_id="other"), if_absent=True)
+        read_first, read_second = await first.get_versioned(key), await second.get_versioned(key)
+        assert read_first is not None and read_second is not None
+        assert read_first.version == read_second.version
+        read_first.session.state["by"] = "first"
+        await first.set(key, read_first.session, if_version=read_first.version)
+        read_second.session.state["by"] = "second"
+        with raises(StoreConflictError, "a set at a version another replica already replaced"):
+            await second.set(key, read_second.session, if_version=read_second.version)
+        stored = await second.get(key)
+        assert stored is not None and stored.state == {"by": "first"}
+        await first.delete(key)
+        with raises(StoreConflictError, "an if_version set of a deleted session"):
+            await first.set(key, read_first.session, if_version=read_first.version)
+        assert await first.get(key) is None
+
+    @requires("versioned")
+    async def test_update_loses_no_concurrent_change(self, open_store: OpenStore) -> None:
+        """Concurrent ``update`` calls through two instances each apply their change: none is lost.
+
+        Every change yields between reading and writing, so the updates interleave. A failure
+        means ``update`` wrote without checking the version it read (a lost update) or gave up
+        instead of retrying on the newest snapshot.
+        """
+        stores: list[Any] = [await open_store(), await open_store()]
+        key = unique_id("update")
+
+        def adding(tag: str) -> Callable[[AgentSession | None], Awaitable[AgentSession]]:
+            async def change(current: AgentSession | None) -> AgentSession:
+                session = current or AgentSession(session_id=key)
+                for _ in range(3):
+                    await asyncio.sleep(0)  # let the other updates read the same version
+                session.state["tags"] = [*session.state.get("tags", []), tag]
+                return session
+
+            return change
+
+        tags = [f"t{index}" for index in range(12)]
+        results = await asyncio.gather(*(stores[i % 2].update(key, adding(tag)) for i, tag in enumerate(tags)))
+        stored = await stores[0].get(key)
+        assert stored is not None
+        assert sorted(stored.state["tags"]) == sorted(tags), f"lost: {sorted(set(tags) - set(stored.state['tags']))}"
+        assert all(isinstance(result, AgentSession) for result in results)
+        await stores[0].delete(key)
+
+    @requires("versioned")
+    async def test_update_creates_and_failed_change_writes_nothing(self, open_store: OpenStore) -> None:
+        """``update`` of an absent session passes ``None`` and stores the result; a change that raises stores nothing.
+
+        A failure means ``update`` invented a session for the change, or wrote before the
+        change finished.
+        """
+        store: Any = await open_store()
+        key = unique_id("create")
+        seen: list[AgentSession | None] = []
+
+        def create(current: AgentSession | None) -> AgentSession:
+            seen.append(current)
+            session = AgentSession(session_id=key)
+            session.state["made"] = True
+            return session
+
+        made = await store.update(key, create)
+        assert seen == [None] and made.state == {"made": True}
+
+        def failing(current: AgentSession | None) -> AgentSession:
+            assert current is not None
+            current.state["made"] = False
+            raise LookupError("the change failed")
+
+        with pytest.raises(LookupError):
+            await store.update(key, failing)
+        stored = await store.get(key)
+        assert stored is not None and stored.state == {"made": True}
         await store.delete(key)

@@ -57,6 +57,7 @@ class FilesystemCapabilities:
                 "rejects_file_directory_conflicts": self.rejects_file_directory_conflicts,
                 "long_names": self.long_names,
             },
+            "sessions": {"versioned": self.atomic_compare_and_set},
             "log_driver": {"concurrent_instances": atomic},
             "object_driver": {
                 "atomic_create_across_instances": atomic,

@@ -250,6 +250,10 @@ class MongoDBLogDriver:
         # What this driver last saw of each log it wrote or read, so a read needs no separate head lookup.
         self._seen: BoundedCache[str, _Seen] = BoundedCache(max_entries=remembered_logs)
 
+    def telemetry_attributes(self) -> dict[str, str | int]:
+        """The database name, for the core's spans (see ``agent_stores.core.telemetry``)."""
+        return {"db.namespace": self.database.name}
+
     def _now(self) -> int:
         """Now, in milliseconds since the epoch."""
         return round(self._clock() * 1000)

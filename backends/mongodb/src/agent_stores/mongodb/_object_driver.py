@@ -80,6 +80,10 @@ class MongoDBObjectDriver:
     def __init__(self, database: MongoDBDatabase) -> None:
         self.database = database
 
+    def telemetry_attributes(self) -> dict[str, str | int]:
+        """The database name, for the core's spans (see ``agent_stores.core.telemetry``)."""
+        return {"db.namespace": self.database.name}
+
     def _objects(self) -> AsyncCollection[Document]:
         return self.database.collection("objects")
 

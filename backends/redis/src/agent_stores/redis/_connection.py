@@ -317,6 +317,23 @@ def client_address(client: RedisClient) -> str:
     return f"{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}"
 
 
+def telemetry_attributes(client: RedisClient) -> dict[str, str | int]:
+    """``server.address``, ``server.port`` and ``db.namespace`` (the database number) of a client, for spans.
+
+    A cluster names its first startup node; a Unix socket its path.
+    """
+    if isinstance(client, RedisCluster):
+        startup: Any = client.nodes_manager.startup_nodes
+        nodes = cast(Sequence[ClusterNode], list(startup.values() if isinstance(startup, dict) else startup))  # pyright: ignore[reportUnknownArgumentType]
+        return {"server.address": str(nodes[0].host), "server.port": int(nodes[0].port)} if nodes else {}
+    kwargs = cast(dict[str, Any], client.connection_pool.connection_kwargs)  # pyright: ignore[reportUnknownMemberType]
+    found: dict[str, str | int] = {"db.namespace": str(kwargs.get("db", 0))}
+    if kwargs.get("path"):
+        return found | {"server.address": str(kwargs["path"])}
+    host, port = str(kwargs.get("host", "localhost")), int(kwargs.get("port", 6379))
+    return found | {"server.address": host, "server.port": port}
+
+
 def as_bytes(value: bytes | str) -> bytes:
     """A reply as bytes, whichever ``decode_responses`` the client uses."""
     return value.encode("utf-8") if isinstance(value, str) else value

@@ -23,7 +23,7 @@ from agent_stores.core import (
     StoredObject,
 )
 
-from ._connection import RedisConnection, as_bytes, as_str
+from ._connection import RedisConnection, as_bytes, as_str, telemetry_attributes
 
 __all__ = ["RedisLogDriver", "RedisObjectDriver", "lex_range", "listing_bounds", "prefix_upper_bound"]
 
@@ -93,6 +93,10 @@ class RedisLogDriver:
 
     def __init__(self, connection: RedisConnection) -> None:
         self.connection = connection
+
+    def telemetry_attributes(self) -> dict[str, str | int]:
+        """Where the server is, for the core's spans (see ``agent_stores.core.telemetry``)."""
+        return telemetry_attributes(self.connection.client)
 
     async def tail(self, key: str, count: int) -> LogTail:
         """Return the log's length, version and the digests of its last ``count`` records."""
@@ -239,6 +243,10 @@ class RedisObjectDriver:
 
     def __init__(self, connection: RedisConnection) -> None:
         self.connection = connection
+
+    def telemetry_attributes(self) -> dict[str, str | int]:
+        """Where the server is, for the core's spans (see ``agent_stores.core.telemetry``)."""
+        return telemetry_attributes(self.connection.client)
 
     async def get(self, key: str) -> StoredObject | None:
         """Return the object, or ``None`` when absent."""

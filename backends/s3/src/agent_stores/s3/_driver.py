@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final, TypeVar
+from urllib.parse import urlsplit
 
 from botocore.exceptions import ClientError
 
@@ -166,6 +167,15 @@ class S3ObjectDriver:
         self._ready = False
         self._lock = threading.Lock()
         self._closed = False
+
+    def telemetry_attributes(self) -> dict[str, str | int]:
+        """The bucket, and the endpoint of a client made already, for the core's spans."""
+        found: dict[str, str | int] = {"db.namespace": self.bucket}
+        endpoint = urlsplit(str(getattr(getattr(self._client, "meta", None), "endpoint_url", "") or ""))
+        if endpoint.hostname:
+            found["server.address"] = endpoint.hostname
+            found["server.port"] = endpoint.port or (443 if endpoint.scheme == "https" else 80)
+        return found
 
     # -- the funnel ---------------------------------------------------------------------------
 
