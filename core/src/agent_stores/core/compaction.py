@@ -138,7 +138,7 @@ def fold_records(
     """Return the view of a log: its messages with every compaction record applied, and their keys.
 
     References to records before the first of ``payloads`` (a window of the newest records)
-    are ignored; a message added before such a record stands at the start of the view.
+    are ignored, and so are the messages a compaction added before them.
 
     Raises:
         CorruptRecordError: A record cannot be decoded.
@@ -179,13 +179,13 @@ def _apply(payload: bytes | str, at: int, keys: list[_Key], view: list[Message])
         kept = [(k, m) for k, m in zip(keys, view, strict=True) if k not in dropped]
         keys[:] = [k for k, _ in kept]
         view[:] = [m for _, m in kept]
+    position = {key: i for i, key in enumerate(keys)}
+    placed: list[tuple[int, int, Message]] = []
     for j, (anchor, payload_dict) in enumerate(record["insert"]):
-        added = Message.from_dict(cast(dict[str, Any], payload_dict))
-        if anchor is None:
-            where = len(keys)
-        else:
-            resolved = _resolve(anchor, at)
-            where = 0 if resolved is None else keys.index(resolved) if resolved in keys else 0
+        where = len(keys) if anchor is None else position.get(_resolve(anchor, at) or ())
+        if where is not None:  # else it stands before a window of the newest records: not loaded
+            placed.append((where, j, Message.from_dict(cast(dict[str, Any], payload_dict))))
+    for where, j, added in sorted(placed, key=lambda p: (p[0], p[1]), reverse=True):
         keys.insert(where, ("s", at, j))
         view.insert(where, added)
 

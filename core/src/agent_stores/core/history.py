@@ -404,7 +404,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
 
     def _view(self, key: str, payloads: list[bytes]) -> list[Message]:
         if not any(is_compaction_record(p) for p in payloads):
-            return decode_messages(payloads, where=f"history record in {key!r}", cache=self.decode_cache)
+            return self._decode(key, payloads)
         return fold_records(payloads, where=f"history record in {key!r}", cache=self.decode_cache)[1]
 
     async def _window(self, key: str, payloads: list[bytes]) -> list[Message]:
@@ -415,7 +415,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         while True:
             records = sum(1 for p in payloads if is_compaction_record(p))
             if not records:
-                return decode_messages(payloads, where=f"history record in {key!r}", cache=self.decode_cache)
+                return self._decode(key, payloads)
             if len(payloads) - records >= wanted or len(payloads) < asked:
                 break  # enough messages, or the whole log
             asked = len(payloads) + wanted - (len(payloads) - records)
@@ -426,8 +426,8 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
             return view
         kept: list[Message] = []
         for k, message in zip(keys, view, strict=True):
-            if k[0] == "m" and extra > 0:
-                extra -= 1
+            if extra > 0:  # older than the window, with whatever a compaction added before them
+                extra -= k[0] == "m"
                 continue
             kept.append(message)
         return kept
