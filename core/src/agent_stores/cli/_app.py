@@ -286,6 +286,43 @@ def history(
 
 @app.command(
     cls=Command,
+    epilog="[bold]Examples[/]\n\n  agent-stores fork sqlite:///agent.db demo demo-b\n\n"
+    "  agent-stores fork redis://localhost:6379/0 s1 s1-retry --upto 4 --json",
+)
+def fork(
+    url: Annotated[str, typer.Argument(metavar="URL", help="A store URL.")],
+    src: Annotated[str, typer.Argument(metavar="SRC", help="The session to copy.")],
+    dst: Annotated[str, typer.Argument(metavar="DST", help="The new session's id (must hold nothing yet).")],
+    upto: Annotated[
+        int | None, typer.Option("--upto", min=0, help="Copy only the first N messages of the history.")
+    ] = None,
+    tenant: TenantOption = None,
+    source_id: SourceOption = "history",
+    namespace: NamespaceOption = "",
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Start session DST as a copy of SRC: its history (the first N messages with --upto), snapshot and todos.
+
+    SRC is not changed; from here on the two sessions continue independently. A DST that
+    already holds history, a snapshot or todos is refused (exit 3) and nothing is copied.
+    """
+    from ._fork import fork as fork_store
+
+    scope = Scope(tenant, namespace, source_id)
+    report = _run(verbose, lambda: fork_store(url, src, dst, scope, upto=upto), as_json=as_json)
+    if as_json:
+        print_json(report)
+        return
+    out.print(
+        f"forked {escape(repr(src))} into {escape(repr(dst))}: {plural(report['messages'], 'message')}"
+        f"{', ' + plural(report['compactions'], 'compaction') if report['compactions'] else ''}"
+        f", {'a snapshot' if report['snapshot'] else 'no snapshot'}, {plural(report['todos'], 'todo list')}"
+    )
+
+
+@app.command(
+    cls=Command,
     epilog="[bold]Examples[/]\n\n  agent-stores repair s3://bucket/agents demo --dry-run\n\n"
     "  agent-stores repair file:///srv/agent demo --tenant acme --keep-all --json",
 )
