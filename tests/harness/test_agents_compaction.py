@@ -119,3 +119,25 @@ async def test_the_context_window_strategy_sends_what_the_in_memory_reference_se
     assert len(model.sent[-1]) < 2 * TURNS, "the context window strategy did not compact at all"
     assert len(stored) == 2 * TURNS, "the stored transcript lost or gained messages"
     assert any(m.additional_properties.get("_excluded") for m in view), "the truncation was not stored"
+
+
+@pytest.mark.parametrize("store_target", ["sqlite"], indirect=True)
+async def test_a_plain_agent_wired_as_documented_stores_its_summaries(store_target: StoreTarget) -> None:
+    """docs/compaction.md's plain ``Agent``: the compaction provider before the history provider."""
+    from agent_framework import Agent
+
+    from agent_stores.core import StoreCompactionProvider
+
+    model = CountingModel()
+    async with store_target.open() as stores:
+        history = stores.history_provider(skip_excluded=True)
+        compaction = StoreCompactionProvider(history, after_strategy=_summarizer(model))
+        agent = Agent(model, context_providers=[compaction, history], default_options={"store": False})
+        session = AgentSession(session_id=SESSION)
+        for turn in range(TURNS):
+            await agent.run(f"question {turn}", session=session)
+        stored = await stores.history_provider().export_messages(SESSION)
+    assert len(stored) == 2 * TURNS, "the stored transcript lost or gained messages"
+    assert 1 <= model.summaries < TURNS // 2, f"summaries were not made once and reused: {model.summaries}"
+    last = model.sent[-1]
+    assert last[0].startswith("SUMMARY#") and "question 0" not in last, f"the model was not sent the view: {last}"
