@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 from agent_framework import AgentSession, Message
 from typer.testing import CliRunner
@@ -68,3 +69,29 @@ def test_fork_of_a_missing_store_creates_nothing(tmp_path: Path) -> None:
     code, out = run("fork", f"sqlite:///{tmp_path / 'absent.db'}", "a", "b")
     assert code == 2, out
     assert not (tmp_path / "absent.db").exists()
+
+
+def test_history_marks_what_a_compaction_decided_and_shows_the_model_view(tmp_path: Path) -> None:
+    from agent_framework import SlidingWindowStrategy
+
+    url = f"sqlite:///{tmp_path / 'agent.db'}"
+    seed(url)
+
+    async def compact() -> None:
+        async with open_stores(url) as stores:
+            history: Any = stores.history_provider()
+            assert await history.compact("s1", SlidingWindowStrategy(keep_last_groups=1))
+
+    asyncio.run(compact())
+    code, out = run("history", url, "s1", "--json")
+    assert code == 0, out
+    rows = json.loads(out)["messages"]
+    assert [(r["contents"][0]["text"], r["stored"], r["excluded"]) for r in rows] == [
+        ("m0", 0, True),
+        ("m1", 1, True),
+        ("m2", 2, False),
+    ]
+    code, out = run("history", url, "s1", "--model-view", "--json")
+    assert [r["contents"][0]["text"] for r in json.loads(out)["messages"]] == ["m2"]
+    code, out = run("history", url, "s1")
+    assert code == 0 and "[x] user       m0" in out and "[x]" not in out.splitlines()[-1], out

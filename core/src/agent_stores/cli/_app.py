@@ -258,11 +258,17 @@ def history(
     namespace: NamespaceOption = "",
     offset: Annotated[int, typer.Option("--offset", min=0, help="First message (paging).")] = 0,
     limit: LimitOption = 50,
+    model_view: Annotated[
+        bool,
+        typer.Option("--model-view", help="Only what the model is sent: no excluded messages, summaries in place."),
+    ] = False,
     as_json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
     """Show a session's stored messages, oldest first (one page; --json gives each message in full).
 
+    Where a stored compaction decided something, excluded messages are marked [x] and the
+    summaries it added [+]; --model-view leaves out what the model is not sent.
     A session with no stored history is an error (exit 2), as is a store that does not exist.
     """
     from ._inspect import read_history
@@ -270,7 +276,7 @@ def history(
     scope = Scope(tenant, namespace, source_id)
     page = _run(
         verbose,
-        lambda: read_history(url, session, scope, offset=offset, limit=limit, full=as_json),
+        lambda: read_history(url, session, scope, offset=offset, limit=limit, full=as_json, model_view=model_view),
         as_json=as_json,
     )
     if as_json:
@@ -279,7 +285,11 @@ def history(
     out.print(f"{plural(page['total'], 'message')} in session {escape(repr(session))}")
     for message in page["messages"]:
         text = message["text"][:100] or ", ".join(message["contents"])
-        out.print(f"  {message['index']:>4} {message['role']:<10} {escape(text)}")
+        if "excluded" not in message:  # nothing compacted: the stored messages as saved
+            out.print(f"  {message['index']:>4} {message['role']:<10} {escape(text)}")
+            continue
+        mark = "[+]" if message["stored"] is None else "[x]" if message["excluded"] else "   "
+        out.print(f"  {message['index']:>4} {escape(mark)} {message['role']:<10} {escape(text)}")
     if page["next_offset"] is not None:
         out.print(f"more: --offset {page['next_offset']}")
 
