@@ -119,10 +119,14 @@ def encode_compaction(diff: CompactionDiff) -> bytes:
 
 
 def _resolve(ref: Any, at: int) -> _Key | None:
-    if not isinstance(ref, list) or not ref or not all(isinstance(x, int) for x in cast(list[Any], ref)):
+    # Hot on loads of compacted sessions: plain type checks, no generic validation.
+    if type(ref) is not list:
         raise ValueError(f"bad reference {ref!r}")
-    parts = cast(list[int], ref)
-    index = at - parts[0]
+    parts = cast(list[Any], ref)
+    back = parts[0]
+    if type(back) is not int or (len(parts) == 2 and type(parts[1]) is not int) or len(parts) > 2:
+        raise ValueError(f"bad reference {ref!r}")
+    index = at - back
     if index < 0:
         return None
     return ("m", index) if len(parts) == 1 else ("s", index, parts[1])
