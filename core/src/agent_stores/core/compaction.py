@@ -45,6 +45,7 @@ __all__ = [
     "compaction_diff",
     "encode_compaction",
     "fold_records",
+    "has_compaction_records",
     "is_compaction_record",
     "message_digests_only",
 ]
@@ -69,9 +70,15 @@ _Key = tuple[Any, ...]
 
 def is_compaction_record(payload: bytes | str) -> bool:
     """Return whether a stored record is a compaction record (not a message)."""
-    if isinstance(payload, str):
-        return payload.startswith(_PREFIX_STR)
-    return payload[: len(_PREFIX)] == _PREFIX
+    return payload.startswith(_PREFIX_STR) if isinstance(payload, str) else payload.startswith(_PREFIX)
+
+
+def has_compaction_records(payloads: Sequence[bytes | str]) -> bool:
+    """Return whether any of the stored records is a compaction record (on every load: kept lean)."""
+    try:
+        return any(p.startswith(_PREFIX) for p in cast(Sequence[bytes], payloads))
+    except TypeError:  # records as str
+        return any(is_compaction_record(p) for p in payloads)
 
 
 def message_digests_only(digests: Sequence[str]) -> list[str]:

@@ -23,7 +23,14 @@ from agent_framework import (
 
 from .cache import BoundedCache
 from .codec import DecodeCache, count_already_stored, decode_messages, encode_record, validate_cache_bytes
-from .compaction import COMPACTION_DIGEST, compact_session, fold_records, is_compaction_record, message_digests_only
+from .compaction import (
+    COMPACTION_DIGEST,
+    compact_session,
+    fold_records,
+    has_compaction_records,
+    is_compaction_record,
+    message_digests_only,
+)
 from .drivers import LogDriver, LogRecord, LogTail
 from .errors import StoreConflictError
 from .keys import KeySpace
@@ -398,12 +405,10 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         self._tails.put(key, LogTail(tail.length, message_digests_only(tail.digests)[-_TAIL_KEEP:], tail.version))
 
     def _decode(self, key: str, payloads: list[bytes]) -> list[Message]:
-        if any(is_compaction_record(p) for p in payloads):
-            payloads = [p for p in payloads if not is_compaction_record(p)]
         return decode_messages(payloads, where=f"history record in {key!r}", cache=self.decode_cache)
 
     def _view(self, key: str, payloads: list[bytes]) -> list[Message]:
-        if not any(is_compaction_record(p) for p in payloads):
+        if not has_compaction_records(payloads):
             return self._decode(key, payloads)
         return fold_records(payloads, where=f"history record in {key!r}", cache=self.decode_cache)[1]
 
@@ -413,9 +418,9 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         wanted = self.max_messages or 0
         asked = wanted
         while True:
-            records = sum(1 for p in payloads if is_compaction_record(p))
-            if not records:
+            if not has_compaction_records(payloads):
                 return self._decode(key, payloads)
+            records = sum(1 for p in payloads if is_compaction_record(p))
             if len(payloads) - records >= wanted or len(payloads) < asked:
                 break  # enough messages, or the whole log
             asked = len(payloads) + wanted - (len(payloads) - records)
@@ -506,7 +511,10 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
     async def export_messages(self, session_id: str | None) -> list[Message]:
         """Return every stored message of the session, ignoring ``max_messages`` and ``skip_excluded``."""
         key = self._key(session_id)
-        return self._decode(key, await self.driver.read(key))
+        payloads = await self.driver.read(key)
+        if has_compaction_records(payloads):
+            payloads = [p for p in payloads if not is_compaction_record(p)]
+        return self._decode(key, payloads)
 
     async def import_messages(self, session_id: str | None, messages: Sequence[Message]) -> None:
         """Append ``messages`` verbatim, without de-duplication, atomically (for migrations and restores)."""
