@@ -83,3 +83,38 @@ async def test_nothing_is_stored_when_the_strategy_changes_nothing(tmp_path: Pat
         assert not await history.compact("s", SlidingWindowStrategy(keep_last_groups=5))
         assert await history.count_messages("s") == 2
         assert not await history.compact("empty", SlidingWindowStrategy(keep_last_groups=1))
+
+
+def _tool_turn(i: int) -> list[Message]:
+    from agent_framework import Content
+
+    call = Content.from_function_call(f"c{i}", "lookup", arguments={"q": str(i)})
+    return [
+        Message(role="user", contents=[f"look up {i}"]),
+        Message(role="assistant", contents=[call]),
+        Message(role="tool", contents=[Content.from_function_result(f"c{i}", result=f"result {i} " * 20)]),
+        Message(role="assistant", contents=[f"found {i}"]),
+    ]
+
+
+@pytest.mark.parametrize("strategy_name", ["tool_result", "selective_tool_call"])
+async def test_tool_call_strategies_load_back_as_the_framework_decided(tmp_path: Path, strategy_name: str) -> None:
+    from agent_framework import SelectiveToolCallCompactionStrategy, ToolResultCompactionStrategy, apply_compaction
+
+    def strategy() -> Any:
+        if strategy_name == "tool_result":
+            return ToolResultCompactionStrategy(keep_last_tool_call_groups=1)
+        return SelectiveToolCallCompactionStrategy(keep_last_tool_call_groups=1)
+
+    saved = [m for i in range(3) for m in _tool_turn(i)]
+    async with open_stores(f"sqlite:///{tmp_path}/tools.db") as stores:
+        history = stores.history_provider()
+        await history.save_messages("s", saved)
+        assert await history.compact("s", strategy())
+        reference = [Message.from_dict(m.to_dict()) for m in saved]
+        await apply_compaction(reference, strategy=strategy())
+        loaded = await stores.history_provider().get_messages("s")
+        assert [m.to_dict() for m in loaded] == [m.to_dict() for m in reference]
+        assert [m.to_dict() for m in await history.export_messages("s")] == [m.to_dict() for m in saved]
+        view = await stores.history_provider(skip_excluded=True).get_messages("s")
+        assert len(view) < len(saved), "the strategy's exclusions were not applied"
