@@ -40,6 +40,7 @@ RUN_ELSEWHERE = {
     "remember.py": "tests/harness/test_agents_wiring_examples.py",
     "agent_history.py": "tests/harness/test_agents_wiring_examples.py",
     "harness_agent.py": "tests/harness/test_agents_wiring_examples.py",
+    "long_conversation.py": "tests/harness/test_agents_wiring_examples.py",
     "hosted_tenants.py": "tests/harness/test_agents_wiring_examples.py",
     "redis_quickstart.py": "tests/redis/test_redis_backend.py",
     "mongodb_quickstart.py": "tests/mongodb/test_mongodb_backend.py",

@@ -97,11 +97,27 @@ async def test_the_readme_example_remembers_across_runs(tmp_path: Path, server: 
     assert later and all(FIRST in server.texts(request) for request in later)
 
 
+async def test_a_long_conversation_is_summarised_once_and_kept_whole(tmp_path: Path, server: ScriptedOpenAI) -> None:
+    """examples/long_conversation.py: a summary is asked for once, reused on later turns; every message stays."""
+    long_conversation = _example("long_conversation")
+    url = f"sqlite:///{tmp_path / 'long.db'}"
+    for turn in range(10):
+        await long_conversation.main(f"Turn {turn}: tell me more.", url, "trip")
+    # The summariser's requests carry no tools; the agent's carry the harness's.
+    summaries = [r for r in server.model_requests() if not r.body.get("tools")]
+    turns = [server.texts(r) for r in server.model_requests() if r.body.get("tools")]
+    assert 1 <= len(summaries) <= 2, f"expected the summary made once (and its in-run twin), got {len(summaries)}"
+    assert len(turns) == 10
+    assert "Turn 0: tell me more." not in turns[-1], "the last turn was sent the summarised messages"
+    assert "Hello." in turns[-1][:3], "the last turn was not sent the stored summary"
+
+
 PASTED = [
     ("remember.py", [FIRST]),
     ("agent_history.py", ["My name is Ada."]),
     ("harness_agent.py", [FIRST]),
     ("hosted_tenants.py", []),
+    ("long_conversation.py", ["Let us plan a trip to Lisbon."]),
 ]
 
 

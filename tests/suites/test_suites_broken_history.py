@@ -356,3 +356,52 @@ def test_core_log_provider_passes_the_crafted_records_clause(pytester: pytest.Py
         failed_clauses(pytester, LogHistoryOnMemory, ["test_crafted_records_are_corrupt_record_errors"], **_CORRUPTIBLE)
         == set()
     )
+
+
+class CompactsWithoutVersion(LogHistoryOnMemory):
+    """Appends a compaction on whatever the log holds now, not on the version the strategy saw."""
+
+    async def append_compaction(
+        self, key: str, session_id: str, record: bytes, *, expected_version: int | str | None
+    ) -> None:
+        current = await self.driver.tail(key, 0)
+        await super().append_compaction(key, session_id, record, expected_version=current.version)
+
+
+class IgnoresCompactionOnLoad(LogHistoryOnMemory):
+    """Stores compactions but loads the bare transcript, as if nothing had been decided."""
+
+    def _view(self, key: str, payloads: list[bytes]) -> list[Message]:
+        return self._decode(key, payloads)
+
+
+class CountsRecordsInWindows(LogHistoryOnMemory):
+    """Cuts a window by records, so stored compactions shrink it."""
+
+    async def _window(self, key: str, payloads: list[bytes]) -> list[Message]:
+        return self._view(key, payloads)
+
+
+_COMPACTION_CAPS = {"stored_compaction": True, "skip_excluded": True, "windowed_load": True}
+_COMPACTION_CASES: list[tuple[type[HistoryProvider], list[str]]] = [
+    (CompactsWithoutVersion, ["test_compaction_racing_a_save_decides_again_on_the_new_tail"]),
+    (
+        IgnoresCompactionOnLoad,
+        ["test_compaction_is_stored_and_loaded_verbatim", "test_skip_excluded_loads_the_compacted_view"],
+    ),
+    (CountsRecordsInWindows, ["test_windows_after_a_compaction_count_messages_and_keep_tool_groups_whole"]),
+]
+
+
+@pytest.mark.parametrize(("store", "clauses"), _COMPACTION_CASES, ids=[c[0].__name__ for c in _COMPACTION_CASES])
+def test_broken_compaction_fails_its_clauses(
+    pytester: pytest.Pytester, store: type[HistoryProvider], clauses: list[str]
+) -> None:
+    assert failed_clauses(pytester, store, clauses, **_COMPACTION_CAPS) == set(clauses)
+
+
+def test_core_log_provider_passes_every_compaction_clause(pytester: pytest.Pytester) -> None:
+    clauses = sorted(
+        {c for _, names in _COMPACTION_CASES for c in names} | {"test_saves_after_a_compaction_store_nothing_twice"}
+    )
+    assert failed_clauses(pytester, LogHistoryOnMemory, clauses, **_COMPACTION_CAPS) == set()

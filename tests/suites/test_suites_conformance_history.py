@@ -68,7 +68,13 @@ class TestLogHistoryProviderInMemory(HistoryProviderConformance):
     """The core adapter over the in-process driver; one driver per clause is the backing store."""
 
     capabilities = HistoryCapabilities(
-        windowed_load=True, skip_excluded=True, concurrent_instances=True, admin=True, ttl=True, corruptible=True
+        windowed_load=True,
+        skip_excluded=True,
+        concurrent_instances=True,
+        admin=True,
+        ttl=True,
+        corruptible=True,
+        stored_compaction=True,
     )
 
     fake_clock = True

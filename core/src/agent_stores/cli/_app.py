@@ -258,11 +258,17 @@ def history(
     namespace: NamespaceOption = "",
     offset: Annotated[int, typer.Option("--offset", min=0, help="First message (paging).")] = 0,
     limit: LimitOption = 50,
+    model_view: Annotated[
+        bool,
+        typer.Option("--model-view", help="Only what the model is sent: no excluded messages, summaries in place."),
+    ] = False,
     as_json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
     """Show a session's stored messages, oldest first (one page; --json gives each message in full).
 
+    Where a stored compaction decided something, excluded messages are marked [x] and the
+    summaries it added [+]; --model-view leaves out what the model is not sent.
     A session with no stored history is an error (exit 2), as is a store that does not exist.
     """
     from ._inspect import read_history
@@ -270,7 +276,7 @@ def history(
     scope = Scope(tenant, namespace, source_id)
     page = _run(
         verbose,
-        lambda: read_history(url, session, scope, offset=offset, limit=limit, full=as_json),
+        lambda: read_history(url, session, scope, offset=offset, limit=limit, full=as_json, model_view=model_view),
         as_json=as_json,
     )
     if as_json:
@@ -279,9 +285,50 @@ def history(
     out.print(f"{plural(page['total'], 'message')} in session {escape(repr(session))}")
     for message in page["messages"]:
         text = message["text"][:100] or ", ".join(message["contents"])
-        out.print(f"  {message['index']:>4} {message['role']:<10} {escape(text)}")
+        if "excluded" not in message:  # nothing compacted: the stored messages as saved
+            out.print(f"  {message['index']:>4} {message['role']:<10} {escape(text)}")
+            continue
+        mark = "[+]" if message["stored"] is None else "[x]" if message["excluded"] else "   "
+        out.print(f"  {message['index']:>4} {escape(mark)} {message['role']:<10} {escape(text)}")
     if page["next_offset"] is not None:
         out.print(f"more: --offset {page['next_offset']}")
+
+
+@app.command(
+    cls=Command,
+    epilog="[bold]Examples[/]\n\n  agent-stores fork sqlite:///agent.db demo demo-b\n\n"
+    "  agent-stores fork redis://localhost:6379/0 s1 s1-retry --upto 4 --json",
+)
+def fork(
+    url: Annotated[str, typer.Argument(metavar="URL", help="A store URL.")],
+    src: Annotated[str, typer.Argument(metavar="SRC", help="The session to copy.")],
+    dst: Annotated[str, typer.Argument(metavar="DST", help="The new session's id (must hold nothing yet).")],
+    upto: Annotated[
+        int | None, typer.Option("--upto", min=0, help="Copy only the first N messages of the history.")
+    ] = None,
+    tenant: TenantOption = None,
+    source_id: SourceOption = "history",
+    namespace: NamespaceOption = "",
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Start session DST as a copy of SRC: its history (the first N messages with --upto), snapshot and todos.
+
+    SRC is not changed; from here on the two sessions continue independently. A DST that
+    already holds history, a snapshot or todos is refused (exit 3) and nothing is copied.
+    """
+    from ._fork import fork as fork_store
+
+    scope = Scope(tenant, namespace, source_id)
+    report = _run(verbose, lambda: fork_store(url, src, dst, scope, upto=upto), as_json=as_json)
+    if as_json:
+        print_json(report)
+        return
+    out.print(
+        f"forked {escape(repr(src))} into {escape(repr(dst))}: {plural(report['messages'], 'message')}"
+        f"{', ' + plural(report['compactions'], 'compaction') if report['compactions'] else ''}"
+        f", {'a snapshot' if report['snapshot'] else 'no snapshot'}, {plural(report['todos'], 'todo list')}"
+    )
 
 
 @app.command(

@@ -6,7 +6,15 @@ from typing import Any
 
 from agent_framework import Message
 
-from agent_stores.core import ObjectDriver, ObjectSessionStore, decode_snapshot, redact_url
+from agent_stores.core import (
+    LogHistoryProvider,
+    ObjectDriver,
+    ObjectSessionStore,
+    decode_snapshot,
+    hide_unanswered_calls,
+    redact_url,
+)
+from agent_stores.core.compaction import fold_records, is_compaction_record
 from agent_stores.core.objectlog import LogGapError
 
 from ._errors import CliError, CorruptDataError
@@ -93,10 +101,47 @@ def message_row(index: int, message: Message) -> dict[str, Any]:
     }
 
 
+async def _compacted(
+    provider: Any, session_id: str, *, model_view: bool
+) -> list[tuple[Message, dict[str, Any]]] | None:
+    """The session's view with what stored compactions decided marked; ``None`` when nothing was compacted.
+
+    With ``model_view``, only what the history provider loads for the model: excluded messages
+    and unanswered calls left out.
+    """
+    if not isinstance(provider, LogHistoryProvider):
+        return None
+    key = provider.keys.history(provider.source_id, session_id)
+    payloads = await provider.driver.read(key)
+    if not any(is_compaction_record(p) for p in payloads):
+        return None
+    keys, view = fold_records(payloads, where=f"history record in {key!r}", cache=provider.decode_cache)
+    ordinal = {index: n for n, index in enumerate(i for i, p in enumerate(payloads) if not is_compaction_record(p))}
+    marked = [
+        (
+            m,
+            {
+                "stored": ordinal[k[1]] if k[0] == "m" else None,
+                "excluded": bool(m.additional_properties.get("_excluded")),
+            },
+        )
+        for k, m in zip(keys, view, strict=True)
+    ]
+    if model_view:
+        kept = hide_unanswered_calls([m for m, mark in marked if not mark["excluded"]])
+        ids = {id(m) for m in kept}
+        marked = [(m, mark) for m, mark in marked if id(m) in ids]
+    return marked
+
+
 async def read_history(
-    url: str, session_id: str, scope: Scope, *, offset: int, limit: int, full: bool
+    url: str, session_id: str, scope: Scope, *, offset: int, limit: int, full: bool, model_view: bool = False
 ) -> dict[str, Any]:
     """One page of a session's stored messages, oldest first (everything stored, no window applied).
+
+    Where stored compactions decided something, the page is the compacted view: every stored
+    message (``stored``: its position, ``excluded`` marked) and the messages a compaction
+    added (``stored``: ``None``); with ``model_view`` only what the model is sent of it.
 
     Raises:
         CliError: The store holds no history for the session.
@@ -118,14 +163,24 @@ async def read_history(
             ) from err
         if not messages:
             raise no_session(url, session_id, scope)
+        marked = await _compacted(provider, session_id, model_view=model_view)
+        if marked is not None:
+            messages = [m for m, _ in marked]
+        elif model_view:
+            messages = hide_unanswered_calls(messages)
         page = messages[offset : offset + limit]
+        rows = [m.to_dict() if full else message_row(offset + i, m) for i, m in enumerate(page)]
+        if marked is not None:
+            for row, (_, mark) in zip(rows, marked[offset : offset + limit], strict=True):
+                row.update(mark)
         return {
             "url": redact_url(url),
             "session_id": session_id,
             **_scope_json(scope),
             "total": len(messages),
             "offset": offset,
-            "messages": [m.to_dict() if full else message_row(offset + i, m) for i, m in enumerate(page)],
+            "model_view": model_view,
+            "messages": rows,
             "next_offset": offset + limit if offset + limit < len(messages) else None,
         }
 

@@ -20,6 +20,7 @@ from .codec import (
     encode_record,
     message_digest,
 )
+from .compaction import StoreCompactionProvider
 from .drivers import Listing, LogDriver, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
 from .errors import (
     CorruptRecordError,
@@ -31,6 +32,7 @@ from .errors import (
     tls_failure,
 )
 from .files import ObjectAgentFileStore, decode_text, plain_literal
+from .fork import ForkReport, fork_session
 from .harness import OPENAI_API_ENV, harness_kwargs, openai_client
 from .history import LogHistoryProvider, hide_unanswered_calls, trim_orphans
 from .keys import TENANTS, KeySpace, decode_segment, key_segment, tenant_root
@@ -57,6 +59,7 @@ __all__ = [
     "CorruptRecordError",
     "DecodeCache",
     "DriverBackend",
+    "ForkReport",
     "Handle",
     "KeySpace",
     "Listing",
@@ -75,6 +78,7 @@ __all__ = [
     "PrefixedObjectDriver",
     "Segment",
     "SessionUpdate",
+    "StoreCompactionProvider",
     "StoreConflictError",
     "StoreError",
     "StoreNotFoundError",
@@ -92,6 +96,7 @@ __all__ = [
     "encode_message",
     "encode_record",
     "encode_snapshot",
+    "fork_session",
     "harness_kwargs",
     "hide_unanswered_calls",
     "key_segment",

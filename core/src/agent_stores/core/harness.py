@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from agent_framework import AgentFileStore, HistoryProvider, TodoProvider, TodoStore
+from agent_framework import AgentFileStore, CompactionStrategy, HistoryProvider, TodoProvider, TodoStore
 
 __all__ = ["OPENAI_API_ENV", "harness_kwargs", "openai_client"]
 
@@ -27,14 +27,20 @@ def harness_kwargs(
     file_access: bool = False,
     service_history: bool = False,
     default_options: Mapping[str, Any] | None = None,
+    compaction: CompactionStrategy | None = None,
 ) -> dict[str, Any]:
     """Return ``create_harness_agent`` keyword arguments for ``history`` and ``files``.
 
     See :meth:`~agent_stores.core.Stores.harness_kwargs`; this builds them for stores you made
     yourself. With ``todos``, the harness keeps its todo list there (``todo_provider``).
+    With ``compaction`` (a framework strategy), the harness compacts with it before every
+    model call (``before_compaction_strategy``) and a
+    :class:`~agent_stores.core.compaction.StoreCompactionProvider` stores what it decides after
+    every turn (``context_providers``), so the next turn loads the compacted view.
 
     Raises:
         ValueError: ``default_options`` sets ``store`` to something else than ``service_history`` implies.
+        TypeError: ``compaction`` is given and ``history`` is not one of our history providers.
     """
     options = dict(default_options or {})
     if not service_history:
@@ -46,6 +52,14 @@ def harness_kwargs(
         kwargs["file_access_store"] = files
     if todos is not None:
         kwargs["todo_provider"] = TodoProvider(store=todos)
+    if compaction is not None:
+        from .compaction import StoreCompactionProvider
+        from .history import LogHistoryProvider
+
+        if not isinstance(history, LogHistoryProvider):
+            raise TypeError(f"compaction is stored by agent-stores history providers, not {type(history).__name__}")
+        kwargs["before_compaction_strategy"] = compaction
+        kwargs["context_providers"] = [StoreCompactionProvider(history, after_strategy=compaction)]
     return kwargs
 
 

@@ -10,10 +10,27 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 from typing import Any, TypedDict
 
-from agent_framework import AgentSession, Content, HistoryProvider, Message, SessionContext, SupportsAgentRun
+from agent_framework import (
+    AgentSession,
+    CompactionStrategy,
+    Content,
+    HistoryProvider,
+    Message,
+    SessionContext,
+    SupportsAgentRun,
+    TokenizerProtocol,
+)
 
 from .cache import BoundedCache
 from .codec import DecodeCache, count_already_stored, decode_messages, encode_record, validate_cache_bytes
+from .compaction import (
+    COMPACTION_DIGEST,
+    compact_session,
+    fold_records,
+    has_compaction_records,
+    is_compaction_record,
+    message_digests_only,
+)
 from .drivers import LogDriver, LogRecord, LogTail
 from .errors import StoreConflictError
 from .keys import KeySpace
@@ -291,7 +308,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         """
         key = self._key(session_id)
         payloads = await self.driver.read(key, last=self.max_messages)
-        messages = self._decode(key, payloads)
+        messages = self._view(key, payloads) if self.max_messages is None else await self._window(key, payloads)
         if self.max_messages is not None:
             messages = trim_orphans(messages)
         if self.skip_excluded:
@@ -349,8 +366,8 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         attempt = -1
         while (attempt := attempt + 1) < _CONFLICT_ATTEMPTS or time.monotonic() < deadline:
             remembered = self._remembered(key, wanted) if attempt == 0 else None
-            tail = remembered or await self.driver.tail(key, max(wanted, _TAIL_READ))
-            known = count_already_stored(tail.digests[-wanted:], digests) if deduplicate else 0
+            tail = remembered or await self._message_tail(key, wanted)
+            known = count_already_stored(message_digests_only(tail.digests)[-wanted:], digests) if deduplicate else 0
             if known == wanted:
                 if remembered is not None:
                     continue  # "nothing new" writes nothing, so no version check: confirm on a fresh read
@@ -371,6 +388,17 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
             return
         raise StoreConflictError(f"gave up appending to {key!r} after {attempt} conflicting writes")
 
+    async def _message_tail(self, key: str, wanted: int) -> LogTail:
+        # The tail holding the digests of the last ``wanted`` messages (compaction records between them skipped).
+        count = max(wanted, _TAIL_READ)
+        while True:
+            tail = await self.driver.tail(key, count)
+            if COMPACTION_DIGEST not in tail.digests or len(tail.digests) >= tail.length:
+                return tail
+            if len(message_digests_only(tail.digests)) >= wanted:
+                return tail
+            count *= 2
+
     def _remembered(self, key: str, wanted: int) -> LogTail | None:
         tail = self._tails.get(key)
         if tail is None or len(tail.digests) < min(tail.length, wanted):
@@ -378,10 +406,80 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         return tail
 
     def _remember(self, key: str, tail: LogTail) -> None:
-        self._tails.put(key, LogTail(tail.length, tail.digests[-_TAIL_KEEP:], tail.version))
+        self._tails.put(key, LogTail(tail.length, message_digests_only(tail.digests)[-_TAIL_KEEP:], tail.version))
 
     def _decode(self, key: str, payloads: list[bytes]) -> list[Message]:
         return decode_messages(payloads, where=f"history record in {key!r}", cache=self.decode_cache)
+
+    def _view(self, key: str, payloads: list[bytes]) -> list[Message]:
+        if not has_compaction_records(payloads):
+            return self._decode(key, payloads)
+        return fold_records(payloads, where=f"history record in {key!r}", cache=self.decode_cache)[1]
+
+    async def _window(self, key: str, payloads: list[bytes]) -> list[Message]:
+        # The newest ``max_messages`` messages: compaction records in the window do not count,
+        # so a window holding some reads again that much further back (a round trip only then).
+        wanted = self.max_messages or 0
+        asked = wanted
+        while True:
+            if not has_compaction_records(payloads):
+                return self._decode(key, payloads)
+            records = sum(1 for p in payloads if is_compaction_record(p))
+            if len(payloads) - records >= wanted or len(payloads) < asked:
+                break  # enough messages, or the whole log
+            asked = len(payloads) + wanted - (len(payloads) - records)
+            payloads = await self.driver.read(key, last=asked)
+        keys, view = fold_records(payloads, where=f"history record in {key!r}", cache=self.decode_cache)
+        extra = sum(1 for k in keys if k[0] == "m") - wanted
+        if extra <= 0:
+            return view
+        kept: list[Message] = []
+        for k, message in zip(keys, view, strict=True):
+            if extra > 0:  # older than the window, with whatever a compaction added before them
+                extra -= k[0] == "m"
+                continue
+            kept.append(message)
+        return kept
+
+    @store_operation("history", "compact", session=True)
+    async def compact(
+        self, session_id: str | None, strategy: CompactionStrategy, *, tokenizer: TokenizerProtocol | None = None
+    ) -> bool:
+        """Run a framework compaction ``strategy`` on the session's view and store what it decided.
+
+        The strategy sees what :meth:`get_messages` would return without a window: every
+        message with earlier compactions applied. What it changes (annotations such as
+        ``_excluded`` and ``_group``, rewritten or removed messages, added summaries) is appended
+        as one compaction record under the log version it read; when a save lands meanwhile,
+        the compaction reads the new tail and runs the strategy again. Nothing is deleted:
+        :meth:`export_messages` still returns every stored message.
+
+        Returns:
+            Whether a compaction record was stored (``False``: the strategy changed nothing
+            beyond group annotations, or the session is empty).
+
+        Raises:
+            StoreConflictError: Concurrent saves kept landing for every retry.
+        """
+        return await compact_session(self, session_id, strategy, tokenizer=tokenizer)
+
+    async def append_compaction(
+        self, key: str, session_id: str, record: bytes, *, expected_version: int | str | None
+    ) -> None:
+        """Append one encoded compaction record to the log ``key`` if it is still at ``expected_version``.
+
+        Raises:
+            StoreConflictError: The log moved on; nothing was appended.
+        """
+        async with self._turns.turn(key):
+            self._tails.pop(key)
+            await self.driver.append(
+                key,
+                [LogRecord(COMPACTION_DIGEST, record)],
+                expected_version=expected_version,
+                session_id=session_id,
+                ttl=self.ttl,
+            )
 
     @store_operation("history", "count_messages", session=True)
     async def count_messages(self, session_id: str | None) -> int:
@@ -422,7 +520,10 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
     async def export_messages(self, session_id: str | None) -> list[Message]:
         """Return every stored message of the session, ignoring ``max_messages`` and ``skip_excluded``."""
         key = self._key(session_id)
-        return self._decode(key, await self.driver.read(key))
+        payloads = await self.driver.read(key)
+        if has_compaction_records(payloads):
+            payloads = [p for p in payloads if not is_compaction_record(p)]
+        return self._decode(key, payloads)
 
     @store_operation("history", "import_messages", session=True)
     async def import_messages(self, session_id: str | None, messages: Sequence[Message]) -> None:

@@ -331,6 +331,7 @@ def adapter_capabilities() -> dict[str, dict[str, Any]]:
             "admin": True,
             "ttl": True,
             "corruptible": True,
+            "stored_compaction": True,
         },
         "files": {
             "case_sensitive": True,

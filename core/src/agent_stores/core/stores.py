@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Mapping
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
-from agent_framework import AgentFileStore, HistoryProvider, SessionStore
+from agent_framework import AgentFileStore, CompactionStrategy, HistoryProvider, SessionStore
 
 from .checkpoints import ObjectCheckpointStorage
 from .drivers import LogDriver, ObjectDriver
@@ -183,6 +183,7 @@ class Stores(OwnedResource):
         file_access: bool = False,
         service_history: bool = False,
         default_options: Mapping[str, Any] | None = None,
+        compaction: CompactionStrategy | None = None,
         **history_options: Any,
     ) -> dict[str, Any]:
         """Return keyword arguments for ``create_harness_agent`` that keep the agent's state in these stores.
@@ -200,6 +201,10 @@ class Stores(OwnedResource):
         at the service (the Responses API's default) then continues from the service's copy,
         and our provider only records the conversation (the framework skips loading it).
 
+        With ``compaction`` (a framework strategy such as ``ContextWindowCompactionStrategy`` or
+        ``SummarizationStrategy``), the harness compacts with it before each model call and
+        what it decides is stored in the history after each turn (see ``docs/compaction.md``).
+
         Raises:
             ValueError: ``default_options`` sets ``store`` to something else than ``service_history`` implies.
         """
@@ -211,6 +216,7 @@ class Stores(OwnedResource):
             file_access=file_access,
             service_history=service_history,
             default_options=default_options,
+            compaction=compaction,
         )
 
     def tenant(self, tenant: str) -> TenantStores:

@@ -88,6 +88,11 @@ class HistoryCapabilities:
             expiry starts a fresh history; ``ttl <= 0`` is a ``ValueError``. The expiry clauses
             run on the suite's fake clock (``fake_clock = True`` on the class, the factory's
             stores built with the ``clock`` fixture) and never wait.
+        stored_compaction: The provider has ``compact(session_id, strategy, *, tokenizer=None)``
+            as ``LogHistoryProvider``: it runs a framework compaction strategy on the session's
+            view and stores what the strategy decided (annotations verbatim, added summaries)
+            under the version it read, deciding again when a save lands meanwhile; loads
+            return that view; every stored message stays (``export_messages``).
         corruptible: A stored record that no save writes (:data:`CORRUPT_RECORDS`) makes
             ``get_messages`` raise ``agent_stores.core.CorruptRecordError`` naming the session.
             The suite's ``corrupt_history`` fixture stores one (:func:`corrupt_log_history`,
@@ -102,6 +107,7 @@ class HistoryCapabilities:
     admin: bool = False
     ttl: bool = False
     corruptible: bool = False
+    stored_compaction: bool = False
 
 
 def sample_contents() -> list[Content]:
@@ -180,6 +186,51 @@ def sample_contents() -> list[Content]:
             Content.from_function_approval_response(True, "call-1", call),
             Content.from_oauth_consent_request("https://login.example.com/consent?state=x&y=1"),
         ]
+
+
+class SuiteCompaction:
+    """A deterministic compaction strategy for the compaction clauses (the framework's protocol).
+
+    It excludes every included message but the newest ``keep``, annotates each with the
+    framework's exclusion keys and a nested, non-ASCII value of its own, and inserts a summary
+    where the first excluded message stood. ``seen`` holds the texts of every list it was given;
+    ``before_first`` runs once, before the first decision (the clauses force a race with it).
+    """
+
+    def __init__(self, keep: int = 2, before_first: Callable[[], Awaitable[None]] | None = None) -> None:
+        self.keep = keep
+        self.before_first = before_first
+        self.seen: list[list[str]] = []
+
+    async def __call__(self, messages: list[Message]) -> bool:
+        self.seen.append([m.text for m in messages])
+        if self.before_first is not None and len(self.seen) == 1:
+            await self.before_first()
+        included = [m for m in messages if not m.additional_properties.get("_excluded")]
+        old = included[: -self.keep] if len(included) > self.keep else []
+        if not old:
+            return False
+        for message in old:
+            message.additional_properties["_excluded"] = True
+            message.additional_properties["_exclude_reason"] = "suite"
+            message.additional_properties["suite/ánnotation"] = {"n": len(messages), "v": [1, 2.5, None, "é\n"]}
+        summary = Message(
+            "assistant",
+            [f"summary of {len(old)}: " + " | ".join(m.text for m in old)],
+            message_id=f"suite-summary-{len(messages)}",
+            additional_properties={"_summary_of_message_ids": [m.message_id for m in old]},
+        )
+        messages.insert(messages.index(old[0]), summary)
+        return True
+
+
+async def _compacted_reference(stored: Sequence[Message], strategy: Any) -> list[dict[str, Any]]:
+    """What the framework makes of ``stored`` with ``strategy``: the view a compacting store must load."""
+    from agent_framework import apply_compaction
+
+    view = _copies(stored)
+    await apply_compaction(view, strategy=strategy)
+    return _dicts(view)
 
 
 def _msg(role: str, text: str, message_id: str | None = None, **properties: Any) -> Message:
@@ -1156,6 +1207,130 @@ class HistoryProviderConformance(ConformanceBase):
         assert sessions["expiring"] in set(await reader.list_sessions(limit=1000))
 
     # -- corrupt records --------------------------------------------------------------------
+
+    # -- stored compaction ----------------------------------------------------------------
+
+    @requires("stored_compaction")
+    async def test_compaction_is_stored_and_loaded_verbatim(self, history: HistoryHarness) -> None:
+        """A compaction's decisions load back exactly as the strategy left them; the transcript stays whole.
+
+        Expected: after ``compact``, a new provider loads what the framework's
+        ``apply_compaction`` makes of the stored messages (every annotation verbatim, the
+        summary where the first summarised message stood, the ids the framework assigned); a
+        second compaction acts on that view; ``export_messages`` returns the saved messages
+        unchanged. Failure means annotations are dropped or altered on the way through storage,
+        the compaction is not applied on load, or it rewrote or deleted stored messages.
+        """
+        provider: Any = await history.open()
+        session_id = unique_id("session")
+        saved = [
+            _msg("user" if i % 2 == 0 else "assistant", f"turn {i}", None if i % 3 else f"m-{i}") for i in range(7)
+        ]
+        await history.save(provider, session_id, saved)
+        expected = await _compacted_reference(saved, SuiteCompaction(keep=3))
+        assert await provider.compact(session_id, SuiteCompaction(keep=3)) is True, "compact stored nothing"
+        assert _dicts(await history.load(await history.open(), session_id)) == expected, (
+            "the loaded view is not what the strategy decided"
+        )
+        more = [_msg("user", "turn 7"), _msg("assistant", "turn 8", "m-8")]
+        await history.save(provider, session_id, more)
+        expected = await _compacted_reference([*map(Message.from_dict, expected), *more], SuiteCompaction(keep=1))
+        assert await provider.compact(session_id, SuiteCompaction(keep=1)) is True
+        assert _dicts(await history.load(await history.open(), session_id)) == expected, (
+            "a second compaction did not act on the view the first one left"
+        )
+        exported = await cast(Any, await history.open()).export_messages(session_id)
+        assert _dicts(exported) == _dicts([*saved, *more]), "the stored transcript was rewritten or lost messages"
+
+    @requires("stored_compaction", "skip_excluded")
+    async def test_skip_excluded_loads_the_compacted_view(self, history: HistoryHarness) -> None:
+        """With ``skip_excluded=True`` a compacted session loads the summary and the kept messages only.
+
+        Failure means messages a stored compaction excluded still reach the model, or the
+        summary is missing. Apply compaction records first, then filter on ``_excluded``.
+        """
+        provider: Any = await history.open()
+        session_id = unique_id("session")
+        saved = [_msg("user", f"q{i}", f"m-{i}") for i in range(5)]
+        await history.save(provider, session_id, saved)
+        assert await provider.compact(session_id, SuiteCompaction(keep=2))
+        loaded = await history.load(await history.open(skip_excluded=True), session_id)
+        assert [m.text for m in loaded] == ["summary of 3: q0 | q1 | q2", "q3", "q4"]
+
+    @requires("stored_compaction")
+    async def test_compaction_racing_a_save_decides_again_on_the_new_tail(self, history: HistoryHarness) -> None:
+        """A save landing between a compaction's read and its write makes the compaction read and decide again.
+
+        The strategy's first run lets another provider instance save a turn (a forced race).
+        Expected: the strategy runs a second time on a list that holds the new turn, the new
+        turn is never lost, and the stored decision is the second one. Failure means the
+        compaction was stored without the version check (its decision describes an outdated
+        transcript, or its references point at the wrong messages).
+        """
+        provider: Any = await history.open()
+        other = await history.open()
+        session_id = unique_id("session")
+        saved = [_msg("user", f"q{i}", f"m-{i}") for i in range(4)]
+        await history.save(provider, session_id, saved)
+        racing = [_msg("user", "racing", "m-r"), _msg("assistant", "racing answer", "m-ra")]
+
+        async def race() -> None:
+            await history.save(other, session_id, racing)
+
+        strategy = SuiteCompaction(keep=2, before_first=race)
+        assert await provider.compact(session_id, strategy) is True
+        assert len(strategy.seen) == 2, "the compaction was stored although a save landed after its read"
+        assert strategy.seen[1][-2:] == ["racing", "racing answer"], "the retry did not see the racing save"
+        expected = await _compacted_reference([*saved, *racing], SuiteCompaction(keep=2))
+        assert _dicts(await history.load(await history.open(), session_id)) == expected
+        exported = await cast(Any, await history.open()).export_messages(session_id)
+        assert _dicts(exported) == _dicts([*saved, *racing]), "a message was lost or duplicated"
+
+    @requires("stored_compaction")
+    async def test_saves_after_a_compaction_store_nothing_twice(self, history: HistoryHarness) -> None:
+        """A replayed transcript saved after a compaction is de-duplicated as if no compaction were stored.
+
+        Failure means de-duplication compared the incoming messages with the compaction record
+        instead of the stored messages before it, and stored a replay twice.
+        """
+        provider: Any = await history.open()
+        session_id = unique_id("session")
+        saved = [_msg("user" if i % 2 == 0 else "assistant", f"t{i}") for i in range(6)]
+        await history.save(provider, session_id, saved)
+        assert await provider.compact(session_id, SuiteCompaction(keep=2))
+        await history.save(await history.open(), session_id, saved[-2:])
+        await history.save(provider, session_id, saved[-1:])
+        await history.save(await history.open(), session_id, saved)
+        exported = await cast(Any, await history.open()).export_messages(session_id)
+        assert _dicts(exported) == _dicts(saved), "a replay after a compaction was stored again"
+
+    @requires("stored_compaction", "windowed_load")
+    async def test_windows_after_a_compaction_count_messages_and_keep_tool_groups_whole(
+        self, history: HistoryHarness
+    ) -> None:
+        """``max_messages`` counts messages, not compaction records, and never starts inside a tool-call group.
+
+        Expected: the newest N stored messages with the compaction applied, less a leading tool
+        result whose call lies outside the window. Failure means a stored compaction shrank the
+        window, or a window began with an orphan tool result.
+        """
+        call = Content.from_function_call("c-1", "lookup", arguments={"q": "x"}, id="c-1")
+        saved = [
+            _msg("user", "look up x", "m-0"),
+            Message("assistant", [call], message_id="m-1"),
+            Message("tool", [Content.from_function_result("c-1", id="c-1", result="x!")], message_id="m-2"),
+            _msg("assistant", "x!", "m-3"),
+            _msg("user", "thanks", "m-4"),
+            _msg("assistant", "welcome", "m-5"),
+        ]
+        session_id = unique_id("session")
+        provider: Any = await history.open()
+        await history.save(provider, session_id, saved)
+        assert await provider.compact(session_id, SuiteCompaction(keep=5))
+        expected = {5: ["m-1", "m-2", "m-3", "m-4", "m-5"], 4: ["m-3", "m-4", "m-5"], 2: ["m-4", "m-5"]}
+        for n, ids in expected.items():
+            loaded = await history.load(await history.open(max_messages=n), session_id)
+            assert _ids(loaded) == ids, f"max_messages={n} loaded {_ids(loaded)}"
 
     @pytest.fixture
     def corrupt_history(self) -> Callable[[Any, str, bytes], Awaitable[None]]:
