@@ -1,0 +1,45 @@
+"""A real PostgreSQL server for the PostgreSQL tests, one per session, and a fresh database per test.
+
+The server comes from ``agent_stores.testing.servers.postgresql`` (URL from the environment →
+a container when an image is named → Debian's binaries in a temp dir → skip, or fail when
+``AGENT_STORES_REQUIRE`` names ``postgresql``). Every test gets a database of its own, made from
+``template0`` and dropped afterwards, so tests share the server without seeing each other's rows
+and every test starts on an empty schema (the migrations run in it).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from agent_stores.testing.servers import Server
+from agent_stores.testing.servers.postgresql import postgresql_server
+
+
+@pytest.fixture(scope="session")
+def postgresql() -> Iterator[Server]:
+    with postgresql_server() as server:
+        yield server
+
+
+def database_url(server_url: str, database: str) -> str:
+    """``server_url`` naming ``database`` instead of its own."""
+    parts = urlsplit(server_url)
+    return urlunsplit(parts._replace(path=f"/{database}"))
+
+
+@pytest.fixture
+def postgresql_url(postgresql: Server) -> Iterator[str]:
+    """The URL of a new, empty database on the session's server, dropped after the test."""
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(postgresql.url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')  # pyright: ignore[reportArgumentType]
+    try:
+        yield database_url(postgresql.url, name)
+    finally:
+        with psycopg.connect(postgresql.url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # pyright: ignore[reportArgumentType]
