@@ -11,25 +11,19 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
 
 from agent_stores.testing.servers import Server
 from agent_stores.testing.servers.postgresql import postgresql_server
+from postgresql_support import database_url
 
 
 @pytest.fixture(scope="session")
 def postgresql() -> Iterator[Server]:
     with postgresql_server() as server:
         yield server
-
-
-def database_url(server_url: str, database: str) -> str:
-    """``server_url`` naming ``database`` instead of its own."""
-    parts = urlsplit(server_url)
-    return urlunsplit(parts._replace(path=f"/{database}"))
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, LiteralString, cast
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
@@ -135,8 +135,7 @@ def parse_postgresql_url(url: str, **options: Any) -> PostgreSQLOptions:
             merged["pool_timeout"] = float(merged["pool_timeout"])
         except ValueError:
             raise ValueError(f"pool_timeout must be a number of seconds, got {merged['pool_timeout']!r}") from None
-    base = url.split("?", 1)[0]
-    conninfo = base + ("?" + "&".join(f"{n}={v}" for n, v in _requoted(libpq)) if libpq else "")
+    conninfo = _libpq_url(parts.scheme, parts.netloc, parts.path, libpq)
     try:
         conninfo_to_dict(conninfo)  # libpq's own parser: unknown parameters and bad values
     except psycopg.ProgrammingError as err:
@@ -144,10 +143,16 @@ def parse_postgresql_url(url: str, **options: Any) -> PostgreSQLOptions:
     return PostgreSQLOptions(conninfo, **merged)
 
 
-def _requoted(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    from urllib.parse import quote
-
-    return [(quote(name, safe=""), quote(value, safe="/:,-_.~")) for name, value in pairs]
+def _libpq_url(scheme: str, netloc: str, path: str, query: Sequence[tuple[str, str]]) -> str:
+    """The URL as libpq reads it: the user part re-escaped (libpq ends it at the first ``@``), the query re-quoted."""
+    user_part, at, hosts = netloc.rpartition("@")
+    if at:
+        user, colon, password = user_part.partition(":")
+        user_part = quote(unquote(user), safe="") + (colon + quote(unquote(password), safe="") if colon else "")
+    text = f"{scheme}://{user_part}{at}{hosts}{path}"
+    if query:
+        text += "?" + "&".join(f"{quote(name, safe='')}={quote(value, safe='/:,-_.~')}" for name, value in query)
+    return text
 
 
 def _without_secret(err: BaseException) -> str:

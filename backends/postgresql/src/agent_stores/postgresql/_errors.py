@@ -52,7 +52,11 @@ def translate(err: BaseException, what: str) -> Exception | None:
     name = type(err).__name__
     if code is None:
         # Raised by libpq on the client: the connection failed or broke (refused, reset, timed
-        # out, TLS). A server that answered says so with a SQLSTATE.
+        # out, TLS), or the server ended it during startup. libpq gives no SQLSTATE for the
+        # latter; it does record whether the server asked for a password.
+        pgconn = err.pgconn
+        if pgconn is not None and (pgconn.used_password or pgconn.needs_password):
+            return StoreError(f"{what}: the server refused the credentials; check the user and its password")
         if isinstance(err, psycopg.OperationalError | psycopg.InterfaceError):
             return StoreUnavailableError(f"{what}: {name} ({_first_line(err)})")
         if isinstance(err, psycopg.DataError):

@@ -20,7 +20,8 @@ store name      URL variable                      image variable (default)      
 
 A local server is a new cluster made by ``initdb`` in a temporary directory, owned by an
 unprivileged user (the ``postgres`` OS user when the tests run as root: PostgreSQL refuses to
-run as root), listening on 127.0.0.1 on a free port with its unix socket in that directory,
+run as root), trusting its role ``agent_stores`` on loopback and asking every other role for a
+password (SCRAM), listening on 127.0.0.1 on a free port with its unix socket in that directory,
 and stopped and removed on exit. Its default collation is ICU ``en-US``, not C, so a store
 that compares keys under the database's collation instead of ``COLLATE "C"`` fails its
 ordering clauses. The machine's own server (5432) is never used.
@@ -72,6 +73,14 @@ DATABASE = "agent_stores"
 # A test server keeps nothing worth an fsync: a crash of the machine loses the temp dir anyway.
 # (A killed server process loses nothing committed: the WAL is written, only not flushed.)
 _SETTINGS = ("fsync=off", "full_page_writes=off", "max_connections=200", "shared_buffers=32MB")
+
+
+_HBA = f"""local all all trust
+host all {USER} 127.0.0.1/32 trust
+host all {USER} ::1/128 trust
+host all all 127.0.0.1/32 scram-sha-256
+host all all ::1/128 scram-sha-256
+"""
 
 
 def postgresql_binaries() -> Path | None:
@@ -144,6 +153,9 @@ class LocalPostgreSQL:
             made = self._run(*base)
         if made.returncode != 0:
             raise ServerUnavailable(f"initdb failed: {(made.stdout + made.stderr)[-400:]}")
+        # The fixture's own role is trusted on loopback; every other role must give a password
+        # (SCRAM), so tests can see the server refuse credentials.
+        (self.data / "pg_hba.conf").write_text(_HBA)
 
     def start(self) -> None:
         """Start the server and wait until it accepts connections.
