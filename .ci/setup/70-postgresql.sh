@@ -17,4 +17,4 @@ if [ -z "$postgresql_had_server_package" ]; then
   done
 fi
 unset postgresql_had_server_package
-export AGENT_STORES_REQUIRE="${AGENT_STORES_REQUIRE:+$AGENT_STORES_REQUIRE,}postgresql"
+export AGENT_STORES_REQUIRE="${AGENT_STORES_REQUIRE:+$AGENT_STORES_REQUIRE,}postgresql,pgbouncer"

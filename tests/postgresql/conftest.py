@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
 
-from agent_stores.testing.servers import Server
+from agent_stores.testing.servers import Server, ServerUnavailable
 from agent_stores.testing.servers.postgresql import postgresql_server
 from postgresql_support import database_url
 
@@ -37,3 +38,25 @@ def postgresql_url(postgresql: Server) -> Iterator[str]:
     finally:
         with psycopg.connect(postgresql.url, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # pyright: ignore[reportArgumentType]
+
+
+@pytest.fixture(scope="session")
+def pooler(postgresql: Server) -> Iterator[Server]:
+    """PgBouncer in transaction mode in front of the session's server (skip unless installed, or required)."""
+    from agent_stores.testing.servers import announce, is_required
+    from agent_stores.testing.servers.postgresql import pgbouncer
+
+    try:
+        with pgbouncer(postgresql) as server:
+            announce(str(server))
+            yield server
+    except ServerUnavailable as err:
+        if is_required("pgbouncer"):
+            pytest.fail(f"{err} — and AGENT_STORES_REQUIRE requires pgbouncer", pytrace=False)
+        pytest.skip(str(err))
+
+
+@pytest.fixture
+def pooled_url(pooler: Server, postgresql_url: str) -> str:
+    """The test's new database, reached through PgBouncer in transaction mode."""
+    return database_url(pooler.url, urlsplit(postgresql_url).path.lstrip("/"))

@@ -38,6 +38,7 @@ import tempfile
 import time
 from collections.abc import Generator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from . import (
     VIA_CONTAINER,
@@ -49,6 +50,7 @@ from . import (
     provide_server,
     run_container,
     stop_process,
+    wait_for_port,
 )
 
 __all__ = [
@@ -57,6 +59,7 @@ __all__ = [
     "POSTGRESQL_URL_ENV",
     "LocalPostgreSQL",
     "local_postgresql",
+    "pgbouncer",
     "postgresql_binaries",
     "postgresql_container",
     "postgresql_server",
@@ -295,3 +298,68 @@ def postgresql_server(*, container: bool | None = None) -> contextlib.AbstractCo
         container=postgresql_container if container else None,
         local=local_postgresql,
     )
+
+
+_PGBOUNCER_INI = """[databases]
+* = host={host} port={port}
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = {listen}
+unix_socket_dir = {directory}
+auth_type = trust
+auth_file = {directory}/userlist.txt
+pool_mode = transaction
+max_client_conn = 500
+default_pool_size = 20
+server_reset_query =
+logfile = {directory}/pgbouncer.log
+pidfile = {directory}/pgbouncer.pid
+"""
+
+
+@contextlib.contextmanager
+def pgbouncer(server: Server) -> Generator[Server]:
+    """Debian's PgBouncer in transaction mode in front of ``server``, on a free loopback port.
+
+    Every database of ``server`` is reached by its own name through the pooler, as the role
+    ``server``'s URL names (trusted: the pooler listens on loopback only). A client there gets
+    a server connection per transaction, so a session's state or a named prepared statement
+    does not survive from one transaction to the next.
+
+    Raises:
+        ServerUnavailable: No ``pgbouncer`` binary, or it did not listen within 20 s.
+    """
+    binary = shutil.which("pgbouncer") or ("/usr/sbin/pgbouncer" if os.access("/usr/sbin/pgbouncer", os.X_OK) else None)
+    if binary is None:
+        raise ServerUnavailable("no pgbouncer binary (apt-get install pgbouncer)")
+    parts = urlsplit(server.url)
+    user = parts.username or USER
+    user_id = "postgres" if os.geteuid() == 0 else None
+    with tempfile.TemporaryDirectory(prefix="agent-stores-pgbouncer-") as directory:
+        folder = Path(directory)
+        listen = free_port()
+        ini = _PGBOUNCER_INI.format(
+            host=parts.hostname or "127.0.0.1", port=parts.port or 5432, listen=listen, directory=folder
+        )
+        (folder / "pgbouncer.ini").write_text(ini)
+        (folder / "userlist.txt").write_text(f'"{user}" ""\n')
+        if user_id is not None:
+            for path in (folder, folder / "pgbouncer.ini", folder / "userlist.txt"):
+                shutil.chown(path, user_id, user_id)
+        process = subprocess.Popen(
+            [binary, str(folder / "pgbouncer.ini")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            user=user_id,
+        )
+        try:
+            wait_for_port("127.0.0.1", listen, alive=lambda: process.poll() is None)
+            netloc = parts.netloc.rpartition("@")[0] + f"@127.0.0.1:{listen}"
+            url = urlunsplit(parts._replace(netloc=netloc))
+            version = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
+            description = f"{(version.splitlines() or ['PgBouncer'])[0]} (transaction mode) on 127.0.0.1:{listen}"
+            yield Server("pgbouncer", url, VIA_LOCAL, f"{description} in front of {server.description}")
+        finally:
+            stop_process(process)
