@@ -36,7 +36,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -123,10 +123,22 @@ class LocalPostgreSQL:
         port: Its TCP port (kept across :meth:`restart`).
     """
 
-    def __init__(self, bindir: Path, directory: Path, *, port: int | None = None) -> None:
+    def __init__(
+        self,
+        bindir: Path,
+        directory: Path,
+        *,
+        port: int | None = None,
+        settings: Sequence[str] = (),
+        hba: str | None = None,
+    ) -> None:
         self.bindir = bindir
         self.directory = directory
         self.port = port or free_port()
+        #: Extra ``name=value`` server settings (``ssl=on``, ``ssl_cert_file=...``).
+        self.settings = list(settings)
+        #: The ``pg_hba.conf`` to write instead of the default (trust our role, SCRAM for others).
+        self.hba = hba
         self.process: subprocess.Popen[bytes] | None = None
         # PostgreSQL refuses to run as root: run it as the postgres OS user then.
         self._user = "postgres" if os.geteuid() == 0 else None
@@ -158,7 +170,7 @@ class LocalPostgreSQL:
             raise ServerUnavailable(f"initdb failed: {(made.stdout + made.stderr)[-400:]}")
         # The fixture's own role is trusted on loopback; every other role must give a password
         # (SCRAM), so tests can see the server refuse credentials.
-        (self.data / "pg_hba.conf").write_text(_HBA)
+        (self.data / "pg_hba.conf").write_text(self.hba or _HBA)
 
     def start(self) -> None:
         """Start the server and wait until it accepts connections.
@@ -166,7 +178,7 @@ class LocalPostgreSQL:
         Raises:
             ServerUnavailable: It exited or was not ready within 30 s.
         """
-        settings = [f"-c{setting}" for setting in _SETTINGS]
+        settings = [f"-c{setting}" for setting in (*_SETTINGS, *self.settings)]
         args = [
             str(self.bindir / "postgres"),
             "-D",
@@ -204,7 +216,7 @@ class LocalPostgreSQL:
         created = self._run(
             str(self.bindir / "psql"),
             "-h",
-            "127.0.0.1",
+            str(self.directory),
             "-p",
             str(self.port),
             "-U",
@@ -216,7 +228,7 @@ class LocalPostgreSQL:
         )
         if created.stdout.strip() != "1":
             made = self._run(
-                str(self.bindir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", USER, DATABASE
+                str(self.bindir / "createdb"), "-h", str(self.directory), "-p", str(self.port), "-U", USER, DATABASE
             )
             if made.returncode != 0:
                 self.stop()
@@ -233,6 +245,12 @@ class LocalPostgreSQL:
         """Stop and start again on the same port; the data is kept."""
         self.stop()
         self.start()
+
+    def give(self, path: Path) -> None:
+        """Hand ``path`` (a file the server must read, such as its TLS key) to the server's user, mode 0600."""
+        path.chmod(0o600)
+        if self._user is not None:
+            shutil.chown(path, self._user, self._user)
 
     @property
     def url(self) -> str:
