@@ -44,6 +44,7 @@ RUN_ELSEWHERE = {
     "hosted_tenants.py": "tests/harness/test_agents_wiring_examples.py",
     "redis_quickstart.py": "tests/redis/test_redis_backend.py",
     "mongodb_quickstart.py": "tests/mongodb/test_mongodb_backend.py",
+    "postgresql_quickstart.py": "tests/postgresql/test_postgresql_backend.py",
     "s3_stores.py": "tests/s3/test_s3_examples.py",
     "test_dict_backend.py": "tests/suites/test_suites_driver_example.py",
     "pyproject.toml": "tests/suites/test_suites_driver_example.py",

@@ -8,12 +8,19 @@ from pathlib import Path
 from agent_stores.core.lifecycle import adapter_capabilities
 from agent_stores.fsspec import FilesystemCapabilities, FsspecBackend
 from agent_stores.mongodb import MongoDBBackend
+from agent_stores.postgresql import PostgreSQLBackend
 from agent_stores.redis import RedisBackend
 from agent_stores.s3 import S3Backend
 from agent_stores.sqlite import SQLiteBackend
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "conformance.md"
-BACKENDS = {"SQLite": SQLiteBackend, "Redis": RedisBackend, "MongoDB": MongoDBBackend, "S3": S3Backend}
+BACKENDS = {
+    "SQLite": SQLiteBackend,
+    "Redis": RedisBackend,
+    "MongoDB": MongoDBBackend,
+    "S3": S3Backend,
+    "PostgreSQL": PostgreSQLBackend,
+}
 
 
 def _rows() -> dict[str, str]:

@@ -10,7 +10,8 @@ Server faults go through an :class:`~agent_stores.testing.outage.OutageProxy` th
 (``refuse``: stopped or refusing; ``after_next_request``: reset mid-operation, after a first
 operation opened the connection; ``stall``: connections open, nothing answered). Servers are
 the reliability suite's own (``conftest.py``: Redis, the MongoDB server or its stand-in,
-SeaweedFS) plus OpenSSH's sshd for fsspec over SFTP; the run's summary names each. A path is
+SeaweedFS) plus OpenSSH's sshd for fsspec over SFTP and a PostgreSQL server; the run's summary
+names each. A path is
 made read-only with its mode bits, or, where they do not bind (root), with ``chattr +i``.
 """
 
@@ -30,6 +31,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import boto3
+import psycopg
 import pytest
 from agent_framework import AgentSession
 from redis.asyncio import Redis
@@ -40,6 +42,7 @@ from agent_stores.fsspec._url import parse_url
 from agent_stores.testing.outage import OutageMode, OutageProxy
 from agent_stores.testing.servers import Server, announce
 from agent_stores.testing.servers.mongodb import is_stand_in
+from agent_stores.testing.servers.postgresql import postgresql_server
 from agent_stores.testing.servers.sftp import sftp_server, with_path
 from reliability_support import s3_url
 
@@ -87,6 +90,12 @@ ROWS = [
     Row("fsspec (SFTP)", "key the server does not accept", StoreError),
     Row("fsspec (SFTP)", "read-only folder on the server", StoreError),
     Row("fsspec (SFTP)", "condition failed", StoreConflictError),
+    # A stalled PostgreSQL is not a row: libpq has no answer timeout (docs/backends/postgresql.md).
+    *(Row("postgresql", fault, StoreUnavailableError) for fault in UNREACHABLE if UNREACHABLE[fault] != "stall"),
+    Row("postgresql", "wrong password", StoreError),
+    Row("postgresql", "role without rights on the tables", StoreError),
+    Row("postgresql", "read-only database", StoreError),
+    Row("postgresql", "condition failed", StoreConflictError),
 ]
 
 #: Rows a server cannot run, with the reason (a strict xfail: the row must still fail there).
@@ -104,6 +113,12 @@ STAND_IN_DIVERGENCES = {
 @pytest.fixture(scope="module")
 def sftp_for_errors() -> Iterator[Server]:
     with sftp_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def postgresql_for_errors() -> Iterator[Server]:
+    with postgresql_server() as server:
         yield server
 
 
@@ -328,6 +343,33 @@ async def sftp_fault(case: Case, fault: str) -> BaseException:
         return await failure(save(stores))
 
 
+async def postgresql_fault(case: Case, fault: str) -> BaseException:
+    server: Server = case.server("postgresql_for_errors")
+    name = f"e{uuid.uuid4().hex[:12]}"
+    admin = await psycopg.AsyncConnection.connect(server.url, autocommit=True)
+    case.exits.push_async_callback(admin.close)
+    await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')  # pyright: ignore[reportArgumentType]
+    case.exits.push_async_callback(admin.execute, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    url = with_query(urlunsplit(urlsplit(server.url)._replace(path=f"/{name}")), connect_timeout=2, pool_timeout=3)
+    if fault in UNREACHABLE:
+        proxy = case.proxy(server.url, default_port=5432)
+        return await cut_while_saving(await case.stores(proxy.url(url)), proxy, UNREACHABLE[fault])
+    if fault == "condition failed":
+        return await condition_failed(await case.stores(url))
+    async with open_stores(url) as stores:
+        await save(stores)  # the schema exists: what a role without DDL rights meets
+    role = f"agent_{uuid.uuid4().hex[:12]}"
+    await admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'right-password'")  # pyright: ignore[reportArgumentType]
+    case.exits.push_async_callback(admin.execute, f"DROP ROLE IF EXISTS {role}")
+    if fault == "wrong password":
+        return await failure(save(await case.stores(with_user(url, role, "wrong-password"))))
+    if fault == "role without rights on the tables":
+        return await failure(save(await case.stores(with_user(url, role, "right-password"))))
+    assert fault == "read-only database"
+    await admin.execute(f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')  # pyright: ignore[reportArgumentType]
+    return await failure(save(await case.stores(url)))
+
+
 FAULTS: dict[str, Callable[[Case, str], Awaitable[BaseException]]] = {
     "sqlite": sqlite_fault,
     "redis": redis_fault,
@@ -335,6 +377,7 @@ FAULTS: dict[str, Callable[[Case, str], Awaitable[BaseException]]] = {
     "s3": s3_fault,
     "fsspec (local folder)": local_folder_fault,
     "fsspec (SFTP)": sftp_fault,
+    "postgresql": postgresql_fault,
 }
 
 

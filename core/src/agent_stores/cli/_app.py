@@ -671,6 +671,50 @@ def upgrade(
         raise typer.Exit(EXIT_FAILED)
 
 
+# -- migrate-schema --------------------------------------------------------------------------------
+
+
+@app.command(
+    "migrate-schema",
+    cls=Command,
+    epilog="[bold]Examples[/]\n\n  agent-stores migrate-schema postgresql://admin@db.internal/agents\n\n"
+    "  agent-stores migrate-schema postgresql://admin@db.internal/agents --json",
+)
+def migrate_schema(
+    url: Annotated[str, typer.Argument(metavar="URL", help="A store URL.")],
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Apply the store's schema migrations now, ahead of deploying applications without DDL rights.
+
+    Stores set up their schema on first use; run this once with a role that may change the
+    schema, and the applications then find it current and change nothing. Each migration is
+    applied once even while other processes start (PostgreSQL: under an advisory lock). A
+    backend without a schema of its own (Redis, S3, files) has nothing to apply.
+
+    Exit 0 when the schema is current, 2 on bad input, an unreachable store or refused rights.
+    """
+    import asyncio
+
+    from ._schema import migrate_schema as run_migrate_schema
+
+    report = guarded(verbose, lambda: asyncio.run(run_migrate_schema(url)), as_json=as_json)
+    if as_json:
+        print_json(report.to_json())
+        return
+    out.print(f"[bold]agent-stores migrate-schema[/] {escape(report.url)}")
+    if not report.supported:
+        out.print("[bold green]ok[/]: this backend keeps no schema of its own; nothing to apply")
+    elif report.applied:
+        applied = ", ".join(str(v) for v in report.applied)
+        out.print(
+            f"[bold green]ok[/]: applied {plural(len(report.applied), 'migration')} ({applied}); "
+            f"schema version {report.version}"
+        )
+    else:
+        out.print(f"[bold green]ok[/]: schema version {report.version} is current; nothing applied")
+
+
 # -- demo ------------------------------------------------------------------------------------------
 
 

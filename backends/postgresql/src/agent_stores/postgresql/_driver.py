@@ -1,0 +1,326 @@
+"""The PostgreSQL log and object drivers: each operation is one statement, one round trip.
+
+The core's adapters (``LogHistoryProvider``, ``ObjectAgentFileStore``, ``ObjectSessionStore``)
+hold every rule; these drivers store and fetch opaque bytes in the schema of ``_schema.py``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Sequence
+
+from agent_stores.core import Listing, LogInfo, LogRecord, LogTail, LogVersion, StoreConflictError, StoredObject
+from agent_stores.core.drivers import prefix_bounds
+
+from ._database import PostgreSQLDatabase
+
+__all__ = ["PostgreSQLLogDriver", "PostgreSQLObjectDriver"]
+
+_LIVE = "(expires_at IS NULL OR expires_at > %s)"
+
+# The live log's length and version and the digests of its last %s records, oldest first: one
+# row per digest (a single row with a NULL digest when there are none), no row when the log is
+# absent or expired. Both lookups are index searches.
+_TAIL = f"""
+SELECT l.length, l.version, m.digest
+FROM agent_stores_logs AS l
+LEFT JOIN LATERAL (
+    SELECT digest, seq FROM agent_stores_messages WHERE log_id = l.log_id ORDER BY seq DESC LIMIT %s
+) AS m ON true
+WHERE l.key = %s AND {_LIVE.replace("expires_at", "l.expires_at")}
+ORDER BY m.seq"""
+_APPEND = "SELECT agent_stores_append(%s, %s, %s, %s, %s, %s, %s::text[], %s::bytea[])"
+_READ = f"""
+SELECT m.payload FROM agent_stores_messages AS m
+WHERE m.log_id = (SELECT log_id FROM agent_stores_logs WHERE key = %s AND {_LIVE})
+ORDER BY m.seq"""
+_READ_LAST = _READ + " DESC LIMIT %s"
+_LENGTH = f"SELECT length FROM agent_stores_logs WHERE key = %s AND {_LIVE}"
+_DELETE_LOG = "DELETE FROM agent_stores_logs WHERE key = %s RETURNING expires_at IS NULL OR expires_at > %s"
+_PURGE = "DELETE FROM agent_stores_logs WHERE expires_at <= %s"
+
+
+def _check_key(key: str, what: str = "key") -> None:
+    """Refuse what a ``text`` column cannot hold (NUL), before anything is written."""
+    if "\x00" in key:
+        raise ValueError(f"a PostgreSQL {what} cannot hold NUL (U+0000)")
+
+
+def _range(column: str, prefix: str) -> tuple[str, list[object]]:
+    low, high = prefix_bounds(prefix)
+    if high is None:
+        return f"{column} >= %s", [low]
+    return f"{column} >= %s AND {column} < %s", [low, high]
+
+
+class PostgreSQLLogDriver:
+    """A :class:`~agent_stores.core.LogDriver` in ``agent_stores_logs`` / ``agent_stores_messages``.
+
+    Every call is one statement: ``append`` (one call of the ``agent_stores_append`` function,
+    atomic, conditional on the version, any batch size), ``tail``, ``read`` (``read(last=N)``
+    is one indexed ``ORDER BY seq DESC LIMIT N``), ``length``, ``delete``, ``list_logs`` and
+    ``purge_expired``. Expiry is lazy: an expired log reads as absent and is removed when it is
+    written again or by :meth:`purge_expired`.
+
+    Args:
+        database: The database; closed by :meth:`aclose` only when it owns its pool.
+        clock: Seconds since the epoch, for expiry (tests may pass a fake clock).
+    """
+
+    def __init__(self, database: PostgreSQLDatabase, *, clock: Callable[[], float] = time.time) -> None:
+        self.database = database
+        self._clock = clock
+
+    async def tail(self, key: str, count: int) -> LogTail:
+        """Return the live log's length, version and the digests of its last ``count`` records."""
+        _check_key(key)
+        rows = await self.database.fetch(_TAIL, (max(0, count), key, self._clock()))
+        if not rows:
+            return LogTail(0, [], None)
+        return LogTail(rows[0][0], [row[2] for row in rows if row[2] is not None], rows[0][1])
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        """Append ``records`` atomically if the live log is at ``expected_version``; return the new version.
+
+        Raises:
+            ValueError: ``records`` is empty, or the key holds NUL.
+            StoreConflictError: The log is not at ``expected_version``; nothing was appended.
+        """
+        if not records:
+            raise ValueError("append needs at least one record")
+        _check_key(key)
+        _check_key(session_id, "session id")
+        expected = _log_version(expected_version)
+        if expected_version is not None and expected is None:
+            raise StoreConflictError(f"log {key!r} is not at version {expected_version!r}")
+        now = self._clock()
+        version = secrets.randbits(63)
+        parameters = (
+            key,
+            session_id,
+            expected,
+            version,
+            None if ttl is None else now + ttl,
+            now,
+            [record.digest for record in records],
+            [bytes(record.payload) for record in records],
+        )
+        try:
+            await self.database.fetch(_APPEND, parameters)
+        except StoreConflictError as err:
+            raise StoreConflictError(f"log {key!r} is not at version {expected_version!r}") from err
+        return version
+
+    async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
+        """Return the live log's payloads in append order; with ``last``, only the newest ``last``."""
+        _check_key(key)
+        if last is None:
+            return [row[0] for row in await self.database.fetch(_READ, (key, self._clock()))]
+        if last <= 0:
+            return []
+        rows = await self.database.fetch(_READ_LAST, (key, self._clock(), last))
+        return [row[0] for row in reversed(rows)]
+
+    async def length(self, key: str) -> int:
+        """Return the live log's length (0 when absent or expired)."""
+        _check_key(key)
+        rows = await self.database.fetch(_LENGTH, (key, self._clock()))
+        return rows[0][0] if rows else 0
+
+    async def delete(self, key: str) -> bool:
+        """Remove the log and its records; return whether it was live."""
+        _check_key(key)
+        rows = await self.database.fetch(_DELETE_LOG, (key, self._clock()))
+        return bool(rows and rows[0][0])
+
+    async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
+        """Return up to ``limit`` live logs under ``prefix`` in key order, after the key ``after``."""
+        _check_key(prefix, "prefix")
+        _check_key(after or "", "after bound")
+        if limit <= 0:
+            raise ValueError(f"limit must be positive, got {limit!r}")
+        in_range, parameters = _range("key", prefix)
+        rows = await self.database.fetch(
+            f"SELECT key, session_id FROM agent_stores_logs WHERE {in_range} AND key > %s AND {_LIVE} "
+            "ORDER BY key LIMIT %s",
+            (*parameters, after or "", self._clock(), limit),
+        )
+        return [LogInfo(row[0], row[1]) for row in rows]
+
+    async def purge_expired(self) -> int:
+        """Remove every expired log now (one indexed DELETE); return how many."""
+        return await self.database.execute(_PURGE, (self._clock(),))
+
+    async def aclose(self) -> None:
+        """Close the database if it owns its pool."""
+        await self.database.aclose()
+
+
+def _log_version(version: LogVersion) -> int | None:
+    """The integer a log version names, or ``None`` (absent, or not one of ours)."""
+    if version is None or isinstance(version, bool):
+        return None
+    try:
+        value = int(version)
+    except (TypeError, ValueError):
+        return None
+    return value if -(2**63) <= value < 2**63 else None
+
+
+class PostgreSQLObjectDriver:
+    """A :class:`~agent_stores.core.ObjectDriver` in ``agent_stores_objects``; every call is one statement.
+
+    A version is drawn from a sequence by every put (never handed out twice), so
+    compare-and-set (``UPDATE ... WHERE version = ...``) and exclusive create
+    (``INSERT ... ON CONFLICT DO NOTHING``) are single statements, atomic across connections.
+
+    Args:
+        database: The database; closed by :meth:`aclose` only when it owns its pool.
+    """
+
+    def __init__(self, database: PostgreSQLDatabase) -> None:
+        self.database = database
+
+    async def get(self, key: str) -> StoredObject | None:
+        """Return the object's bytes and version, or ``None``."""
+        _check_key(key)
+        rows = await self.database.fetch("SELECT data, version FROM agent_stores_objects WHERE key = %s", (key,))
+        return StoredObject(bytes(rows[0][0]), str(rows[0][1])) if rows else None
+
+    async def head(self, key: str) -> str | None:
+        """Return the object's version, or ``None``."""
+        _check_key(key)
+        rows = await self.database.fetch("SELECT version FROM agent_stores_objects WHERE key = %s", (key,))
+        return str(rows[0][0]) if rows else None
+
+    async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
+        """Store ``data`` under ``key`` (conditionally) and return its new version.
+
+        Raises:
+            ValueError: The key is empty or holds NUL.
+            StoreConflictError: ``if_absent`` and the key exists, or ``if_version`` is not current.
+        """
+        if not key:
+            raise ValueError("the key must not be empty")
+        _check_key(key)
+        data = bytes(data)
+        plain = data.isascii() and b"\x00" not in data
+        if if_version is not None:
+            expected = _object_version(if_version)
+            rows = (
+                []
+                if if_absent or expected is None
+                else await self.database.fetch(
+                    "UPDATE agent_stores_objects SET data = %s, plain = %s, "
+                    "version = nextval('agent_stores_object_versions') WHERE key = %s AND version = %s "
+                    "RETURNING version",
+                    (data, plain, key, expected),
+                )
+            )
+            if not rows:
+                raise StoreConflictError(f"object {key!r} is not at version {if_version!r}")
+        elif if_absent:
+            rows = await self.database.fetch(
+                "INSERT INTO agent_stores_objects (key, data, plain) VALUES (%s, %s, %s) "
+                "ON CONFLICT (key) DO NOTHING RETURNING version",
+                (key, data, plain),
+            )
+            if not rows:
+                raise StoreConflictError(f"object {key!r} exists")
+        else:
+            rows = await self.database.fetch(
+                "INSERT INTO agent_stores_objects AS o (key, data, plain) VALUES (%s, %s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET data = EXCLUDED.data, plain = EXCLUDED.plain, "
+                "version = EXCLUDED.version RETURNING o.version",
+                (key, data, plain),
+            )
+        return str(rows[0][0])
+
+    async def delete(self, key: str, *, if_version: str | None = None) -> bool:
+        """Remove ``key``; return whether it existed.
+
+        Raises:
+            StoreConflictError: ``if_version`` is given and is not the current version.
+        """
+        _check_key(key)
+        if if_version is None:
+            return await self.database.execute("DELETE FROM agent_stores_objects WHERE key = %s", (key,)) > 0
+        expected = _object_version(if_version)
+        deleted = expected is not None and await self.database.execute(
+            "DELETE FROM agent_stores_objects WHERE key = %s AND version = %s", (key, expected)
+        )
+        if not deleted:
+            raise StoreConflictError(f"object {key!r} is not at version {if_version!r}")
+        return True
+
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        """List keys under ``prefix``; with a delimiter, deeper keys fold into common prefixes (in SQL)."""
+        if limit is not None and limit <= 0:
+            raise ValueError(f"limit must be positive, got {limit!r}")
+        _check_key(prefix, "prefix")
+        _check_key(after or "", "after bound")
+        in_range, parameters = _range("key", prefix)
+        page = (after or "", limit)
+        if not delimiter:
+            rows = await self.database.fetch(
+                f"SELECT key FROM agent_stores_objects WHERE {in_range} AND key > %s ORDER BY key LIMIT %s",
+                (*parameters, *page),
+            )
+            return Listing([row[0] for row in rows], [])
+        _check_key(delimiter, "delimiter")
+        rows = await self.database.fetch(
+            "SELECT name, bool_or(folded) FROM (SELECT "
+            'CASE WHEN cut > 0 THEN left(key, %s + cut + %s - 1) ELSE key END COLLATE "C" AS name, '
+            "cut > 0 AS folded "
+            f"FROM (SELECT key, strpos(substr(key, %s), %s) AS cut FROM agent_stores_objects WHERE {in_range}) AS k"
+            ") AS n WHERE name > %s GROUP BY name ORDER BY name LIMIT %s",
+            (len(prefix), len(delimiter), len(prefix) + 1, delimiter, *parameters, *page),
+        )
+        return Listing([row[0] for row in rows if not row[1]], [row[0] for row in rows if row[1]])
+
+    async def find_keys(self, prefix: str, *, recursive: bool, literal: str | None = None) -> list[str]:
+        """Return the keys under ``prefix`` that are not directory markers (search candidates), by key.
+
+        Without ``recursive`` only keys with no ``/`` after the prefix. With ``literal`` (lowercase
+        ASCII), rows whose data is plain ASCII are kept only when they contain it ignoring ASCII
+        case; every other row is kept (a superset, never a miss).
+        """
+        _check_key(prefix, "prefix")
+        in_range, parameters = _range("key", prefix)
+        conditions = [in_range, "right(key, 1) <> '/'"]
+        if not recursive:
+            conditions.append("strpos(substr(key, %s), '/') = 0")
+            parameters.append(len(prefix) + 1)
+        if literal is not None:
+            conditions.append(
+                "CASE WHEN plain THEN strpos(lower(convert_from(data, 'UTF8') COLLATE \"C\"), %s) > 0 ELSE true END"
+            )
+            parameters.append(literal)
+        rows = await self.database.fetch(
+            f"SELECT key FROM agent_stores_objects WHERE {' AND '.join(conditions)} ORDER BY key", parameters
+        )
+        return [row[0] for row in rows]
+
+    async def aclose(self) -> None:
+        """Close the database if it owns its pool."""
+        await self.database.aclose()
+
+
+def _object_version(version: str) -> int | None:
+    """The sequence number a version string names, or ``None`` when it cannot be one of ours."""
+    try:
+        value = int(version)
+    except (TypeError, ValueError):
+        return None
+    return value if -(2**63) <= value < 2**63 else None

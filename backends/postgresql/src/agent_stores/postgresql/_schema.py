@@ -1,0 +1,98 @@
+"""The numbered migrations of the PostgreSQL stores' tables, applied in order, each once.
+
+History: one row per log in ``agent_stores_logs`` (its length, its version, its expiry) and one
+row per message in ``agent_stores_messages``, numbered 1.. within its log. A version is a random
+63-bit integer drawn by the writer for every append, so a writer holding an old version
+conflicts even after the log was deleted and written again. A conditional append is one call
+of ``agent_stores_append`` (one statement, so atomic): it checks the expected version on the
+locked log row, starts an expired log over, and inserts the batch.
+
+Objects (files and session snapshots): one row per key; the version comes from a sequence, so
+no version is ever handed out twice.
+
+Every key column is ``COLLATE "C"``: keys compare and sort in code-point order whatever the
+database's collation.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ._errors import CONFLICT_SQLSTATE
+
+__all__ = ["ADVISORY_LOCK", "MIGRATIONS", "SCHEMA_VERSION"]
+
+#: The advisory lock migrations are applied under (``pg_advisory_xact_lock``): "agentsto".
+ADVISORY_LOCK: Final = 7018690069354738799
+
+_APPEND_FUNCTION = f"""
+CREATE OR REPLACE FUNCTION agent_stores_append(
+    p_key text, p_session_id text, p_expected bigint, p_version bigint,
+    p_expires_at double precision, p_now double precision, p_digests text[], p_payloads bytea[]
+) RETURNS bigint LANGUAGE plpgsql AS $body$
+DECLARE
+    v_log bigint;
+    v_before bigint;
+    v_count integer := cardinality(p_payloads);
+BEGIN
+    IF p_expected IS NULL THEN
+        -- No live log expected: an expired one is started over, and a live one is a conflict.
+        DELETE FROM agent_stores_logs WHERE key = p_key AND expires_at <= p_now;
+        INSERT INTO agent_stores_logs (key, session_id, length, version, expires_at)
+        VALUES (p_key, p_session_id, v_count, p_version, p_expires_at)
+        ON CONFLICT (key) DO NOTHING
+        RETURNING log_id INTO v_log;
+        v_before := 0;
+    ELSE
+        UPDATE agent_stores_logs
+        SET length = length + v_count, version = p_version, expires_at = p_expires_at
+        WHERE key = p_key AND version = p_expected AND (expires_at IS NULL OR expires_at > p_now)
+        RETURNING log_id, length - v_count INTO v_log, v_before;
+    END IF;
+    IF v_log IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = '{CONFLICT_SQLSTATE}',
+            MESSAGE = 'agent-stores: the log is not at the expected version';
+    END IF;
+    INSERT INTO agent_stores_messages (log_id, seq, digest, payload)
+    SELECT v_log, v_before + r.n, r.digest, r.payload
+    FROM unnest(p_digests, p_payloads) WITH ORDINALITY AS r(digest, payload, n);
+    RETURN v_before + v_count;
+END
+$body$"""
+
+#: (number, name, statements): applied in order, each in the transaction that records it.
+MIGRATIONS: Final[tuple[tuple[int, str, tuple[str, ...]], ...]] = (
+    (
+        1,
+        "history logs and messages, objects",
+        (
+            """CREATE TABLE agent_stores_logs (
+                log_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                key text COLLATE "C" NOT NULL UNIQUE,
+                session_id text NOT NULL,
+                length bigint NOT NULL,
+                version bigint NOT NULL,
+                expires_at double precision
+            )""",
+            "CREATE INDEX agent_stores_logs_expiry ON agent_stores_logs (expires_at) WHERE expires_at IS NOT NULL",
+            """CREATE TABLE agent_stores_messages (
+                log_id bigint NOT NULL REFERENCES agent_stores_logs (log_id) ON DELETE CASCADE,
+                seq bigint NOT NULL,
+                digest text NOT NULL,
+                payload bytea NOT NULL,
+                PRIMARY KEY (log_id, seq)
+            )""",
+            _APPEND_FUNCTION,
+            "CREATE SEQUENCE agent_stores_object_versions AS bigint",
+            """CREATE TABLE agent_stores_objects (
+                key text COLLATE "C" PRIMARY KEY,
+                data bytea NOT NULL,
+                version bigint NOT NULL DEFAULT nextval('agent_stores_object_versions'),
+                plain boolean NOT NULL
+            )""",
+        ),
+    ),
+)
+
+#: The schema version this release writes: the number of the last migration.
+SCHEMA_VERSION: Final = MIGRATIONS[-1][0]
