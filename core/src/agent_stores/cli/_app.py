@@ -611,6 +611,77 @@ def upgrade(
         raise typer.Exit(EXIT_FAILED)
 
 
+# -- encryption at rest -----------------------------------------------------------------------------
+
+keyring_app = typer.Typer(
+    cls=Group,
+    help="Keyrings: the key-encryption keys that seal stores (see docs/encryption.md).",
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(keyring_app, name="keyring")
+
+
+@keyring_app.command(
+    "create",
+    cls=Command,
+    epilog="[bold]Examples[/]\n\n  agent-stores keyring create keyring.json\n\n"
+    "  AGENT_STORES_KEYRING=keyring.json agent-stores demo",
+)
+def keyring_create(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="The keyring file to create (never overwritten).")],
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Create a keyring file (mode 0600) holding one new 256-bit key-encryption key.
+
+    Open stores with it by setting [bold]AGENT_STORES_KEYRING[/] to the file (or to its
+    contents, in a container), by the URL option [bold]?keyring=FILE[/], or from code with
+    open_stores(url, encryption=Keyring.load(FILE)). Keep it out of version control and backups
+    of the store: whoever holds it and a copy of the store reads everything.
+    """
+    from ._sealing import create_keyring
+
+    made = guarded(verbose, lambda: create_keyring(file), as_json=as_json)
+    if as_json:
+        print_json(made)
+        return
+    out.print(
+        f"created {escape(file)} (key {escape(made['key_id'])}); use it with {made['environment']}={escape(file)}"
+    )
+
+
+@app.command(
+    cls=Command,
+    epilog="[bold]Examples[/]\n\n  agent-stores forget sqlite:///agent.db --tenant acme\n\n"
+    "  agent-stores forget 'file:///srv/agent?keyring=/etc/agent/keyring.json' --tenant acme --json",
+)
+def forget(
+    url: Annotated[str, typer.Argument(metavar="URL", help="A store URL.")],
+    tenant: Annotated[str, typer.Option("--tenant", help="The tenant to erase.")],
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Erase a tenant: destroy its data keys first, then delete its history, files, sessions, todos and checkpoints.
+
+    Once the keys are gone nothing sealed for the tenant decrypts, in the store or in any copy
+    taken from then on; an interrupted run leaves nothing readable, and running it again
+    finishes the deletion. No keyring is needed. A store that was never sealed has the
+    tenant's data deleted.
+    """
+    from ._sealing import forget_tenant
+
+    report = _run(verbose, lambda: forget_tenant(url, tenant), as_json=as_json)
+    if as_json:
+        print_json(report)
+        return
+    deleted = plural(report["deleted"], "item")
+    out.print(
+        f"[bold green]ok[/]: tenant {escape(repr(tenant))} forgotten: data keys destroyed first, {deleted} deleted"
+    )
+
+
 # -- demo ------------------------------------------------------------------------------------------
 
 

@@ -9,7 +9,7 @@ visible.
 from ._drivers import SealedLogDriver, SealedObjectDriver, scope_of
 from ._format import MARKER, DataKey, is_sealed
 from ._keys import KEYRING_ENV, KEYS_OBJECT, RESERVED, DataKeys, KeyProvider, Keyring, SealingKeyError
-from ._stores import Encryption, SealedStores, resolve_encryption
+from ._stores import Encryption, SealedStores, forget, resolve_encryption
 
 __all__ = [
     "KEYRING_ENV",
@@ -25,6 +25,7 @@ __all__ = [
     "SealedObjectDriver",
     "SealedStores",
     "SealingKeyError",
+    "forget",
     "is_sealed",
     "resolve_encryption",
     "scope_of",

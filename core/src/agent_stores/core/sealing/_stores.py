@@ -15,9 +15,9 @@ from ..prefixed import within
 from ..sessions import ObjectSessionStore
 from ..stores import Backend, DriverBackend, Stores
 from ._drivers import SealedLogDriver, SealedObjectDriver
-from ._keys import DataKeys, KeyProvider, Keyring
+from ._keys import KEYS_OBJECT, DataKeys, KeyProvider, Keyring
 
-__all__ = ["Encryption", "SealedStores", "resolve_encryption"]
+__all__ = ["Encryption", "SealedStores", "forget", "resolve_encryption"]
 
 
 @dataclass(frozen=True)
@@ -110,38 +110,52 @@ class SealedStores(Stores):
         return ObjectSessionStore(self._objects, tenant=tenant, **options)
 
     async def forget(self, tenant: str) -> int:
-        """Erase a tenant: destroy its data keys first, then delete everything under its root.
-
-        Once the keys are gone nothing of the tenant decrypts anywhere — replicas, snapshots
-        and backups of the store included — so an interrupted call leaves nothing readable,
-        and calling again finishes the deletion. A process that had the tenant's key cached
-        keeps it until it next reads the key object.
-
-        Returns:
-            How many logs and objects were deleted (the key object not counted).
-
-        Raises:
-            ValueError: ``tenant`` is not a non-empty string.
-        """
-        root = tenant_root(tenant)
-        await self.data_keys.destroy(root)
-        deleted = 0
-        logs = within(self.raw_logs, root)
-        after_log: str | None = None
-        while page := await logs.list_logs("", after=after_log, limit=100):
-            for log in page:
-                deleted += await logs.delete(log.key)
-            after_log = page[-1].key
-        after: str | None = None
-        while True:
-            listing = await self.raw_objects.list(root, delimiter=None, after=after, limit=500)
-            for key in listing.keys:
-                deleted += await self.raw_objects.delete(key)
-            if len(listing.keys) < 500:
-                break
-            after = listing.keys[-1]
-        self.data_keys.forget_cached(root)
+        """Erase a tenant: destroy its data keys first, then delete everything under its root (see :func:`forget`)."""
+        deleted = await forget(self, tenant)
+        self.data_keys.forget_cached(tenant_root(tenant))
         return deleted
 
     def __repr__(self) -> str:
         return f"Sealed{super().__repr__()}"
+
+
+async def forget(stores: Stores, tenant: str) -> int:
+    """Erase a tenant of any store: destroy its data keys first, then delete its logs and objects.
+
+    Once the keys are gone nothing sealed for the tenant decrypts — the live store, and every
+    replica, snapshot or backup taken from then on — so an interrupted call leaves nothing
+    readable, and calling again finishes the deletion. It needs no key-encryption key, so a
+    store opened without one can be erased too; a store that was never sealed has its data
+    deleted. A backup taken *before* the call still holds the wrapped key: it opens with the
+    key-encryption key until that key is rotated away and destroyed (``docs/encryption.md``).
+    A process that had the tenant's data key cached keeps it until it reads the key object again.
+
+    Returns:
+        How many logs and objects were deleted (the key object not counted).
+
+    Raises:
+        TypeError: The backend does not hand out its drivers.
+        ValueError: ``tenant`` is not a non-empty string.
+    """
+    root = tenant_root(tenant)
+    if isinstance(stores, SealedStores):
+        objects, logs = stores.raw_objects, stores.raw_logs
+        stores.data_keys.forget_cached(root)
+    else:
+        objects, logs = stores.object_driver(), stores.log_driver()
+    await objects.delete(root + KEYS_OBJECT)
+    deleted = 0
+    scoped_logs = within(logs, root)
+    after_log: str | None = None
+    while page := await scoped_logs.list_logs("", after=after_log, limit=100):
+        for log in page:
+            deleted += await scoped_logs.delete(log.key)
+        after_log = page[-1].key
+    after: str | None = None
+    while True:
+        listing = await objects.list(root, delimiter=None, after=after, limit=500)
+        for key in listing.keys:
+            deleted += await objects.delete(key)
+        if len(listing.keys) < 500:
+            return deleted
+        after = listing.keys[-1]
