@@ -1,4 +1,4 @@
-"""Sealed stores on SQLite: nothing readable in the raw file, every misplaced byte is corrupt, keys, erasure.
+"""Sealed stores on SQLite and a local folder: nothing readable in the raw file, every misplaced byte is corrupt, keys, erasure.
 
 Secrets of every kind (message text, tool arguments, file contents, session state, todo
 titles, checkpoint values) are written through a tenant view of ``open_stores(url,
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from agent_framework import AgentSession, Content, Message, WorkflowCheckpoint
 from agent_framework._harness._todo import TodoItem
 
 from agent_stores.core import CorruptRecordError, LogRecord, open_stores
+from agent_stores.core.prefixed import within
 from agent_stores.core.sealing import KEYS_OBJECT, Keyring, SealedStores, SealingKeyError, is_sealed
 
 pytestmark = pytest.mark.asyncio
@@ -72,11 +74,11 @@ async def read_secrets(stores: SealedStores, tenant: str) -> list[str]:
 
 
 def raw_hits(folder: Path) -> list[str]:
-    """Every secret found in any file of ``folder`` (the database, its WAL and shared memory)."""
+    """Every secret found in any file under ``folder`` (a database with its WAL, or a store's folder)."""
     found: list[str] = []
-    for path in folder.iterdir():
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         data = path.read_bytes()
-        found += [f"{secret} in {path.name}" for secret in SECRETS if secret.encode() in data]
+        found += [f"{secret} in {path.relative_to(folder)}" for secret in SECRETS if secret.encode() in data]
     return found
 
 
@@ -85,23 +87,38 @@ def keyring() -> Keyring:
     return Keyring.generate()
 
 
-async def test_every_kind_round_trips_and_the_raw_file_holds_no_secret(tmp_path: Path, keyring: Keyring) -> None:
-    async with sealed(f"sqlite:///{tmp_path / 'agent.db'}", keyring) as stores:
+@pytest.fixture(params=["sqlite", "folder"])
+def store_url(request: pytest.FixtureRequest) -> Callable[[Path], str]:
+    """The URL of a store kept in ``folder``: a SQLite database file, or a local folder (fsspec)."""
+    if request.param == "sqlite":
+        return lambda folder: f"sqlite:///{folder / 'agent.db'}"
+    return lambda folder: f"file://{folder / 'store'}"
+
+
+async def test_every_kind_round_trips_and_the_raw_file_holds_no_secret(
+    tmp_path: Path, keyring: Keyring, store_url: Callable[[Path], str]
+) -> None:
+    async with sealed(store_url(tmp_path), keyring) as stores:
         await write_secrets(stores, "alice")
         assert all(secret in value for secret, value in zip(SECRETS, await read_secrets(stores, "alice"), strict=True))
     assert raw_hits(tmp_path) == []
 
 
-async def test_plain_stores_write_every_secret_in_the_clear(tmp_path: Path, keyring: Keyring) -> None:
+async def test_plain_stores_write_every_secret_in_the_clear(
+    tmp_path: Path, keyring: Keyring, store_url: Callable[[Path], str]
+) -> None:
     """The scan itself can fail: without encryption every secret is found."""
-    async with open_stores(f"sqlite:///{tmp_path / 'agent.db'}", encryption=False) as stores:
+    async with open_stores(store_url(tmp_path), encryption=False) as stores:
         view = stores.tenant("alice")
         await view.file_store().write("memory/notes.md", f"notes: {SECRETS[2]}")
-    assert raw_hits(tmp_path) == [f"{SECRETS[2]} in agent.db"]
+    hits = raw_hits(tmp_path)
+    assert hits and all(hit.startswith(SECRETS[2]) for hit in hits)
 
 
-async def test_a_value_copied_to_another_tenant_or_key_is_corrupt(tmp_path: Path, keyring: Keyring) -> None:
-    async with sealed(f"sqlite:///{tmp_path / 'agent.db'}", keyring) as stores:
+async def test_a_value_copied_to_another_tenant_or_key_is_corrupt(
+    tmp_path: Path, keyring: Keyring, store_url: Callable[[Path], str]
+) -> None:
+    async with sealed(store_url(tmp_path), keyring) as stores:
         await write_secrets(stores, "alice")
         await stores.tenant("bob").file_store().write("memory/notes.md", "bob's own")
         raw = stores.raw_objects
@@ -115,8 +132,10 @@ async def test_a_value_copied_to_another_tenant_or_key_is_corrupt(tmp_path: Path
             await stores.tenant("alice").file_store().read("memory/other.md")
 
 
-async def test_tampered_and_truncated_values_are_corrupt(tmp_path: Path, keyring: Keyring) -> None:
-    async with sealed(f"sqlite:///{tmp_path / 'agent.db'}", keyring) as stores:
+async def test_tampered_and_truncated_values_are_corrupt(
+    tmp_path: Path, keyring: Keyring, store_url: Callable[[Path], str]
+) -> None:
+    async with sealed(store_url(tmp_path), keyring) as stores:
         await write_secrets(stores, "alice")
         raw, key = stores.raw_objects, "tenants/alice/files/memory/notes.md"
         stored = await raw.get(key)
@@ -129,13 +148,15 @@ async def test_tampered_and_truncated_values_are_corrupt(tmp_path: Path, keyring
                 await stores.tenant("alice").file_store().read("memory/notes.md")
 
 
-async def test_swapped_or_moved_history_records_are_corrupt(tmp_path: Path, keyring: Keyring) -> None:
-    async with sealed(f"sqlite:///{tmp_path / 'agent.db'}", keyring) as stores:
+async def test_swapped_or_moved_history_records_are_corrupt(
+    tmp_path: Path, keyring: Keyring, store_url: Callable[[Path], str]
+) -> None:
+    async with sealed(store_url(tmp_path), keyring) as stores:
         await write_secrets(stores, "alice")
         history = stores.tenant("alice").history_provider()
         await history.save_messages("chat", [Message("user", ["third"])])
-        logs = stores.raw_logs
-        key = "tenants/alice/" + history.keys.history("history", "chat")  # type: ignore[attr-defined]
+        logs = within(stores.raw_logs, "tenants/alice/")
+        key = history.keys.history("history", "chat")  # type: ignore[attr-defined]
         payloads = await logs.read(key)
         tail = await logs.tail(key, 3)
         records = [LogRecord(d, p) for d, p in zip(tail.digests, payloads, strict=True)]
@@ -143,14 +164,16 @@ async def test_swapped_or_moved_history_records_are_corrupt(tmp_path: Path, keyr
         await logs.append(key, [records[1], records[0], records[2]], expected_version=None, session_id="chat")
         with pytest.raises(CorruptRecordError, match="position"):
             await stores.tenant("alice").history_provider().get_messages("chat")
-        other = "tenants/alice/" + history.keys.history("history", "other")  # type: ignore[attr-defined]
+        other = history.keys.history("history", "other")  # type: ignore[attr-defined]
         await logs.append(other, records, expected_version=None, session_id="other")
         with pytest.raises(CorruptRecordError, match="other"):
             await stores.tenant("alice").history_provider().get_messages("other")
 
 
-async def test_a_wrong_or_missing_keyring_is_a_clear_error_and_writes_nothing(tmp_path: Path, keyring: Keyring) -> None:
-    url = f"sqlite:///{tmp_path / 'agent.db'}"
+async def test_a_wrong_or_missing_keyring_is_a_clear_error_and_writes_nothing(
+    tmp_path: Path, keyring: Keyring, store_url: Callable[[Path], str]
+) -> None:
+    url = store_url(tmp_path)
     async with sealed(url, keyring) as stores:
         await write_secrets(stores, "alice")
     stranger = Keyring.generate()
@@ -165,8 +188,10 @@ async def test_a_wrong_or_missing_keyring_is_a_clear_error_and_writes_nothing(tm
             assert await stores.raw_objects.get("tenants/alice/files/memory/new.md") is None
 
 
-async def test_rotated_keyring_keeps_old_records_readable(tmp_path: Path, keyring: Keyring) -> None:
-    url = f"sqlite:///{tmp_path / 'agent.db'}"
+async def test_rotated_keyring_keeps_old_records_readable(
+    tmp_path: Path, keyring: Keyring, store_url: Callable[[Path], str]
+) -> None:
+    url = store_url(tmp_path)
     async with sealed(url, keyring) as stores:
         await write_secrets(stores, "alice")
     async with sealed(url, keyring.rotated()) as stores:
@@ -175,8 +200,10 @@ async def test_rotated_keyring_keeps_old_records_readable(tmp_path: Path, keyrin
         assert (await read_secrets(stores, "bob"))[2] == f"notes: {SECRETS[2]}"
 
 
-async def test_plaintext_written_before_sealing_stays_readable(tmp_path: Path, keyring: Keyring) -> None:
-    url = f"sqlite:///{tmp_path / 'agent.db'}"
+async def test_plaintext_written_before_sealing_stays_readable(
+    tmp_path: Path, keyring: Keyring, store_url: Callable[[Path], str]
+) -> None:
+    url = store_url(tmp_path)
     async with open_stores(url, encryption=False) as plain:
         await plain.tenant("alice").history_provider().save_messages("chat", [Message("user", ["before"])])
         await plain.tenant("alice").file_store().write("a.md", "before")
@@ -187,8 +214,10 @@ async def test_plaintext_written_before_sealing_stays_readable(tmp_path: Path, k
         assert await stores.tenant("alice").file_store().read("a.md") == "before"
 
 
-async def test_forget_destroys_the_key_first_then_every_kind_of_data(tmp_path: Path, keyring: Keyring) -> None:
-    url = f"sqlite:///{tmp_path / 'agent.db'}"
+async def test_forget_destroys_the_key_first_then_every_kind_of_data(
+    tmp_path: Path, keyring: Keyring, store_url: Callable[[Path], str]
+) -> None:
+    url = store_url(tmp_path)
     async with sealed(url, keyring) as stores:
         await write_secrets(stores, "alice")
         await write_secrets(stores, "bob")
@@ -199,16 +228,18 @@ async def test_forget_destroys_the_key_first_then_every_kind_of_data(tmp_path: P
         assert await stores.forget("alice") == 0
 
 
-async def test_a_copy_made_once_the_key_is_destroyed_decrypts_nothing(tmp_path: Path, keyring: Keyring) -> None:
+async def test_a_copy_made_once_the_key_is_destroyed_decrypts_nothing(
+    tmp_path: Path, keyring: Keyring, store_url: Callable[[Path], str]
+) -> None:
     """A forget interrupted after destroying the key (a replica, a snapshot or a backup taken then) opens nothing."""
     live, copy = tmp_path / "live", tmp_path / "copy"
     live.mkdir()
-    async with sealed(f"sqlite:///{live / 'agent.db'}", keyring) as stores:
+    async with sealed(store_url(live), keyring) as stores:
         await write_secrets(stores, "alice")
         await stores.data_keys.destroy("tenants/alice/")  # the first step of forget; the data is all still there
     shutil.copytree(live, copy)
     assert raw_hits(copy) == []
-    async with sealed(f"sqlite:///{copy / 'agent.db'}", keyring) as stores:
+    async with sealed(store_url(copy), keyring) as stores:
         view = stores.tenant("alice")
         with pytest.raises(CorruptRecordError, match="destroyed"):
             await view.file_store().read("memory/notes.md")
