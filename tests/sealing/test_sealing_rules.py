@@ -1,4 +1,4 @@
-"""Sealed stores on SQLite and a local folder: nothing readable in the raw file, every misplaced byte is corrupt, keys, erasure.
+"""Sealed stores on SQLite and a local folder: nothing readable raw, misplaced bytes corrupt, keys, erasure.
 
 Secrets of every kind (message text, tool arguments, file contents, session state, todo
 titles, checkpoint values) are written through a tenant view of ``open_stores(url,
