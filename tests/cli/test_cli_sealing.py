@@ -99,3 +99,43 @@ def test_every_store_suite_passes_over_a_sealed_s3_store(tmp_path: Path, bucket:
     Keyring.create(keyring_path)
     report = check_passes(bucket.url(f"sealed-{tmp_path.name}") + f"&keyring={keyring_path}", *STORE_SUITES)
     assert set(report["suites"]) == set(STORE_SUITES)  # type: ignore[arg-type]
+
+
+def test_keyring_rotate_then_rekey_lets_the_new_key_alone_open_the_store(tmp_path: Path) -> None:
+    keyring_path = tmp_path / "keyring.json"
+    old = Keyring.create(keyring_path)
+    url = f"sqlite:///{tmp_path / 'agent.db'}?keyring={keyring_path}"
+
+    async def write() -> None:
+        async with open_stores(url) as stores:
+            await stores.tenant("acme").file_store().write("a.md", "kept")
+
+    asyncio.run(write())
+    code, stdout, stderr = run("keyring", "rotate", str(keyring_path), "--json")
+    assert code == 0, stderr
+    rotated = Keyring.load(keyring_path)
+    assert json.loads(stdout)["key_id"] == rotated.key_id != old.key_id
+    assert stat.S_IMODE(keyring_path.stat().st_mode) == 0o600
+    code, stdout, stderr = run("rekey", url, "--json")
+    assert code == 0, stderr
+    assert json.loads(stdout)["rewrapped"] == 1
+    only_new = Keyring(rotated.current, {rotated.current: rotated.keys[rotated.current]})
+
+    async def read() -> str:
+        async with open_stores(f"sqlite:///{tmp_path / 'agent.db'}", encryption=only_new) as stores:
+            return await stores.tenant("acme").file_store().read("a.md")
+
+    assert asyncio.run(read()) == "kept"
+
+
+def test_rekey_without_a_keyring_is_an_error(tmp_path: Path) -> None:
+    Keyring.create(tmp_path / "keyring.json")
+    url = f"sqlite:///{tmp_path / 'agent.db'}"
+    asyncio.run(_touch(url))
+    code, _, stderr = run("rekey", url)
+    assert code == 2 and "AGENT_STORES_KEYRING" in stderr
+
+
+async def _touch(url: str) -> None:
+    async with open_stores(url, encryption=False) as stores:
+        await stores.file_store().write("a.md", "x")

@@ -247,3 +247,25 @@ async def test_a_copy_made_once_the_key_is_destroyed_decrypts_nothing(
             await view.history_provider().get_messages("chat")
         assert await stores.raw_objects.get("tenants/alice/" + KEYS_OBJECT) is None
         assert await stores.forget("alice") > 0  # the next call finishes the deletion
+
+
+async def test_rekey_rewraps_every_data_key_so_the_new_key_alone_opens_everything(
+    tmp_path: Path, keyring: Keyring, store_url: Callable[[Path], str]
+) -> None:
+    url = store_url(tmp_path)
+    async with sealed(url, keyring) as stores:
+        await write_secrets(stores, "alice")
+        await write_secrets(stores, "bob")
+        await stores.file_store().write("root.md", SECRETS[2])
+    rotated = keyring.rotated()
+    only_new = Keyring(rotated.current, {rotated.current: rotated.keys[rotated.current]})
+    async with sealed(url, only_new) as stores:
+        with pytest.raises(SealingKeyError, match=keyring.current):
+            await stores.tenant("alice").file_store().read("memory/notes.md")
+    async with sealed(url, rotated) as stores:
+        assert await stores.rekey() == {"scopes": 3, "rewrapped": 3}
+        assert await stores.rekey() == {"scopes": 3, "rewrapped": 0}  # nothing left: a second run is a no-op
+    async with sealed(url, only_new) as stores:
+        assert (await read_secrets(stores, "alice"))[0] == f"my colour is {SECRETS[0]}"
+        assert (await read_secrets(stores, "bob"))[2] == f"notes: {SECRETS[2]}"
+        assert await stores.file_store().read("root.md") == SECRETS[2]

@@ -652,6 +652,58 @@ def keyring_create(
     )
 
 
+@keyring_app.command(
+    "rotate",
+    cls=Command,
+    epilog="[bold]Examples[/]\n\n  agent-stores keyring rotate keyring.json\n\n"
+    "  agent-stores rekey 'sqlite:///agent.db?keyring=keyring.json'",
+)
+def keyring_rotate(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="The keyring file (replaced atomically).")],
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Add a new key-encryption key to a keyring and make it current; the older keys stay, to unwrap.
+
+    New data keys are wrapped with the new key at once. Run [bold]agent-stores rekey URL[/] to
+    re-wrap the existing ones; after that the old key can be removed from the keyring.
+    """
+    from ._sealing import rotate_keyring
+
+    rotated = guarded(verbose, lambda: rotate_keyring(file), as_json=as_json)
+    if as_json:
+        print_json(rotated)
+        return
+    out.print(f"{escape(file)}: new current key {escape(rotated['key_id'])} ({plural(len(rotated['keys']), 'key')})")
+
+
+@app.command(
+    cls=Command,
+    epilog="[bold]Examples[/]\n\n  agent-stores rekey 'sqlite:///agent.db?keyring=keyring.json'\n\n"
+    "  AGENT_STORES_KEYRING=keyring.json agent-stores rekey s3://bucket/agents --json",
+)
+def rekey(
+    url: Annotated[
+        str, typer.Argument(metavar="URL", help="A sealed store's URL (the keyring in it or the environment).")
+    ],
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Re-wrap every tenant's data keys under the keyring's current key-encryption key.
+
+    Touches one key object per tenant, never a record; safe while agents write, and running it
+    again finishes an interrupted run. The keyring must still hold the old key.
+    """
+    from ._sealing import rekey_store
+
+    report = _run(verbose, lambda: rekey_store(url), as_json=as_json)
+    if as_json:
+        print_json(report)
+        return
+    scopes = plural(report["scopes"], "scope")
+    out.print(f"[bold green]ok[/]: {plural(report['rewrapped'], 'data key')} re-wrapped in {scopes}")
+
+
 @app.command(
     cls=Command,
     epilog="[bold]Examples[/]\n\n  agent-stores forget sqlite:///agent.db --tenant acme\n\n"

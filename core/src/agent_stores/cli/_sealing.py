@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from agent_stores.core import redact_url
-from agent_stores.core.sealing import KEYRING_ENV, Keyring, forget
+from agent_stores.core.sealing import KEYRING_ENV, Keyring, SealedStores, forget
 
 from ._errors import CliError
 from ._open import open_url
 
-__all__ = ["create_keyring", "forget_tenant"]
+__all__ = ["create_keyring", "forget_tenant", "rekey_store", "rotate_keyring"]
 
 
 def create_keyring(path: str) -> dict[str, Any]:
@@ -41,3 +41,29 @@ async def forget_tenant(url: str, tenant: str) -> dict[str, Any]:
             raise CliError(f"the backend for {redact_url(url)!r} does not offer its drivers; forget needs them")
         deleted = await forget(stores, tenant)
         return {"url": redact_url(url), "tenant": tenant, "deleted": deleted}
+
+
+def rotate_keyring(path: str) -> dict[str, Any]:
+    """Add a new current key-encryption key to the keyring file at ``path`` (older keys stay, to unwrap).
+
+    Raises:
+        CliError: ``path`` is not a readable keyring.
+    """
+    try:
+        rotated = Keyring.load(path).rotated()
+        rotated.save(path, overwrite=True)
+    except (OSError, ValueError) as err:
+        raise CliError(f"cannot rotate {path!r}: {err}") from err
+    return {"file": path, "key_id": rotated.key_id, "keys": sorted(rotated.keys)}
+
+
+async def rekey_store(url: str) -> dict[str, Any]:
+    """Re-wrap every data key of a sealed store under its keyring's current key (see ``SealedStores.rekey``).
+
+    Raises:
+        CliError: The store is not opened with a keyring, or does not exist.
+    """
+    async with open_url(url, must_exist=True) as stores:
+        if not isinstance(stores, SealedStores):
+            raise CliError(f"name the keyring: {KEYRING_ENV}=FILE or the URL option ?keyring=FILE")
+        return {"url": redact_url(url), **await stores.rekey()}

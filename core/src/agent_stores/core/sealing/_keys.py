@@ -142,13 +142,16 @@ class Keyring:
         """Write the keyring to ``path`` with mode ``0600``.
 
         Raises:
-            FileExistsError: ``path`` exists and not ``overwrite`` (a keyring is never replaced by accident).
+            FileExistsError: ``path`` exists and not ``overwrite`` (a keyring is never replaced by
+                accident; with ``overwrite`` it is replaced atomically).
         """
-        flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if overwrite else os.O_EXCL)
-        fd = os.open(path, flags, 0o600)
+        target = os.fspath(path)
+        written = f"{target}.{secrets.token_hex(4)}.tmp" if overwrite else target
+        fd = os.open(written, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(self.to_json())
-        os.chmod(path, 0o600)
+        if overwrite:
+            os.replace(written, target)  # readers see the old keyring or the new one, never half of one
 
     @classmethod
     def create(cls, path: str | os.PathLike[str]) -> Keyring:
@@ -278,44 +281,71 @@ class DataKeys:
     async def _open(self, scope: str, loaded: _Scope, kid: str) -> DataKey:
         key = loaded.opened.get(kid)
         if key is None:
-            entry = loaded.entries[kid]
-            try:
-                wrapped = base64.b64decode(entry["wrapped"], validate=True)
-                kek = entry["kek"]
-            except (KeyError, TypeError, ValueError) as err:
-                raise CorruptRecordError(f"the data key {kid!r} of {_name(scope)} is malformed") from err
-            material = await self.provider.unwrap(kek, wrapped, context=_context(scope, kid))
+            material = await self._unwrap(scope, kid, loaded.entries[kid])
             key = loaded.opened[kid] = DataKey.derive(kid, material)
         return key
+
+    async def _unwrap(self, scope: str, kid: str, entry: dict[str, str]) -> bytes:
+        try:
+            wrapped = base64.b64decode(entry["wrapped"], validate=True)
+            kek = entry["kek"]
+        except (KeyError, TypeError, ValueError) as err:
+            raise CorruptRecordError(f"the data key {kid!r} of {_name(scope)} is malformed") from err
+        return await self.provider.unwrap(kek, wrapped, context=_context(scope, kid))
 
     async def _load(self, scope: str) -> _Scope | None:
         stored = await self.objects.get(scope + KEYS_OBJECT)
         if stored is None:
             self._scopes.pop(scope)
             return None
-        try:
-            raw: Any = json.loads(stored.data)
-            if raw.get("format") != _KEYS_FORMAT:
-                raise ValueError("format")
-            entries = {str(k): dict(v) for k, v in raw["keys"].items()}
-            loaded = _Scope(str(raw["current"]), entries)
-            if loaded.current not in entries:
-                raise ValueError("current")
-        except (ValueError, KeyError, TypeError, AttributeError) as err:
-            raise CorruptRecordError(
-                f"the data keys of {_name(scope)} ({scope + KEYS_OBJECT!r}) are malformed"
-            ) from err
+        loaded = _parse(scope, stored.data)
         self._scopes.put(scope, loaded)
         return loaded
+
+    async def rewrap(self, scope: str, *, attempts: int = 16) -> int:
+        """Wrap every data key of ``scope`` under the provider's current key-encryption key; return how many changed.
+
+        Only the key object changes (no record is touched), on the condition that nobody else
+        changed it meanwhile (else it is read again), so it is safe while agents write, and
+        resumable: keys already under the current key-encryption key are left alone.
+
+        Raises:
+            SealingKeyError: The provider cannot unwrap a data key (it lacks the old key-encryption key).
+            StoreConflictError: The key object kept changing for every attempt.
+        """
+        for _ in range(attempts):
+            stored = await self.objects.get(scope + KEYS_OBJECT)
+            if stored is None:
+                return 0
+            loaded = _parse(scope, stored.data)
+            changed = 0
+            for kid, entry in loaded.entries.items():
+                if entry.get("kek") == self.provider.key_id:
+                    continue
+                material = await self._unwrap(scope, kid, entry)
+                wrapped = await self.provider.wrap(material, context=_context(scope, kid))
+                loaded.entries[kid] = {
+                    "kek": self.provider.key_id,
+                    "wrapped": base64.b64encode(wrapped).decode("ascii"),
+                }
+                changed += 1
+            if not changed:
+                return 0
+            try:
+                await self.objects.put(scope + KEYS_OBJECT, _body(loaded), if_version=stored.version)
+            except StoreConflictError:
+                continue
+            self._scopes.pop(scope)
+            return changed
+        raise StoreConflictError(f"the data keys of {_name(scope)} kept changing while being re-wrapped")
 
     async def _create(self, scope: str) -> _Scope:
         kid = "dk-" + secrets.token_hex(8)
         material = AESGCM.generate_key(bit_length=256)
         wrapped = await self.provider.wrap(material, context=_context(scope, kid))
         entry = {"kek": self.provider.key_id, "wrapped": base64.b64encode(wrapped).decode("ascii")}
-        body = json.dumps({"format": _KEYS_FORMAT, "current": kid, "keys": {kid: entry}}).encode("utf-8")
         try:
-            await self.objects.put(scope + KEYS_OBJECT, body, if_absent=True)
+            await self.objects.put(scope + KEYS_OBJECT, _body(_Scope(kid, {kid: entry})), if_absent=True)
         except StoreConflictError:
             loaded = await self._load(scope)  # another writer made the scope's key first: use theirs
             if loaded is None:
@@ -325,6 +355,24 @@ class DataKeys:
         loaded.opened[kid] = DataKey.derive(kid, material)
         self._scopes.put(scope, loaded)
         return loaded
+
+
+def _parse(scope: str, data: bytes) -> _Scope:
+    try:
+        raw: Any = json.loads(data)
+        if raw.get("format") != _KEYS_FORMAT:
+            raise ValueError("format")
+        entries = {str(k): dict(v) for k, v in raw["keys"].items()}
+        loaded = _Scope(str(raw["current"]), entries)
+        if loaded.current not in entries:
+            raise ValueError("current")
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        raise CorruptRecordError(f"the data keys of {_name(scope)} ({scope + KEYS_OBJECT!r}) are malformed") from err
+    return loaded
+
+
+def _body(loaded: _Scope) -> bytes:
+    return json.dumps({"format": _KEYS_FORMAT, "current": loaded.current, "keys": loaded.entries}).encode("utf-8")
 
 
 def _context(scope: str, kid: str) -> bytes:

@@ -10,7 +10,7 @@ from agent_framework import AgentFileStore, HistoryProvider, SessionStore
 from ..drivers import LogDriver, ObjectDriver
 from ..files import ObjectAgentFileStore
 from ..history import LogHistoryProvider
-from ..keys import tenant_root
+from ..keys import TENANTS, tenant_root
 from ..prefixed import within
 from ..sessions import ObjectSessionStore
 from ..stores import Backend, DriverBackend, Stores
@@ -114,6 +114,25 @@ class SealedStores(Stores):
         deleted = await forget(self, tenant)
         self.data_keys.forget_cached(tenant_root(tenant))
         return deleted
+
+    async def rekey(self) -> dict[str, int]:
+        """Re-wrap every scope's data keys under the provider's current key-encryption key.
+
+        Works in scopes (the root and each tenant), never in records; safe while agents write,
+        and resumable (see :meth:`DataKeys.rewrap`). Once it has run, a keyring holding only
+        the new key-encryption key opens everything.
+
+        Returns:
+            ``{"scopes": scopes visited, "rewrapped": data keys re-wrapped}``.
+
+        Raises:
+            SealingKeyError: The provider lacks a key-encryption key a data key is wrapped with.
+        """
+        scopes, rewrapped = 1, await self.data_keys.rewrap("")
+        async for tenant in self.iter_tenants():
+            scopes += 1
+            rewrapped += await self.data_keys.rewrap(f"{TENANTS}/{tenant.segment}/")
+        return {"scopes": scopes, "rewrapped": rewrapped}
 
     def __repr__(self) -> str:
         return f"Sealed{super().__repr__()}"
