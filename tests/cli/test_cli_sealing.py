@@ -139,3 +139,30 @@ def test_rekey_without_a_keyring_is_an_error(tmp_path: Path) -> None:
 async def _touch(url: str) -> None:
     async with open_stores(url, encryption=False) as stores:
         await stores.file_store().write("a.md", "x")
+
+
+def test_migrate_moves_a_plain_store_into_a_sealed_one_and_back(tmp_path: Path) -> None:
+    """``migrate`` copies and verifies every item through the sealing layer; the sealed file holds no plaintext."""
+    keyring_path = tmp_path / "keyring.json"
+    Keyring.create(keyring_path)
+    plain, sealed, back = (f"sqlite:///{tmp_path / name}" for name in ("plain.db", "sealed.db", "back.db"))
+    secret = "migrated-secret-3141"
+
+    async def seed() -> None:
+        async with open_stores(plain, encryption=False) as stores:
+            await stores.history_provider().save_messages("s1", [Message("user", [secret])])
+            await stores.tenant("acme").file_store().write("m/a.md", secret)
+
+    async def read(url: str) -> list[str]:
+        async with open_stores(url) as stores:
+            messages = await stores.history_provider().get_messages("s1")
+            return [messages[0].text, await stores.tenant("acme").file_store().read("m/a.md")]
+
+    asyncio.run(seed())
+    code, _, stderr = run("migrate", plain, f"{sealed}?keyring={keyring_path}")
+    assert code == 0, stderr
+    assert not any(secret.encode() in p.read_bytes() for p in tmp_path.glob("sealed.db*"))
+    assert asyncio.run(read(f"{sealed}?keyring={keyring_path}")) == [secret, secret]
+    code, _, stderr = run("migrate", f"{sealed}?keyring={keyring_path}", back)
+    assert code == 0, stderr
+    assert asyncio.run(read(back)) == [secret, secret]
