@@ -9,7 +9,7 @@ from ..drivers import Listing, LogDriver, LogInfo, LogRecord, LogTail, LogVersio
 from ..errors import CorruptRecordError
 from ..keys import TENANTS, split_tenant
 from ..prefixed import within
-from ._format import digest_key_id, is_sealed, is_sealed_digest, sealed_key_id
+from ._format import DataKey, digest_key_id, is_sealed, is_sealed_digest, sealed_key_id, split_header
 from ._keys import RESERVED, DataKeys
 
 __all__ = ["SealedLogDriver", "SealedObjectDriver", "scope_of"]
@@ -216,15 +216,19 @@ class SealedLogDriver:
         whole = last is None or len(payloads) < last
         offset: int | None = 0 if whole else None
         plain: list[bytes] = []
+        opened: dict[str, DataKey] = {}  # a log's records share one or two data keys: look each up once
+        record_where = f"a record of {where}"
         for index, payload in enumerate(payloads):
             if not is_sealed(payload):
                 if not self.plaintext_reads:
                     raise CorruptRecordError(f"record {index} of {where} is not sealed")
                 plain.append(payload)
                 continue
-            record_where = f"a record of {where}"
-            data_key = await self.keys.get(scope, sealed_key_id(payload, where=record_where), where=record_where)
-            data, position = data_key.open(full, payload, where=record_where)
+            split = split_header(payload, where=record_where)
+            data_key = opened.get(split[1])
+            if data_key is None:
+                data_key = opened[split[1]] = await self.keys.get(scope, split[1], where=record_where)
+            data, position = data_key.open_split(full, payload, split, where=record_where)
             if position is None:
                 raise CorruptRecordError(f"{record_where} holds a sealed object, not a log record")
             if offset is None:

@@ -75,6 +75,15 @@ def digest_key_id(digest: str, *, where: str) -> str:
     return kid
 
 
+def split_header(data: bytes, *, where: str) -> tuple[int, str, int | None, int]:
+    """(kind, key id, position, offset of the nonce) of a sealed value.
+
+    Raises:
+        CorruptRecordError: ``data`` is not a well-formed sealed value.
+    """
+    return _split(data, where=where)
+
+
 def _split(data: bytes, *, where: str) -> tuple[int, str, int | None, int]:
     """(kind, key id, position, offset of the nonce) of a sealed value."""
     try:
@@ -136,10 +145,15 @@ class DataKey:
             CorruptRecordError: The value is malformed, truncated, altered, sealed with another
                 key, or sealed for another key, kind or position.
         """
-        kind, kid, position, offset = _split(data, where=where)
+        return self.open_split(key, data, _split(data, where=where), where=where)
+
+    def open_split(
+        self, key: str, data: bytes, split: tuple[int, str, int | None, int], *, where: str
+    ) -> tuple[bytes, int | None]:
+        """:meth:`open` for a value whose header :func:`split_header` already read."""
+        _, kid, position, offset = split
         if kid != self.kid:
             raise CorruptRecordError(f"{where} is sealed with data key {kid!r}, not {self.kid!r}")
-        del kind
         header, nonce, sealed = data[:offset], data[offset : offset + _NONCE], data[offset + _NONCE :]
         try:
             return self.aead.decrypt(nonce, sealed, _associated(header, key)), position
