@@ -110,6 +110,20 @@ class OursSQLite(ProviderSubject):
         await self._stores.aclose()
 
 
+class OursSealedSQLite(OursSQLite):
+    """``SQLiteHistoryProvider``'s database through ``open_stores(..., encryption=Keyring)``: sealed records."""
+
+    name = "ours: sealed SQLite (AES-256-GCM)"
+
+    async def open(self, directory: Path) -> None:
+        from agent_stores.core import open_stores
+        from agent_stores.core.sealing import Keyring
+
+        self._stores = open_stores(f"sqlite:///{directory / 'sealed.db'}", encryption=Keyring.generate())
+        self.provider = self._stores.history_provider()
+        await self._save(WARMUP_SESSION_ID, WARMUP_TURN.messages)
+
+
 class CoreInProcess(ProviderSubject):
     """The core's ``LogHistoryProvider`` on the in-process ``MemoryLogDriver``: our rules, no I/O."""
 
@@ -192,6 +206,7 @@ class OpenAIAgentsSQLite(Subject):
 SUBJECTS: tuple[Callable[[], Subject], ...] = (
     RawAiosqlite,
     OursSQLite,
+    OursSealedSQLite,
     CoreInProcess,
     FrameworkFile,
     FrameworkInMemory,

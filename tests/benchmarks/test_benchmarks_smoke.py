@@ -17,6 +17,7 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 ALWAYS_AVAILABLE = {
     "raw aiosqlite (floor)",
     "ours: SQLiteHistoryProvider",
+    "ours: sealed SQLite (AES-256-GCM)",
     "core in-process (no I/O)",
     "framework FileHistoryProvider",
     "framework InMemoryHistoryProvider",

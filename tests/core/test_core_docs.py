@@ -29,6 +29,7 @@ PYTHON = [block for block in BLOCKS if block.language == "python"]
 RUN_HERE: dict[str, list[list[str]]] = {
     "quickstart.py": [[]],
     "borrow_or_own.py": [[]],
+    "encrypted_stores.py": [[], []],
     "fsspec_folder.py": [["agent-folder"]],
     "workflow_checkpoints.py": [["sqlite:///workflow.db", "start"], ["sqlite:///workflow.db", "resume"]],
     "telemetry_console.py": [[]],

@@ -715,6 +715,129 @@ def migrate_schema(
         out.print(f"[bold green]ok[/]: schema version {report.version} is current; nothing applied")
 
 
+# -- encryption at rest -----------------------------------------------------------------------------
+
+keyring_app = typer.Typer(
+    cls=Group,
+    help="Keyrings: the key-encryption keys that seal stores (see docs/encryption.md).",
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(keyring_app, name="keyring")
+
+
+@keyring_app.command(
+    "create",
+    cls=Command,
+    epilog="[bold]Examples[/]\n\n  agent-stores keyring create keyring.json\n\n"
+    "  AGENT_STORES_KEYRING=keyring.json agent-stores demo",
+)
+def keyring_create(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="The keyring file to create (never overwritten).")],
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Create a keyring file (mode 0600) holding one new 256-bit key-encryption key.
+
+    Open stores with it by setting [bold]AGENT_STORES_KEYRING[/] to the file (or to its
+    contents, in a container), by the URL option [bold]?keyring=FILE[/], or from code with
+    open_stores(url, encryption=Keyring.load(FILE)). Keep it out of version control and backups
+    of the store: whoever holds it and a copy of the store reads everything.
+    """
+    from ._sealing import create_keyring
+
+    made = guarded(verbose, lambda: create_keyring(file), as_json=as_json)
+    if as_json:
+        print_json(made)
+        return
+    out.print(
+        f"created {escape(file)} (key {escape(made['key_id'])}); use it with {made['environment']}={escape(file)}"
+    )
+
+
+@keyring_app.command(
+    "rotate",
+    cls=Command,
+    epilog="[bold]Examples[/]\n\n  agent-stores keyring rotate keyring.json\n\n"
+    "  agent-stores rekey 'sqlite:///agent.db?keyring=keyring.json'",
+)
+def keyring_rotate(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="The keyring file (replaced atomically).")],
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Add a new key-encryption key to a keyring and make it current; the older keys stay, to unwrap.
+
+    New data keys are wrapped with the new key at once. Run [bold]agent-stores rekey URL[/] to
+    re-wrap the existing ones; after that the old key can be removed from the keyring.
+    """
+    from ._sealing import rotate_keyring
+
+    rotated = guarded(verbose, lambda: rotate_keyring(file), as_json=as_json)
+    if as_json:
+        print_json(rotated)
+        return
+    out.print(f"{escape(file)}: new current key {escape(rotated['key_id'])} ({plural(len(rotated['keys']), 'key')})")
+
+
+@app.command(
+    cls=Command,
+    epilog="[bold]Examples[/]\n\n  agent-stores rekey 'sqlite:///agent.db?keyring=keyring.json'\n\n"
+    "  AGENT_STORES_KEYRING=keyring.json agent-stores rekey s3://bucket/agents --json",
+)
+def rekey(
+    url: Annotated[
+        str, typer.Argument(metavar="URL", help="A sealed store's URL (the keyring in it or the environment).")
+    ],
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Re-wrap every tenant's data keys under the keyring's current key-encryption key.
+
+    Touches one key object per tenant, never a record; safe while agents write, and running it
+    again finishes an interrupted run. The keyring must still hold the old key.
+    """
+    from ._sealing import rekey_store
+
+    report = _run(verbose, lambda: rekey_store(url), as_json=as_json)
+    if as_json:
+        print_json(report)
+        return
+    scopes = plural(report["scopes"], "scope")
+    out.print(f"[bold green]ok[/]: {plural(report['rewrapped'], 'data key')} re-wrapped in {scopes}")
+
+
+@app.command(
+    cls=Command,
+    epilog="[bold]Examples[/]\n\n  agent-stores forget sqlite:///agent.db --tenant acme\n\n"
+    "  agent-stores forget 'file:///srv/agent?keyring=/etc/agent/keyring.json' --tenant acme --json",
+)
+def forget(
+    url: Annotated[str, typer.Argument(metavar="URL", help="A store URL.")],
+    tenant: Annotated[str, typer.Option("--tenant", help="The tenant to erase.")],
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Erase a tenant: destroy its data keys first, then delete its history, files, sessions, todos and checkpoints.
+
+    Once the keys are gone nothing sealed for the tenant decrypts, in the store or in any copy
+    taken from then on; an interrupted run leaves nothing readable, and running it again
+    finishes the deletion. No keyring is needed. A store that was never sealed has the
+    tenant's data deleted.
+    """
+    from ._sealing import forget_tenant
+
+    report = _run(verbose, lambda: forget_tenant(url, tenant), as_json=as_json)
+    if as_json:
+        print_json(report)
+        return
+    deleted = plural(report["deleted"], "item")
+    out.print(
+        f"[bold green]ok[/]: tenant {escape(repr(tenant))} forgotten: data keys destroyed first, {deleted} deleted"
+    )
+
+
 # -- demo ------------------------------------------------------------------------------------------
 
 

@@ -16,6 +16,7 @@ builds generically over those drivers with no wiring of its own.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Mapping
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
@@ -26,7 +27,7 @@ from .checkpoints import ObjectCheckpointStorage
 from .drivers import LogDriver, ObjectDriver
 from .harness import harness_kwargs
 from .keys import TENANTS, KeySpace
-from .lifecycle import OwnedResource
+from .lifecycle import OwnedResource, take_query_option
 from .listing import Segment, iter_pages, log_segments, object_segments, segments
 from .prefixed import within
 from .redaction import redact_url
@@ -36,6 +37,8 @@ from .todos import ObjectTodoStore
 __all__ = ["ENTRY_POINT_GROUP", "Backend", "BackendFactory", "DriverBackend", "Stores", "open_stores"]
 
 ENTRY_POINT_GROUP = "agent_stores.backends"
+#: The environment variable naming (or holding) the keyring that seals every store opened.
+KEYRING_ENV = "AGENT_STORES_KEYRING"
 
 # Schemes of the backends this project ships, and the extra that installs each.
 _EXTRAS = {
@@ -315,6 +318,15 @@ def _scheme(url: str) -> str:
     return url.split("://", 1)[0].lower()
 
 
+def resolve_encryption(encryption: object, keyring_option: str | None) -> Any:
+    """What :func:`open_stores` seals with (see :func:`agent_stores.core.sealing.resolve_encryption`)."""
+    if encryption is False or (encryption is None and keyring_option is None and not os.environ.get(KEYRING_ENV)):
+        return None  # the common case never imports the sealing layer
+    from .sealing import resolve_encryption as resolve  # sealing builds on this module
+
+    return resolve(encryption, keyring_option)
+
+
 def open_stores(url: str, **options: Any) -> Stores:
     """Open the stores a URL names, through the backend registered for its scheme.
 
@@ -330,6 +342,11 @@ def open_stores(url: str, **options: Any) -> Stores:
     (``file://``, ``fsspec+…://``) and a bucket must exist, a MongoDB database must hold the
     stores' collections; reads never create anything on Redis. A missing store is a
     ``StoreNotFoundError`` on first use. Writes to a store that exists work as usual.
+
+    ``encryption`` (a :class:`~agent_stores.core.sealing.Keyring` or other key provider, or an
+    :class:`~agent_stores.core.sealing.Encryption`) seals everything the stores write, per
+    tenant (see ``docs/encryption.md``); without it, the URL option ``keyring=<file>`` or the
+    environment variable ``AGENT_STORES_KEYRING`` does; ``encryption=False`` opens unsealed.
 
     Raises:
         ValueError: ``url`` has no scheme or no installed backend serves it (the message names
@@ -347,4 +364,11 @@ def open_stores(url: str, **options: Any) -> Stores:
             f"no agent-stores backend for scheme {scheme!r}; installed: {', '.join(sorted(found)) or 'none'}"
         )
     factory: BackendFactory = entry.load()
-    return Stores(url, factory(url, **options))
+    encryption = options.pop("encryption", None)
+    url, keyring_option = take_query_option(url, "keyring")
+    sealing = resolve_encryption(encryption, keyring_option)
+    if sealing is None:
+        return Stores(url, factory(url, **options))
+    from .sealing import SealedStores  # sealing builds on this module
+
+    return SealedStores(url, factory(url, **options), sealing)

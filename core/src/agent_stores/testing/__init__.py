@@ -52,6 +52,7 @@ from .history import HistoryCapabilities, HistoryProviderConformance
 from .log_driver import OBJECT_LOG_DIVERGENCES, LogDriverCapabilities, LogDriverConformance
 from .object_driver import ObjectDriverCapabilities, ObjectDriverConformance
 from .outage import OutageCapabilities, OutageConformance, OutageProxy
+from .sealing import SealingCapabilities, SealingConformance
 from .sessions import SessionStoreCapabilities, SessionStoreConformance, corrupt_object_session
 from .todos import (
     OBJECT_TODO_CAPABILITIES,
@@ -86,6 +87,8 @@ __all__ = [
     "OutageCapabilities",
     "OutageConformance",
     "OutageProxy",
+    "SealingCapabilities",
+    "SealingConformance",
     "SessionStoreCapabilities",
     "SessionStoreConformance",
     "StoreURLCapabilities",

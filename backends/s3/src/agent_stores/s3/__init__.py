@@ -16,10 +16,12 @@ from ._connect import S3Bucket, S3Location, client_config, parse_s3_url
 from ._driver import MAX_KEY_BYTES, S3ObjectDriver, check_key
 from ._files import S3AgentFileStore
 from ._history import S3HistoryProvider
+from ._kms import KMSKeyProvider
 from ._sessions import S3SessionStore
 
 __all__ = [
     "MAX_KEY_BYTES",
+    "KMSKeyProvider",
     "S3AgentFileStore",
     "S3Backend",
     "S3Bucket",

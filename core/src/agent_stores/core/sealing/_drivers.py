@@ -1,0 +1,266 @@
+"""Sealing drivers: an object driver and a log driver that seal every value before the driver underneath sees it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..cache import BoundedCache
+from ..drivers import Listing, LogDriver, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
+from ..errors import CorruptRecordError
+from ..keys import TENANTS, split_tenant
+from ..prefixed import within
+from ._format import DataKey, digest_key_id, is_sealed, is_sealed_digest, sealed_key_id, split_header
+from ._keys import RESERVED, DataKeys
+
+__all__ = ["SealedLogDriver", "SealedObjectDriver", "scope_of"]
+
+_POSITIONS = 4096  # logs whose length after the last append or tail each driver remembers
+
+
+def scope_of(key: str) -> str:
+    """The scope whose data keys seal ``key``: ``tenants/<segment>/`` for a tenant's key, else ``""``."""
+    segment, _ = split_tenant(key)
+    return "" if segment is None else f"{TENANTS}/{segment}/"
+
+
+def _refuse_reserved(key: str) -> None:
+    if split_tenant(key)[1].startswith(RESERVED):
+        raise ValueError(f"{RESERVED!r} is reserved for the store's data keys: {key!r}")
+
+
+class SealedObjectDriver:
+    """An :class:`~agent_stores.core.drivers.ObjectDriver` that seals values (AES-256-GCM) on the way to another.
+
+    Each value is sealed with the current data key of its scope (the tenant of its key) and
+    bound to its key: a value copied under another key fails with
+    :class:`~agent_stores.core.errors.CorruptRecordError`. Plaintext values stored before
+    sealing was switched on read as they are while ``plaintext_reads`` (the default).
+    Versions, listings and deletes pass through. The driver underneath is borrowed.
+
+    Args:
+        driver: The driver that stores the sealed bytes.
+        keys: The store's data keys.
+        plaintext_reads: Read values that are not sealed as plaintext (else they are corrupt).
+    """
+
+    def __init__(self, driver: ObjectDriver, keys: DataKeys, *, plaintext_reads: bool = True) -> None:
+        self.driver = driver
+        self.keys = keys
+        self.plaintext_reads = plaintext_reads
+
+    async def _open(self, key: str, data: bytes) -> bytes:
+        where = f"object {key!r}"
+        if not is_sealed(data):
+            if self.plaintext_reads:
+                return data
+            raise CorruptRecordError(f"{where} is not sealed")
+        data_key = await self.keys.get(scope_of(key), sealed_key_id(data, where=where), where=where)
+        plain, position = data_key.open(key, data, where=where)
+        if position is not None:
+            raise CorruptRecordError(f"{where} holds a sealed log record, not an object")
+        return plain
+
+    async def get(self, key: str) -> StoredObject | None:
+        """Return the object with its value unsealed."""
+        stored = await self.driver.get(key)
+        if stored is None:
+            return None
+        return StoredObject(await self._open(key, stored.data), stored.version)
+
+    async def head(self, key: str) -> str | None:
+        """Return the object's version."""
+        return await self.driver.head(key)
+
+    async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
+        """Seal ``data`` and store it (conditions as the driver underneath).
+
+        Raises:
+            ValueError: ``key`` lies in a scope's reserved ``sealing/`` folder.
+        """
+        _refuse_reserved(key)
+        sealed = (await self.keys.current(scope_of(key))).seal(key, data)
+        return await self.driver.put(key, sealed, if_absent=if_absent, if_version=if_version)
+
+    async def delete(self, key: str, *, if_version: str | None = None) -> bool:
+        """Remove ``key``.
+
+        Raises:
+            ValueError: ``key`` lies in a scope's reserved ``sealing/`` folder.
+        """
+        _refuse_reserved(key)
+        return await self.driver.delete(key, if_version=if_version)
+
+    async def list(
+        self, prefix: str, *, delimiter: str | None = "/", after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        """List as the driver underneath does."""
+        return await self.driver.list(prefix, delimiter=delimiter, after=after, limit=limit)
+
+    async def aclose(self) -> None:
+        """Nothing to release: the driver underneath is borrowed."""
+        return None
+
+    def __repr__(self) -> str:
+        return f"SealedObjectDriver({self.driver!r})"
+
+
+class SealedLogDriver:
+    """A :class:`~agent_stores.core.drivers.LogDriver` that seals records on the way to another.
+
+    Each record is sealed with the current data key of its scope and bound to its log key and
+    position; a load checks that the positions it reads follow each other (from 0 for a whole
+    log), so a record copied to another log, tenant or position, or records swapped, are
+    :class:`~agent_stores.core.errors.CorruptRecordError`. De-duplication digests are sealed
+    deterministically (AES-SIV) under the same key, so equal messages of two tenants or two
+    sessions are not linkable in the store, and :meth:`tail` returns them as they were given.
+    The driver underneath is borrowed.
+
+    Args:
+        driver: The driver that stores the sealed records.
+        keys: The store's data keys.
+        plaintext_reads: Read records that are not sealed as plaintext (else they are corrupt).
+    """
+
+    def __init__(
+        self,
+        driver: LogDriver,
+        keys: DataKeys,
+        *,
+        plaintext_reads: bool = True,
+        root: str = "",
+        positions: BoundedCache[str, tuple[LogVersion, int]] | None = None,
+    ) -> None:
+        self.driver = driver
+        self.keys = keys
+        self.plaintext_reads = plaintext_reads
+        self.root = root
+        self._positions: BoundedCache[str, tuple[LogVersion, int]] = (
+            positions if positions is not None else BoundedCache(max_entries=_POSITIONS)
+        )
+
+    def within(self, prefix: str) -> SealedLogDriver:
+        """This driver seen from under ``prefix`` (what a tenant's history provider uses)."""
+        return SealedLogDriver(
+            within(self.driver, prefix),
+            self.keys,
+            plaintext_reads=self.plaintext_reads,
+            root=self.root + prefix,
+            positions=self._positions,
+        )
+
+    async def tail(self, key: str, count: int) -> LogTail:
+        """The log's length, version and the digests of its last records, unsealed."""
+        full = self.root + key
+        tail = await self.driver.tail(key, count)
+        self._positions.put(full, (tail.version, tail.length))
+        if not any(is_sealed_digest(d) for d in tail.digests):
+            return tail
+        scope, where = scope_of(full), f"log {full!r}"
+        digests: list[str] = []
+        for digest in tail.digests:
+            if is_sealed_digest(digest):
+                data_key = await self.keys.get(scope, digest_key_id(digest, where=where), where=where)
+                digest = data_key.open_digest(full, digest, where=where)
+            elif not self.plaintext_reads:
+                raise CorruptRecordError(f"{where} holds a digest that is not sealed")
+            digests.append(digest)
+        return LogTail(tail.length, digests, tail.version)
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        """Seal ``records`` at the positions they take and append them on the driver's condition."""
+        if not records:
+            return await self.driver.append(
+                key, records, expected_version=expected_version, session_id=session_id, ttl=ttl
+            )
+        full = self.root + key
+        start = await self._length_at(key, full, expected_version)
+        data_key = await self.keys.current(scope_of(full))
+        sealed = [
+            LogRecord(data_key.seal_digest(full, r.digest), data_key.seal(full, r.payload, position=start + i))
+            for i, r in enumerate(records)
+        ]
+        try:
+            version = await self.driver.append(
+                key, sealed, expected_version=expected_version, session_id=session_id, ttl=ttl
+            )
+        except BaseException:
+            self._positions.pop(full)
+            raise
+        self._positions.put(full, (version, start + len(records)))
+        return version
+
+    async def _length_at(self, key: str, full: str, expected_version: LogVersion) -> int:
+        """The log's length while it is at ``expected_version`` (a log at another version refuses the append anyway)."""
+        if expected_version is None:
+            return 0
+        known = self._positions.get(full)
+        if known is not None and known[0] == expected_version:
+            return known[1]
+        tail = await self.driver.tail(key, 0)
+        self._positions.put(full, (tail.version, tail.length))
+        return tail.length
+
+    async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
+        """The payloads, unsealed, after checking their positions follow each other."""
+        payloads = await self.driver.read(key, last=last)
+        full = self.root + key
+        scope, where = scope_of(full), f"log {full!r}"
+        whole = last is None or len(payloads) < last
+        offset: int | None = 0 if whole else None
+        plain: list[bytes] = []
+        opened: dict[str, DataKey] = {}  # a log's records share one or two data keys: look each up once
+        record_where = f"a record of {where}"
+        for index, payload in enumerate(payloads):
+            if not is_sealed(payload):
+                if not self.plaintext_reads:
+                    raise CorruptRecordError(f"record {index} of {where} is not sealed")
+                plain.append(payload)
+                continue
+            split = split_header(payload, where=record_where)
+            data_key = opened.get(split[1])
+            if data_key is None:
+                data_key = opened[split[1]] = await self.keys.get(scope, split[1], where=record_where)
+            data, position = data_key.open_split(full, payload, split, where=record_where)
+            if position is None:
+                raise CorruptRecordError(f"{record_where} holds a sealed object, not a log record")
+            if offset is None:
+                offset = position - index
+            if position - index != offset:
+                raise CorruptRecordError(
+                    f"{record_where} was sealed at position {position} but read at {index + offset}: "
+                    "records were removed, swapped or copied"
+                )
+            plain.append(data)
+        return plain
+
+    async def length(self, key: str) -> int:
+        """The number of records."""
+        return await self.driver.length(key)
+
+    async def delete(self, key: str) -> bool:
+        """Remove the whole log."""
+        self._positions.pop(self.root + key)
+        return await self.driver.delete(key)
+
+    async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
+        """List as the driver underneath does."""
+        return await self.driver.list_logs(prefix, after=after, limit=limit)
+
+    async def purge_expired(self) -> int:
+        """Remove every expired log."""
+        return await self.driver.purge_expired()
+
+    async def aclose(self) -> None:
+        """Nothing to release: the driver underneath is borrowed."""
+        return None
+
+    def __repr__(self) -> str:
+        return f"SealedLogDriver({self.driver!r}, root={self.root!r})"

@@ -1,0 +1,168 @@
+"""``agent-stores keyring create``, ``forget``, and ``check`` over sealed stores (SQLite, SeaweedFS), in process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import stat
+import warnings
+from pathlib import Path
+
+from agent_framework import Message
+from typer.testing import CliRunner
+
+from agent_stores.cli import app
+from agent_stores.core import open_stores
+from agent_stores.core.sealing import KEYS_OBJECT, Keyring, SealedStores
+from cli_support import Bucket
+
+warnings.filterwarnings("ignore", message=r".*is experimental")
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_keyring_create_writes_a_private_keyring_and_never_overwrites(tmp_path: Path) -> None:
+    path = tmp_path / "keyring.json"
+    code, stdout, _ = run("keyring", "create", str(path), "--json")
+    assert code == 0, stdout
+    made = json.loads(stdout)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert Keyring.load(path).key_id == made["key_id"]
+    before = path.read_bytes()
+    code, _, stderr = run("keyring", "create", str(path))
+    assert code == 2 and "never overwritten" in stderr
+    assert path.read_bytes() == before
+
+
+def test_forget_destroys_the_key_and_the_data_without_a_keyring(tmp_path: Path) -> None:
+    keyring_path = tmp_path / "keyring.json"
+    Keyring.create(keyring_path)
+    sealed_url = f"sqlite:///{tmp_path / 'agent.db'}?keyring={keyring_path}"
+
+    async def seed() -> None:
+        async with open_stores(sealed_url) as stores:
+            assert isinstance(stores, SealedStores)
+            for tenant in ("acme", "other"):
+                await stores.tenant(tenant).history_provider().save_messages("s", [Message("user", ["hi"])])
+                await stores.tenant(tenant).file_store().write("a.md", "x")
+
+    async def left(tenant: str) -> list[str]:
+        async with open_stores(f"sqlite:///{tmp_path / 'agent.db'}", encryption=False) as stores:
+            listing = await stores.object_driver().list(f"tenants/{tenant}/", delimiter=None)
+            return listing.keys
+
+    asyncio.run(seed())
+    assert f"tenants/acme/{KEYS_OBJECT}" in asyncio.run(left("acme"))
+    code, stdout, stderr = run("forget", f"sqlite:///{tmp_path / 'agent.db'}", "--tenant", "acme", "--json")
+    assert code == 0, stderr
+    assert json.loads(stdout)["deleted"] == 2
+    assert asyncio.run(left("acme")) == []
+    assert f"tenants/other/{KEYS_OBJECT}" in asyncio.run(left("other"))
+
+
+def test_forget_of_a_missing_store_is_an_error(tmp_path: Path) -> None:
+    code, _, stderr = run("forget", f"sqlite:///{tmp_path / 'none.db'}", "--tenant", "acme")
+    assert code == 2 and "none.db" in stderr
+    assert not (tmp_path / "none.db").exists()
+
+
+STORE_SUITES = ("history", "files", "sessions", "checkpoints", "todos")
+
+
+def check_passes(url: str, *suites: str) -> dict[str, object]:
+    code, stdout, _ = run("check", url, *(arg for suite in suites for arg in ("--suite", suite)), "--json")
+    report = json.loads(stdout)
+    failed = [c for c in report.get("clauses", []) if c.get("outcome") == "failed"]
+    assert code == 0, json.dumps(failed, indent=1)
+    return report
+
+
+def test_every_suite_passes_over_a_sealed_sqlite_store(tmp_path: Path) -> None:
+    """``agent-stores check`` runs every suite, driver suites too, through the sealing layer (keyring in the URL)."""
+    keyring_path = tmp_path / "keyring.json"
+    Keyring.create(keyring_path)
+    report = check_passes(f"sqlite:///{tmp_path / 'agent.db'}?keyring={keyring_path}")
+    assert set(report["suites"]) == {*STORE_SUITES, "log_driver", "object_driver"}  # type: ignore[arg-type]
+
+
+def test_every_store_suite_passes_over_a_sealed_s3_store(tmp_path: Path, bucket: Bucket) -> None:
+    """The store suites on SeaweedFS through the sealing layer.
+
+    The driver suites are left out: SeaweedFS stores keys as paths, and its divergences from the
+    driver suites (tests/s3/test_s3_driver_conformance.py) are declared by those tests, not by
+    the backend; the sealing drivers pass the driver suites over SQLite and memory.
+    """
+    keyring_path = tmp_path / "keyring.json"
+    Keyring.create(keyring_path)
+    report = check_passes(bucket.url(f"sealed-{tmp_path.name}") + f"&keyring={keyring_path}", *STORE_SUITES)
+    assert set(report["suites"]) == set(STORE_SUITES)  # type: ignore[arg-type]
+
+
+def test_keyring_rotate_then_rekey_lets_the_new_key_alone_open_the_store(tmp_path: Path) -> None:
+    keyring_path = tmp_path / "keyring.json"
+    old = Keyring.create(keyring_path)
+    url = f"sqlite:///{tmp_path / 'agent.db'}?keyring={keyring_path}"
+
+    async def write() -> None:
+        async with open_stores(url) as stores:
+            await stores.tenant("acme").file_store().write("a.md", "kept")
+
+    asyncio.run(write())
+    code, stdout, stderr = run("keyring", "rotate", str(keyring_path), "--json")
+    assert code == 0, stderr
+    rotated = Keyring.load(keyring_path)
+    assert json.loads(stdout)["key_id"] == rotated.key_id != old.key_id
+    assert stat.S_IMODE(keyring_path.stat().st_mode) == 0o600
+    code, stdout, stderr = run("rekey", url, "--json")
+    assert code == 0, stderr
+    assert json.loads(stdout)["rewrapped"] == 1
+    only_new = Keyring(rotated.current, {rotated.current: rotated.keys[rotated.current]})
+
+    async def read() -> str:
+        async with open_stores(f"sqlite:///{tmp_path / 'agent.db'}", encryption=only_new) as stores:
+            return await stores.tenant("acme").file_store().read("a.md")
+
+    assert asyncio.run(read()) == "kept"
+
+
+def test_rekey_without_a_keyring_is_an_error(tmp_path: Path) -> None:
+    Keyring.create(tmp_path / "keyring.json")
+    url = f"sqlite:///{tmp_path / 'agent.db'}"
+    asyncio.run(_touch(url))
+    code, _, stderr = run("rekey", url)
+    assert code == 2 and "AGENT_STORES_KEYRING" in stderr
+
+
+async def _touch(url: str) -> None:
+    async with open_stores(url, encryption=False) as stores:
+        await stores.file_store().write("a.md", "x")
+
+
+def test_migrate_moves_a_plain_store_into_a_sealed_one_and_back(tmp_path: Path) -> None:
+    """``migrate`` copies and verifies every item through the sealing layer; the sealed file holds no plaintext."""
+    keyring_path = tmp_path / "keyring.json"
+    Keyring.create(keyring_path)
+    plain, sealed, back = (f"sqlite:///{tmp_path / name}" for name in ("plain.db", "sealed.db", "back.db"))
+    secret = "migrated-secret-3141"
+
+    async def seed() -> None:
+        async with open_stores(plain, encryption=False) as stores:
+            await stores.history_provider().save_messages("s1", [Message("user", [secret])])
+            await stores.tenant("acme").file_store().write("m/a.md", secret)
+
+    async def read(url: str) -> list[str]:
+        async with open_stores(url) as stores:
+            messages = await stores.history_provider().get_messages("s1")
+            return [messages[0].text, await stores.tenant("acme").file_store().read("m/a.md")]
+
+    asyncio.run(seed())
+    code, _, stderr = run("migrate", plain, f"{sealed}?keyring={keyring_path}")
+    assert code == 0, stderr
+    assert not any(secret.encode() in p.read_bytes() for p in tmp_path.glob("sealed.db*"))
+    assert asyncio.run(read(f"{sealed}?keyring={keyring_path}")) == [secret, secret]
+    code, _, stderr = run("migrate", f"{sealed}?keyring={keyring_path}", back)
+    assert code == 0, stderr
+    assert asyncio.run(read(back)) == [secret, secret]

@@ -1,0 +1,80 @@
+"""``KMSKeyProvider`` against moto's KMS: the encryption clause set with AWS KMS as the key provider.
+
+The sealed stores live in a SQLite file; the data keys are wrapped by KMS keys on moto's server.
+A second moto server is another AWS account: its provider holds none of the first one's keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+
+from agent_stores.core import StoreUnavailableError, open_stores
+from agent_stores.core.sealing import KeyProvider, SealedStores
+from agent_stores.s3 import KMSKeyProvider
+from agent_stores.testing import SealingCapabilities, SealingConformance
+from agent_stores.testing.servers import free_port
+from agent_stores.testing.servers.s3 import S3Endpoint, moto_local, s3_endpoint
+
+
+@pytest.fixture(scope="module")
+def kms_accounts() -> Iterator[tuple[S3Endpoint, S3Endpoint]]:
+    """Two moto servers: two accounts whose KMS keys know nothing of each other."""
+    with moto_local() as first, moto_local() as second:
+        yield s3_endpoint(first), s3_endpoint(second)
+
+
+def kms_client(endpoint: S3Endpoint) -> Any:
+    return boto3.Session(**endpoint.client_kwargs()).client("kms", endpoint_url=endpoint.endpoint_url)  # pyright: ignore[reportUnknownMemberType]
+
+
+def kms_provider(endpoint: S3Endpoint, key_id: str | None = None) -> KMSKeyProvider:
+    client = kms_client(endpoint)
+    key_id = key_id or client.create_key(Description="agent-stores test")["KeyMetadata"]["KeyId"]
+    return KMSKeyProvider(key_id, client=client)
+
+
+class TestSealingWithKMS(SealingConformance):
+    capabilities = SealingCapabilities()
+
+    @pytest.fixture
+    def key_provider(self, kms_accounts: tuple[S3Endpoint, S3Endpoint]) -> KeyProvider:
+        return kms_provider(kms_accounts[0])
+
+    @pytest.fixture
+    def other_key_provider(self, kms_accounts: tuple[S3Endpoint, S3Endpoint]) -> KeyProvider:
+        return kms_provider(kms_accounts[1])
+
+    @pytest.fixture
+    def rotate(self, kms_accounts: tuple[S3Endpoint, S3Endpoint]) -> Callable[[KeyProvider], KeyProvider]:
+        """A new KMS key of the same account: Decrypt still opens what the old key wrapped."""
+        return lambda provider: kms_provider(kms_accounts[0])
+
+    @pytest.fixture
+    def sealed_stores_factory(self, tmp_path: Path) -> Callable[[KeyProvider], SealedStores]:
+        def open_sealed(provider: KeyProvider) -> SealedStores:
+            stores = open_stores(f"sqlite:///{tmp_path / 'agent.db'}", encryption=provider)
+            assert isinstance(stores, SealedStores)
+            return stores
+
+        return open_sealed
+
+
+@pytest.mark.asyncio
+async def test_an_unreachable_kms_is_unavailable_and_nothing_is_written(tmp_path: Path) -> None:
+    endpoint = S3Endpoint(f"http://127.0.0.1:{free_port()}", "test", "test")
+    client = boto3.Session(**endpoint.client_kwargs()).client(  # pyright: ignore[reportUnknownMemberType]
+        "kms", endpoint_url=endpoint.endpoint_url, config=Config(retries={"max_attempts": 1})
+    )
+    async with open_stores(
+        f"sqlite:///{tmp_path / 'agent.db'}", encryption=KMSKeyProvider("k", client=client)
+    ) as stores:
+        assert isinstance(stores, SealedStores)
+        with pytest.raises(StoreUnavailableError):
+            await stores.tenant("acme").file_store().write("a.md", "never written")
+        assert (await stores.raw_objects.list("", delimiter=None)).keys == []
