@@ -41,7 +41,7 @@ __all__ = [
 SHAPES = ("responses-stored", "responses-stateless", "chat-only")
 
 #: Every backend the agent tests run on (``store_target`` is parametrized over them).
-BACKENDS = ["sqlite", "redis", "mongodb", "s3", "fsspec"]
+BACKENDS = ["sqlite", "redis", "mongodb", "s3", "fsspec", "postgresql"]
 
 MEMORY_FILE = "preferences.md"
 MEMORY_TEXT = "Favourite colour: teal\n"

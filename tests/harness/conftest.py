@@ -11,11 +11,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
 from agent_stores.testing.servers import Server
 from agent_stores.testing.servers.mongodb import mongodb_server
+from agent_stores.testing.servers.postgresql import postgresql_server
 from agent_stores.testing.servers.redis import redis_server
 from agent_stores.testing.servers.s3 import S3Endpoint, provide_seaweedfs, s3_endpoint
 from agents_support import BACKENDS, StoreTarget
@@ -30,6 +32,12 @@ def agents_redis() -> Iterator[Server]:
 @pytest.fixture(scope="session")
 def agents_mongodb() -> Iterator[Server]:
     with mongodb_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def agents_postgresql() -> Iterator[Server]:
+    with postgresql_server() as server:
         yield server
 
 
@@ -57,6 +65,14 @@ def make_target(backend: str, request: pytest.FixtureRequest, folder: Path) -> S
         hosts, _, tail = rest.partition("/")
         _, question, query = tail.partition("?")
         return StoreTarget(backend, f"{scheme}://{hosts}/agents_{unique}" + (f"?{query}" if question else ""))
+    if backend == "postgresql":
+        import psycopg
+
+        server = request.getfixturevalue("agents_postgresql")
+        name = f"agents_{unique}"
+        with psycopg.connect(server.url, autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')  # pyright: ignore[reportArgumentType]
+        return StoreTarget(backend, urlunsplit(urlsplit(server.url)._replace(path=f"/{name}")))
     if backend == "s3":
         import boto3
 

@@ -95,7 +95,7 @@ async def test_an_agent_turn_traces_every_store_operation(
         operations[attributes["db.collection.name"]].add(attributes["db.operation.name"])
     servers = {((s.attributes or {}).get("server.address"), (s.attributes or {}).get("server.port")) for s in ours}
     namespaces = {(s.attributes or {}).get("db.namespace") for s in ours}
-    if store_target.backend in ("redis", "s3"):  # a server on loopback, and its database or bucket
+    if store_target.backend in ("redis", "s3", "postgresql"):  # a server on loopback, and its database or bucket
         port = re.search(r"127\.0\.0\.1:(\d+)", store_target.url)
         assert port is not None and ("127.0.0.1", int(port.group(1))) in servers, servers
         assert None not in namespaces

@@ -342,6 +342,26 @@ class PostgreSQLDatabase:
         if client is not None:
             await client.close()
 
+    def telemetry_attributes(self) -> dict[str, str | int]:
+        """Where the server is and the database's name, for the core's spans (see ``agent_stores.core.telemetry``)."""
+        client = self._client
+        if self.options is not None:
+            conninfo = self.options.conninfo
+        elif isinstance(client, AsyncConnectionPool):
+            if not isinstance(client.conninfo, str):
+                return {}  # a pool given a callable connects wherever that says, each time
+            conninfo = client.conninfo
+        elif client is not None:
+            info = client.info
+            return _server_attributes({"host": info.host, "port": str(info.port), "dbname": info.dbname})
+        else:
+            return {}
+        try:
+            parsed = conninfo_to_dict(conninfo)
+        except psycopg.Error:
+            return {}
+        return _server_attributes({k: str(v) for k, v in parsed.items() if v is not None})
+
     def __repr__(self) -> str:
         if self.options is None:
             return "PostgreSQLDatabase(borrowed client)"
@@ -457,3 +477,20 @@ def _check_borrowed(connection: psycopg.AsyncConnection[Any]) -> None:
             "psycopg.AsyncConnection.connect(url, autocommit=True) (each store write commits itself and must "
             "never commit or roll back your pending work)"
         )
+
+
+def _server_attributes(parameters: dict[str, str]) -> dict[str, str | int]:
+    """``server.address``, ``server.port`` and ``db.namespace`` from libpq connection parameters.
+
+    A unix-socket directory is not an address, and a list of hosts names no single server: both are left out.
+    """
+    attributes: dict[str, str | int] = {}
+    host = parameters.get("host", "")
+    if host and not host.startswith("/") and "," not in host:
+        attributes["server.address"] = host
+        port = parameters.get("port", "")
+        if port.isdigit():
+            attributes["server.port"] = int(port)
+    if parameters.get("dbname"):
+        attributes["db.namespace"] = parameters["dbname"]
+    return attributes

@@ -47,6 +47,19 @@ def _check_key(key: str, what: str = "key") -> None:
         raise ValueError(f"a PostgreSQL {what} cannot hold NUL (U+0000)")
 
 
+def _stored_session_id(session_id: str) -> str:
+    r"""A session id as the ``text`` column holds it: NUL (which ``text`` cannot hold) as ``\0``, ``\`` doubled."""
+    return session_id.replace("\\", "\\\\").replace("\x00", "\\0")
+
+
+def _session_id_of(stored: str) -> str:
+    """The inverse of :func:`_stored_session_id`."""
+    if "\\" not in stored:
+        return stored
+    parts = stored.split("\\\\")
+    return "\\".join(part.replace("\\0", "\x00") for part in parts)
+
+
 def _range(column: str, prefix: str) -> tuple[str, list[object]]:
     low, high = prefix_bounds(prefix)
     if high is None:
@@ -72,6 +85,10 @@ class PostgreSQLLogDriver:
         self.database = database
         self._clock = clock
 
+    def telemetry_attributes(self) -> dict[str, str | int]:
+        """Where the server is, for the core's spans (see ``agent_stores.core.telemetry``)."""
+        return self.database.telemetry_attributes()
+
     async def tail(self, key: str, count: int) -> LogTail:
         """Return the live log's length, version and the digests of its last ``count`` records."""
         _check_key(key)
@@ -92,13 +109,12 @@ class PostgreSQLLogDriver:
         """Append ``records`` atomically if the live log is at ``expected_version``; return the new version.
 
         Raises:
-            ValueError: ``records`` is empty, or the key holds NUL.
+            ValueError: ``records`` is empty, or the key holds NUL (a session id may: it is escaped).
             StoreConflictError: The log is not at ``expected_version``; nothing was appended.
         """
         if not records:
             raise ValueError("append needs at least one record")
         _check_key(key)
-        _check_key(session_id, "session id")
         expected = _log_version(expected_version)
         if expected_version is not None and expected is None:
             raise StoreConflictError(f"log {key!r} is not at version {expected_version!r}")
@@ -106,7 +122,7 @@ class PostgreSQLLogDriver:
         version = secrets.randbits(63)
         parameters = (
             key,
-            session_id,
+            _stored_session_id(session_id),
             expected,
             version,
             None if ttl is None else now + ttl,
@@ -154,7 +170,7 @@ class PostgreSQLLogDriver:
             "ORDER BY key LIMIT %s",
             (*parameters, after or "", self._clock(), limit),
         )
-        return [LogInfo(row[0], row[1]) for row in rows]
+        return [LogInfo(row[0], _session_id_of(row[1])) for row in rows]
 
     async def purge_expired(self) -> int:
         """Remove every expired log now (one indexed DELETE); return how many."""
@@ -189,6 +205,10 @@ class PostgreSQLObjectDriver:
 
     def __init__(self, database: PostgreSQLDatabase) -> None:
         self.database = database
+
+    def telemetry_attributes(self) -> dict[str, str | int]:
+        """Where the server is, for the core's spans (see ``agent_stores.core.telemetry``)."""
+        return self.database.telemetry_attributes()
 
     async def get(self, key: str) -> StoredObject | None:
         """Return the object's bytes and version, or ``None``."""
