@@ -18,8 +18,8 @@ pytestmark = pytest.mark.asyncio
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "postgresql_quickstart.py"
 
 
-async def test_the_quickstart_example_runs_as_written(postgresql_url: str) -> None:
-    command = [sys.executable, "-W", "error::Warning", str(EXAMPLE), postgresql_url]
+async def test_the_quickstart_example_runs_as_written(fresh_postgresql_url: str) -> None:
+    command = [sys.executable, "-W", "error::Warning", str(EXAMPLE), fresh_postgresql_url]
     done = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "history: ['My name is Ada.', 'Hi Ada!']" in done.stdout
@@ -27,9 +27,9 @@ async def test_the_quickstart_example_runs_as_written(postgresql_url: str) -> No
     assert "sessions: ['user-42']" in done.stdout
 
 
-async def test_both_schemes_open_the_backend_and_tenants_stay_apart(postgresql_url: str) -> None:
-    other_scheme = "postgres://" + postgresql_url.split("://", 1)[1]
-    async with open_stores(postgresql_url) as stores, open_stores(other_scheme) as again:
+async def test_both_schemes_open_the_backend_and_tenants_stay_apart(fresh_postgresql_url: str) -> None:
+    other_scheme = "postgres://" + fresh_postgresql_url.split("://", 1)[1]
+    async with open_stores(fresh_postgresql_url) as stores, open_stores(other_scheme) as again:
         assert isinstance(stores.backend, PostgreSQLBackend)
         await stores.tenant("a").history_provider().save_messages("s", [Message("user", ["for a"])])
         await stores.tenant("b").history_provider().save_messages("s", [Message("user", ["for b"])])

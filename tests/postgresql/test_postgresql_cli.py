@@ -51,12 +51,14 @@ async def _everything(url: str) -> dict[str, Any]:
         }
 
 
-def test_check_passes_on_a_live_database_and_leaves_only_the_users_data(postgresql_url: str, tmp_path: Path) -> None:
-    asyncio.run(_seed(postgresql_url))
-    before = _rows(postgresql_url)
+def test_check_passes_on_a_live_database_and_leaves_only_the_users_data(
+    fresh_postgresql_url: str, tmp_path: Path
+) -> None:
+    asyncio.run(_seed(fresh_postgresql_url))
+    before = _rows(fresh_postgresql_url)
     env = {**os.environ, "COLUMNS": "200"}
     result = subprocess.run(
-        [sys.executable, "-m", "agent_stores.cli", "check", postgresql_url, "--suite", "sessions", "--json"],
+        [sys.executable, "-m", "agent_stores.cli", "check", fresh_postgresql_url, "--suite", "sessions", "--json"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -67,7 +69,7 @@ def test_check_passes_on_a_live_database_and_leaves_only_the_users_data(postgres
     assert result.returncode == 0, result.stderr + result.stdout
     report = json.loads(result.stdout)
     assert report["ok"] is True and report["summary"]["failed"] == 0 and report["summary"]["passed"] >= 15
-    assert _rows(postgresql_url) == before, "the check left data behind or touched the user's data"
+    assert _rows(fresh_postgresql_url) == before, "the check left data behind or touched the user's data"
     assert "agent_stores@" not in result.stdout or "***" in result.stdout
 
 
@@ -77,17 +79,17 @@ def _migrate(source: str, target: str) -> dict[str, Any]:
     return json.loads(result.stdout)
 
 
-def test_migrate_from_sqlite_to_postgresql_and_back(postgresql_url: str, tmp_path: Path) -> None:
+def test_migrate_from_sqlite_to_postgresql_and_back(fresh_postgresql_url: str, tmp_path: Path) -> None:
     sqlite_url = f"sqlite:///{tmp_path}/source.db"
     back_url = f"sqlite:///{tmp_path}/back.db"
     asyncio.run(_seed(sqlite_url))
     expected = asyncio.run(_everything(sqlite_url))
 
-    report = _migrate(sqlite_url, postgresql_url)
+    report = _migrate(sqlite_url, fresh_postgresql_url)
     assert report["ok"] and report["summary"]["history"] == {"copy": 1, "messages_copied": 2}
-    assert asyncio.run(_everything(postgresql_url)) == expected
-    again = _migrate(sqlite_url, postgresql_url)
+    assert asyncio.run(_everything(fresh_postgresql_url)) == expected
+    again = _migrate(sqlite_url, fresh_postgresql_url)
     assert again["ok"] and "copy" not in again["summary"]["history"]  # nothing copied twice
 
-    assert _migrate(postgresql_url, back_url)["ok"]
+    assert _migrate(fresh_postgresql_url, back_url)["ok"]
     assert asyncio.run(_everything(back_url)) == expected

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -31,6 +32,8 @@ from agent_stores.testing import (
     corrupt_object_session,
     declared,
 )
+from agent_stores.testing.servers import Server
+from postgresql_support import database_url
 
 
 def open_history(url: str, **options: Any) -> PostgreSQLHistoryProvider:
@@ -89,6 +92,7 @@ class TestPooledObjectDriver(ObjectDriverConformance):
 
 
 @pytest.mark.asyncio
-async def test_the_schema_is_applied_through_the_pooler(pooled_url: str) -> None:
+async def test_the_schema_is_applied_through_the_pooler(pooler: Server, fresh_postgresql_url: str) -> None:
+    pooled_url = database_url(pooler.url, urlsplit(fresh_postgresql_url).path.lstrip("/"))
     assert await migrate_schema(pooled_url) == [1]
     assert await migrate_schema(pooled_url) == []

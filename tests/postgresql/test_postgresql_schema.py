@@ -33,11 +33,13 @@ def _applied_rows(url: str) -> list[tuple[int, str]]:
         return [(r[0], r[1]) for r in db.execute("SELECT version, name FROM agent_stores_migrations ORDER BY version")]
 
 
-def test_two_processes_starting_at_once_apply_each_migration_exactly_once(postgresql_url: str) -> None:
+def test_two_processes_starting_at_once_apply_each_migration_exactly_once(fresh_postgresql_url: str) -> None:
     context = multiprocessing.get_context("spawn")
     start = context.Event()
     results = context.Queue()
-    workers = [context.Process(target=_migrate_in_process, args=(postgresql_url, start, results)) for _ in range(2)]
+    workers = [
+        context.Process(target=_migrate_in_process, args=(fresh_postgresql_url, start, results)) for _ in range(2)
+    ]
     for worker in workers:
         worker.start()
     start.set()
@@ -47,33 +49,33 @@ def test_two_processes_starting_at_once_apply_each_migration_exactly_once(postgr
     assert all(kind == "ok" for kind, _ in outcomes), outcomes
     applied = sorted(version for _, versions in outcomes for version in versions)
     assert applied == [version for version, _, _ in MIGRATIONS]  # each once, by one process or the other
-    assert _applied_rows(postgresql_url) == [(version, name) for version, name, _ in MIGRATIONS]
+    assert _applied_rows(fresh_postgresql_url) == [(version, name) for version, name, _ in MIGRATIONS]
 
 
 @pytest.mark.asyncio
-async def test_a_store_on_a_migrated_database_applies_nothing_and_works(postgresql_url: str) -> None:
-    assert await migrate_schema(postgresql_url) == [SCHEMA_VERSION]
-    assert await migrate_schema(postgresql_url) == []
-    async with PostgreSQLHistoryProvider.from_url(postgresql_url, must_exist=True) as history:
+async def test_a_store_on_a_migrated_database_applies_nothing_and_works(fresh_postgresql_url: str) -> None:
+    assert await migrate_schema(fresh_postgresql_url) == [SCHEMA_VERSION]
+    assert await migrate_schema(fresh_postgresql_url) == []
+    async with PostgreSQLHistoryProvider.from_url(fresh_postgresql_url, must_exist=True) as history:
         assert await history.get_messages("s") == []
         assert await history.database.schema_versions() == [SCHEMA_VERSION]
 
 
 @pytest.mark.asyncio
-async def test_must_exist_creates_nothing_on_an_empty_database(postgresql_url: str) -> None:
-    async with PostgreSQLHistoryProvider.from_url(postgresql_url, must_exist=True) as history:
+async def test_must_exist_creates_nothing_on_an_empty_database(fresh_postgresql_url: str) -> None:
+    async with PostgreSQLHistoryProvider.from_url(fresh_postgresql_url, must_exist=True) as history:
         with pytest.raises(StoreNotFoundError, match="holds no agent-stores tables"):
             await history.get_messages("s")
-    with psycopg.connect(postgresql_url) as db:
+    with psycopg.connect(fresh_postgresql_url) as db:
         assert db.execute("SELECT to_regclass('agent_stores_migrations')").fetchone() == (None,)
 
 
 @pytest.mark.asyncio
-async def test_a_newer_schema_is_refused(postgresql_url: str) -> None:
-    await migrate_schema(postgresql_url)
-    with psycopg.connect(postgresql_url, autocommit=True) as db:
+async def test_a_newer_schema_is_refused(fresh_postgresql_url: str) -> None:
+    await migrate_schema(fresh_postgresql_url)
+    with psycopg.connect(fresh_postgresql_url, autocommit=True) as db:
         db.execute("INSERT INTO agent_stores_migrations (version, name) VALUES (%s, 'from the future')", (999,))
-    database = PostgreSQLDatabase.from_url(postgresql_url)
+    database = PostgreSQLDatabase.from_url(fresh_postgresql_url)
     try:
         with pytest.raises(StoreError, match="newer than this agent-stores-postgresql supports"):
             await database.fetch("SELECT 1")
@@ -82,12 +84,12 @@ async def test_a_newer_schema_is_refused(postgresql_url: str) -> None:
 
 
 @pytest.mark.asyncio
-async def test_keys_order_in_code_points_on_a_database_whose_collation_is_not_c(postgresql_url: str) -> None:
-    with psycopg.connect(postgresql_url) as db:
+async def test_keys_order_in_code_points_on_a_database_whose_collation_is_not_c(fresh_postgresql_url: str) -> None:
+    with psycopg.connect(fresh_postgresql_url) as db:
         row = db.execute("SELECT 'a' < 'B', 'a' < 'B' COLLATE \"C\"").fetchone()
     assert row == (True, False), "the fixture's database must not collate in code-point order"
     names = ["b.txt", "B.txt", "a.txt", "_x.txt", "é.txt", "a/b", "a-b"]
-    async with open_stores(postgresql_url) as stores:
+    async with open_stores(fresh_postgresql_url) as stores:
         objects = stores.object_driver()
         for name in names:
             await objects.put(name, b"x")
@@ -95,11 +97,11 @@ async def test_keys_order_in_code_points_on_a_database_whose_collation_is_not_c(
         assert (await objects.list("", delimiter=None, after="B.txt")).keys == sorted(n for n in names if n > "B.txt")
 
 
-def test_the_cli_applies_the_schema_ahead_of_deployment(postgresql_url: str) -> None:
-    first = CliRunner().invoke(app, ["migrate-schema", postgresql_url, "--json"])
+def test_the_cli_applies_the_schema_ahead_of_deployment(fresh_postgresql_url: str) -> None:
+    first = CliRunner().invoke(app, ["migrate-schema", fresh_postgresql_url, "--json"])
     assert first.exit_code == 0, first.stdout + first.stderr
     assert json.loads(first.stdout)["applied"] == [SCHEMA_VERSION]
-    again = CliRunner().invoke(app, ["migrate-schema", postgresql_url])
+    again = CliRunner().invoke(app, ["migrate-schema", fresh_postgresql_url])
     assert again.exit_code == 0, again.stdout + again.stderr
     assert f"schema version {SCHEMA_VERSION} is current" in again.stdout
     assert "***" in again.stdout or "agent_stores@" not in again.stdout
