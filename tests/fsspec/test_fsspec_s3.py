@@ -1,5 +1,10 @@
 """The conformance suites on s3fs against SeaweedFS (the S3 fixture), through fsspec+s3:// URLs.
 
+The object driver and file store suites run every time: they are what s3fs changes (its
+conditional writes, listings and directories). The session and history suites are the core's
+stores over that driver, proven on every run on the local, memory and SFTP filesystems and on
+SeaweedFS through the S3 backend; over s3fs they run with ``AGENT_STORES_HEAVY=1``.
+
 s3fs is used through its async API; its conditional ``PutObject`` (``If-None-Match``,
 ``If-Match``) makes exclusive create atomic across processes, so history runs the two-process
 clauses too.
@@ -7,6 +12,7 @@ clauses too.
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
@@ -37,6 +43,11 @@ from agent_stores.testing import (
 from agent_stores.testing.servers.s3 import provide_seaweedfs, s3_endpoint
 
 S3 = FilesystemCapabilities.s3()
+
+_HEAVY = os.environ.get("AGENT_STORES_HEAVY", "").strip().lower() in {"1", "true", "yes", "on"}
+every_store_suite = pytest.mark.skipif(
+    not _HEAVY, reason="store suite over s3fs: set AGENT_STORES_HEAVY=1 (its driver and file suites run always)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +84,7 @@ class TestS3Files(FileStoreConformance):
         return lambda **options: FsspecAgentFileStore(s3_fs, root, **options)
 
 
+@every_store_suite
 class TestS3Sessions(SessionStoreConformance):
     capabilities = declared(FsspecBackend.declared_on(S3), "sessions")
 
@@ -90,6 +102,7 @@ def open_history(url: str, **options: Any) -> FsspecHistoryProvider:
     return FsspecHistoryProvider.from_url(url, **options)
 
 
+@every_store_suite
 class TestS3History(HistoryProviderConformance):
     capabilities = declared(FsspecBackend.declared_on(S3), "history")
     fake_clock = True

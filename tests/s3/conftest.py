@@ -14,7 +14,7 @@ import pytest
 
 from agent_stores.testing.servers import Server
 from agent_stores.testing.servers.s3 import provide_moto, provide_seaweedfs, s3_endpoint
-from s3_support import S3Target
+from s3_support import S3Target, every_store_suite
 
 
 def _target(server: Server, **driver_options: Any) -> Iterator[S3Target]:
@@ -45,6 +45,12 @@ def moto_s3() -> Iterator[S3Target]:
 @pytest.fixture(params=["seaweedfs", "moto_s3"])
 def s3(request: pytest.FixtureRequest) -> S3Target:
     """Each S3 server in turn."""
+    return request.getfixturevalue(request.param)
+
+
+@pytest.fixture(params=["seaweedfs", pytest.param("moto_s3", marks=every_store_suite)])
+def s3_stores(request: pytest.FixtureRequest) -> S3Target:
+    """Each S3 server in turn for whole-store tests; moto's with ``AGENT_STORES_HEAVY=1`` (``every_store_suite``)."""
     return request.getfixturevalue(request.param)
 
 

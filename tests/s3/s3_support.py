@@ -6,15 +6,27 @@ folder's ``conftest.py``.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
+import pytest
 
 from agent_stores.s3 import S3AgentFileStore, S3ObjectDriver, S3SessionStore
 from agent_stores.testing.servers.s3 import S3Endpoint
 
-__all__ = ["S3Target"]
+__all__ = ["HEAVY", "S3Target", "every_store_suite"]
+
+HEAVY = os.environ.get("AGENT_STORES_HEAVY", "").strip().lower() in {"1", "true", "yes", "on"}
+
+#: For a store suite on a second S3 dialect (moto's server, s3fs). What differs between dialects
+#: is the object driver (conditional writes, listing, error codes): its driver suites run on every
+#: dialect in every run. The store suites above it are the core's code over that driver and run on
+#: SeaweedFS every run; on the other dialects they run with ``AGENT_STORES_HEAVY=1``.
+every_store_suite = pytest.mark.skipif(
+    not HEAVY, reason="store suite on a second S3 dialect: set AGENT_STORES_HEAVY=1 (its driver suite runs always)"
+)
 
 _sessions: dict[S3Endpoint, boto3.Session] = {}
 

@@ -1,4 +1,4 @@
-"""The checkpoint and todo suites on S3 (SeaweedFS and moto's server), through ``open_stores(url)``.
+"""The checkpoint and todo suites on S3 through ``open_stores(url)``: SeaweedFS; moto with ``AGENT_STORES_HEAVY=1``.
 
 Every store a factory opens in one clause has its own boto3 client (as separate processes
 would), under a URL prefix of the clause's own, so the prefix of the URL is also checked.
@@ -17,7 +17,7 @@ from agent_stores.testing import (
     checkpoint_storage_at,
     todo_store_at,
 )
-from s3_support import S3Target
+from s3_support import S3Target, every_store_suite
 
 
 class _Checkpoints(ObjectCheckpointStorageConformance):
@@ -49,9 +49,11 @@ class TestSeaweedFSTodos(_Todos):
     target_fixture = "seaweedfs"
 
 
+@every_store_suite
 class TestMotoCheckpoints(_Checkpoints):
     target_fixture = "moto_s3"
 
 
+@every_store_suite
 class TestMotoTodos(_Todos):
     target_fixture = "moto_s3"

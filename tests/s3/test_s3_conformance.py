@@ -1,4 +1,4 @@
-"""The file and session conformance suites on S3: SeaweedFS (``s3``) and moto's server (``s3-moto``).
+"""The file and session suites on S3: SeaweedFS (``s3``); moto's server (``s3-moto``) with ``AGENT_STORES_HEAVY=1``.
 
 Each store a factory opens owns its own boto3 client, as separate processes would; every test
 works under a prefix of its own in one bucket per server.
@@ -18,7 +18,7 @@ from agent_stores.testing import (
     corrupt_object_session,
     declared,
 )
-from s3_support import S3Target
+from s3_support import S3Target, every_store_suite
 
 S3_FILES = declared(S3Backend, "files")
 
@@ -51,6 +51,7 @@ class TestSeaweedFSFiles(_S3Files):
     target_fixture = "seaweedfs"
 
 
+@every_store_suite
 class TestMotoFiles(_S3Files):
     target_fixture = "moto_s3"
 
@@ -59,5 +60,6 @@ class TestSeaweedFSSessions(_S3Sessions):
     target_fixture = "seaweedfs"
 
 
+@every_store_suite
 class TestMotoSessions(_S3Sessions):
     target_fixture = "moto_s3"

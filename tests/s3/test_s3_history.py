@@ -1,4 +1,4 @@
-"""The history conformance suite on S3 (SeaweedFS and moto): ``S3HistoryProvider`` over the core's object log.
+"""The history suite on S3 (SeaweedFS; moto with ``AGENT_STORES_HEAVY=1``): ``S3HistoryProvider`` over the object log.
 
 Every provider a factory opens owns its own boto3 client, as separate processes would; the
 ``multi_process`` clause runs two real child processes saving to one session through S3's
@@ -17,7 +17,7 @@ import pytest
 from agent_stores.core import LogHistoryProvider, ObjectLogDriver
 from agent_stores.s3 import S3Backend, S3HistoryProvider, S3ObjectDriver
 from agent_stores.testing import FakeClock, HistoryProviderConformance, declared, expires_on_the_real_clock
-from s3_support import S3Target
+from s3_support import S3Target, every_store_suite
 
 ALL = declared(S3Backend, "history")
 
@@ -62,6 +62,7 @@ class TestSeaweedFSHistory(_S3History):
     target_fixture = "seaweedfs"
 
 
+@every_store_suite
 class TestMotoHistory(_S3History):
     target_fixture = "moto_s3"
 

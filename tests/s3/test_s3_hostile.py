@@ -1,4 +1,4 @@
-"""Hostile input and tenant isolation on S3 (SeaweedFS and moto): each tenant its own key prefix."""
+"""Hostile input and tenant isolation on S3 (SeaweedFS; moto with AGENT_STORES_HEAVY=1): a key prefix per tenant."""
 
 from __future__ import annotations
 
@@ -13,5 +13,5 @@ class TestS3Hostile(HostileInputSuite):
     default_examples = 20  # each example is about 20 requests; AGENT_STORES_HEAVY=1 runs 5,000
 
     @pytest.fixture
-    def tenant_stores(self, s3: S3Target, s3_prefix: str) -> TenantStores:
-        return lambda tenant: (open_stores(s3.url(f"{s3_prefix}/{tenant}"), session=s3.session()), {})
+    def tenant_stores(self, s3_stores: S3Target, s3_prefix: str) -> TenantStores:
+        return lambda tenant: (open_stores(s3_stores.url(f"{s3_prefix}/{tenant}"), session=s3_stores.session()), {})

@@ -59,6 +59,32 @@ def requires(*capabilities: str, absent: tuple[str, ...] = (), fake_clock: bool 
     return mark
 
 
+@contextlib.contextmanager
+def _first_failure_suffices(clause: Callable[..., Any]) -> Generator[None]:
+    """Run a hypothesis clause without shrinking: a declared divergence needs one failing example, not the smallest.
+
+    Shrinking a failure costs hundreds of examples, each a round trip to the store: on a live
+    server, minutes spent on every run to re-find a divergence that is already written down.
+    Hypothesis reads a test's settings from the function when it runs; they are put back after
+    the clause (the function is shared by every store's class). A hypothesis without that
+    attribute leaves the clause as it is.
+    """
+    function: Any = getattr(clause, "__func__", clause)
+    current = getattr(function, "_hypothesis_internal_use_settings", None)
+    if not getattr(function, "is_hypothesis_test", False) or current is None:
+        yield
+        return
+    from hypothesis import Phase, settings
+
+    function._hypothesis_internal_use_settings = settings(
+        current, phases=[p for p in current.phases if p is not Phase.shrink], report_multiple_bugs=False
+    )
+    try:
+        yield
+    finally:
+        function._hypothesis_internal_use_settings = current
+
+
 def relies_on(*behaviours: str) -> Callable[[F], F]:
     """Name what the decorated clause relies on besides the behaviour it checks.
 
@@ -488,7 +514,7 @@ class ConformanceBase:
             _limit_clauses(cls)
 
     @pytest.fixture(autouse=True)
-    def _agent_stores_clause_rules(self, request: pytest.FixtureRequest) -> None:
+    def _agent_stores_clause_rules(self, request: pytest.FixtureRequest) -> Generator[None]:
         name = request.function.__name__
         limit = self.time_limit
         if isinstance(limit, bool) or not isinstance(limit, int | float) or not limit > 0:  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -514,8 +540,12 @@ class ConformanceBase:
                 "clause runs on the suite's fake clock: build the factory's stores with the `clock` fixture "
                 "(their clock=) and set fake_clock = True on the class"
             )
-        if name in self.divergences:
-            request.applymarker(pytest.mark.xfail(strict=True, reason=f"declared divergence: {self.divergences[name]}"))
+        if name not in self.divergences:
+            yield
+            return
+        request.applymarker(pytest.mark.xfail(strict=True, reason=f"declared divergence: {self.divergences[name]}"))
+        with _first_failure_suffices(request.function):
+            yield
 
     @pytest.fixture
     def clock(self) -> FakeClock:
