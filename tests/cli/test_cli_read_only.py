@@ -53,6 +53,7 @@ READERS: list[tuple[str, ...]] = [
     ("files", "mem"),
     ("repair", "s1", "--dry-run"),
     ("upgrade", "--dry-run"),
+    ("stats",),
 ]
 
 

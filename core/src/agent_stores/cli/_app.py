@@ -459,6 +459,49 @@ def show(
     out.print_json(data=page["snapshot"], default=str)
 
 
+# -- operations ------------------------------------------------------------------------------------
+
+
+@app.command(
+    cls=Command,
+    epilog="[bold]Examples[/]\n\n  agent-stores stats sqlite:///agent.db\n\n"
+    "  agent-stores stats redis://localhost:6379/0 --tenant acme --json\n\n"
+    "  agent-stores stats s3://bucket/agents --limit 20 --sample 200",
+)
+def stats(
+    url: Annotated[str, typer.Argument(metavar="URL", help="A store URL.")],
+    tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
+    after: Annotated[str | None, typer.Option("--after", help="Start after this tenant segment (paging).")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Tenants per page.")] = 100,
+    sample: Annotated[
+        int, typer.Option("--sample", min=1, help="Sessions read per namespace for messages and bytes.")
+    ] = 50,
+    max_keys: Annotated[
+        int, typer.Option("--max-keys", min=1, help="Entries listed at most per namespace and kind.")
+    ] = 100_000,
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Count what a store holds per tenant and namespace: sessions, messages, bytes, files, checkpoints, todos.
+
+    One page of tenants (the unscoped stores first). Messages and bytes are read from up to
+    --sample sessions per namespace; past that they are estimates, marked [bold]≈[/]
+    ([bold]"sampled": true[/] in --json). A listing stopped at --max-keys gives lower bounds,
+    marked [bold]≥[/] ([bold]"complete": false[/]). Read only: nothing is created.
+    """
+    from ._ops import print_stats, read_stats
+
+    result = _run(
+        verbose,
+        lambda: read_stats(url, tenant=tenant, after=after, limit=limit, sample=sample, max_keys=max_keys),
+        as_json=as_json,
+    )
+    if as_json:
+        print_json({"ok": True, **result.to_json()})
+        return
+    print_stats(result)
+
+
 # -- migrate ---------------------------------------------------------------------------------------
 
 
