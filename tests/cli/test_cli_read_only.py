@@ -54,6 +54,7 @@ READERS: list[tuple[str, ...]] = [
     ("repair", "s1", "--dry-run"),
     ("upgrade", "--dry-run"),
     ("stats",),
+    ("sweep", "--idle", "1d", "--dry-run"),
 ]
 
 

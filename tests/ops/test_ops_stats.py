@@ -1,15 +1,11 @@
-"""``collect_stats`` and ``agent-stores stats`` on SQLite, Redis (log driver) and SeaweedFS S3 (object-store log)."""
+"""``collect_stats`` on SQLite, Redis (log driver) and SeaweedFS S3 (object-store log)."""
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
-from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from agent_stores.cli import app
 from agent_stores.core import open_stores
 from agent_stores.core.stats import collect_stats
 from ops_support import CHECKPOINT_TIME, seed
@@ -50,26 +46,3 @@ async def test_stats_count_known_contents_per_tenant_and_namespace(ops_url: str)
         assert [t.tenant for t in first.tenants] == [None, "acme"] and first.next_after is not None
         second = await collect_stats(stores, limit=1, after=first.next_after)
         assert [t.tenant for t in second.tenants] == ["zeta"]
-
-
-def test_stats_command_prints_table_and_json(tmp_path: Path) -> None:
-    import asyncio
-
-    url = f"sqlite:///{tmp_path / 'agent.db'}"
-
-    async def fill() -> None:
-        async with open_stores(url) as stores:
-            await seed(stores, "acme")
-
-    asyncio.run(fill())
-    runner = CliRunner()
-    result = runner.invoke(app, ["stats", url, "--json", "--sample", "1"])
-    assert result.exit_code == 0, result.output
-    document = json.loads(result.stdout)
-    acme = next(t for t in document["tenants"] if t["tenant"] == "acme")
-    assert (acme["sessions"], acme["files"], acme["sampled"]) == (3, 2, True)
-    table = runner.invoke(app, ["stats", url, "--tenant", "acme", "--sample", "1"], env={"COLUMNS": "160"})
-    assert table.exit_code == 0, table.output
-    assert "acme" in table.stdout and "≈" in table.stdout and "ns2" in table.stdout
-    missing = runner.invoke(app, ["stats", f"sqlite:///{tmp_path / 'nope.db'}"])
-    assert missing.exit_code == 2 and not (tmp_path / "nope.db").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -9,13 +10,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from agent_stores.core import redact_url
+from agent_stores.core.retention import SweepReport
 from agent_stores.core.stats import StoreStats, collect_stats
 
 from ._errors import CliError
 from ._open import open_url
 from ._output import out
 
-__all__ = ["print_stats", "read_stats"]
+__all__ = ["print_stats", "print_sweep", "read_stats", "run_sweep"]
 
 
 async def read_stats(
@@ -79,3 +81,80 @@ def print_stats(stats: StoreStats) -> None:
     out.print("activity: checkpoint timestamps and the changes retention sweeps observed ('-': none recorded)")
     if stats.next_after:
         out.print(f"more: --after {escape(stats.next_after)}")
+
+
+async def run_sweep(
+    url: str,
+    *,
+    idle: str | None,
+    age: str | None,
+    keep_last: int | None,
+    kinds: list[str] | None,
+    tenants: list[str] | None,
+    dry_run: bool,
+    concurrency: int,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> SweepReport:
+    """:func:`~agent_stores.core.retention.sweep` on the store ``url`` names (which must exist)."""
+    from agent_stores.core.retention import KINDS, RetentionRule, parse_duration, sweep
+
+    chosen = [k.strip() for group in kinds or [] for k in group.split(",") if k.strip()] or None
+    unknown = sorted(set(chosen or ()) - set(KINDS))
+    if unknown:
+        raise CliError(f"--kind takes {', '.join(KINDS)}; got {', '.join(unknown)}")
+    try:
+        rule = RetentionRule(
+            idle=None if idle is None else parse_duration(idle),
+            age=None if age is None else parse_duration(age),
+            keep_last=keep_last,
+        )
+    except ValueError as err:
+        raise CliError(f"{err} (give --idle, --age or --keep-last)") from err
+    async with open_url(url, must_exist=True) as stores:
+        if not stores.offers_drivers:
+            raise CliError(f"the backend of {redact_url(url)} does not hand out its drivers: it cannot be swept")
+        return await sweep(
+            stores, rule, kinds=chosen, tenants=tenants, dry_run=dry_run, concurrency=concurrency, progress=progress
+        )
+
+
+def _days(seconds: float) -> str:
+    return f"{seconds / 86400:.1f}d" if seconds >= 86400 else f"{seconds / 3600:.1f}h"
+
+
+def print_sweep(report: SweepReport, *, verbose: bool, shown: int = 50) -> None:
+    """What went (or would go), per kind, and what was kept because it was written meanwhile."""
+    plan = report.plan
+    seen = ", ".join(f"{count} {kind}" for kind, count in sorted(plan.seen.items())) or "nothing"
+    out.print(f"[bold]agent-stores sweep[/]{' (dry run)' if plan.dry_run else ''}: looked at {seen}")
+    if plan.first_seen:
+        out.print(
+            f"{plan.first_seen} item(s) new or changed since the last sweep: their idle time starts "
+            f"{'at the next real sweep' if plan.dry_run else 'now'}"
+        )
+    verb = "would delete" if plan.dry_run else "deleted"
+    action = "delete" if plan.dry_run else "deleted"
+    by_kind: dict[str, int] = {}
+    for item in report.items:
+        if item.action == action:
+            by_kind[item.kind] = by_kind.get(item.kind, 0) + 1
+    out.print(f"{verb}: " + (", ".join(f"{n} {k}" for k, n in sorted(by_kind.items())) or "nothing"))
+    for name, what in (("changed", "kept, written since the sweep looked"), ("gone", "already removed by another")):
+        if report.count(name):
+            out.print(f"{report.count(name)} {what}")
+    for index, item in enumerate(report.items):
+        if index >= shown and not verbose:
+            out.print(f"... {len(report.items) - shown} more (--verbose or --json lists every item)")
+            break
+        where = f"{item.tenant or item.tenant_segment}: " if item.tenant_segment is not None else ""
+        detail = f" {item.detail}" if item.detail else ""
+        out.print(
+            f"  {item.action:<8} {item.kind:<11} {escape(where + item.key)} "
+            f"(idle {_days(item.idle)}, age {_days(item.age)}){escape(detail)}"
+        )
+    unconditional = [i for i in report.items if not i.conditional]
+    if unconditional:
+        out.print(
+            f"{len(unconditional)} histories were deleted after re-reading their version (this backend's log "
+            "driver has no conditional delete; see docs/cli.md)"
+        )

@@ -340,6 +340,8 @@ async def plan_sweep(
     for scope in scopes:
         for kind in rules:
             seen.extend(await _list(stores, objects, logs, scope, kind))
+            if progress is not None:
+                progress("listing", len(seen), 0)
     done = 0
 
     async def observe(item: _Seen) -> None:
