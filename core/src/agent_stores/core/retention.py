@@ -31,7 +31,7 @@ from .drivers import ConditionalLogDelete, LogDriver, LogVersion, ObjectDriver
 from .errors import StoreConflictError
 from .keys import TENANTS, KeySpace
 from .listing import Segment, iter_pages
-from .prefixed import within
+from .prefixed import PrefixedLogDriver, within
 from .stats import list_keys, log_keys
 
 if TYPE_CHECKING:
@@ -520,17 +520,18 @@ async def _remove(objects: ObjectDriver, logs: LogDriver, item: SweepItem) -> No
 
 async def _remove_log(logs: LogDriver, root: str, item: SweepItem) -> None:
     version = item._log_version  # pyright: ignore[reportPrivateUsage]
-    if isinstance(logs, ConditionalLogDelete):
+    view = within(logs, root)
+    # a key-prefix view forwards nothing but the protocol: ask the driver under it
+    target, key = (view.driver, view.prefix + item.key) if isinstance(view, PrefixedLogDriver) else (view, item.key)
+    if isinstance(target, ConditionalLogDelete):
         try:
-            await logs.delete_if_version(root + item.key, version)
+            await target.delete_if_version(key, version)
         except StoreConflictError:
-            tail = await within(logs, root).tail(item.key, 0)
-            item.action = "gone" if tail.version is None else "changed"
+            item.action = "gone" if (await view.tail(item.key, 0)).version is None else "changed"
             return
         item.action = "deleted"
         return
     item.conditional = False
-    view = within(logs, root)
     tail = await view.tail(item.key, 0)
     if tail.version != version:
         item.action = "gone" if tail.version is None else "changed"
