@@ -194,8 +194,8 @@ class _Counter:
                 lambda a, n, kind=kind: self.stores.list_namespaces(kind, tenant_segment=segment, after=a, limit=n)
             ):
                 names.setdefault(found.segment, found)
-        for namespace_segment in sorted(names):
-            stats.namespaces.append(await self._namespace(root, names[namespace_segment]))
+        for entry in sorted(names.values(), key=lambda e: (e.name is None, e.name or e.segment)):
+            stats.namespaces.append(await self._namespace(root, entry))
         return stats
 
     async def _namespace(self, root: str, entry: Segment) -> NamespaceStats:
