@@ -60,7 +60,13 @@ async def test_sweep_removes_what_the_dry_run_said_and_nothing_written_since(ops
 
         # re-running is idempotent: nothing else is due
         again = await sweep(stores, idle, clock=at(later))
-        assert not again.items
+        assert not again.items and not again.plan.orphan_marks
+
+        # an item removed by other means: the next sweep forgets its mark
+        await stores.tenant("acme").history_provider().delete_session("s2")  # pyright: ignore[reportAttributeAccessIssue]
+        orphaned = await sweep(stores, idle, kinds=["history"], clock=at(later))
+        assert [key for key, _ in orphaned.plan.orphan_marks] == ["tenants/acme/retention/history/~/history/s2"]
+        assert not (await sweep(stores, idle, kinds=["history"], clock=at(later))).plan.orphan_marks
 
 
 @pytest.mark.asyncio

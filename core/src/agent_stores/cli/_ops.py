@@ -139,6 +139,9 @@ def print_sweep(report: SweepReport, *, verbose: bool, shown: int = 50) -> None:
         if item.action == action:
             by_kind[item.kind] = by_kind.get(item.kind, 0) + 1
     out.print(f"{verb}: " + (", ".join(f"{n} {k}" for k, n in sorted(by_kind.items())) or "nothing"))
+    if plan.orphan_marks:
+        verb_marks = "would forget" if plan.dry_run else "forgot"
+        out.print(f"{verb_marks} {len(plan.orphan_marks)} mark(s) of items removed by other means")
     for name, what in (("changed", "kept, written since the sweep looked"), ("gone", "already removed by another")):
         if report.count(name):
             out.print(f"{report.count(name)} {what}")

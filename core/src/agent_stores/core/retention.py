@@ -202,6 +202,8 @@ class SweepPlan:
 
     ``seen`` counts items per kind; ``first_seen`` how many had no mark at their version (their
     idle clock starts at this sweep; a dry run writes no mark, so a real sweep starts it).
+    ``orphan_marks`` are the keys and versions of marks whose item no longer exists (deleted by
+    other means); applying the plan removes them too.
     """
 
     rules: dict[str, RetentionRule]
@@ -210,6 +212,7 @@ class SweepPlan:
     items: list[SweepItem] = field(default_factory=lambda: list[SweepItem]())
     seen: dict[str, int] = field(default_factory=lambda: dict[str, int]())
     first_seen: int = 0
+    orphan_marks: list[tuple[str, str]] = field(default_factory=lambda: list[tuple[str, str]]())
 
 
 @dataclass(slots=True)
@@ -242,6 +245,7 @@ class SweepReport:
             "rules": {kind: rule.to_json() for kind, rule in plan.rules.items()},
             "seen": plan.seen,
             "first_seen": plan.first_seen,
+            "orphan_marks": len(plan.orphan_marks),
             "counts": {a: self.count(a) for a in actions if self.count(a)},
             "items": [item.to_json() for item in plan.items],
         }
@@ -356,7 +360,35 @@ async def plan_sweep(
         plan.seen[item.kind] = plan.seen.get(item.kind, 0) + 1
         plan.first_seen += item.since is None
     plan.items = _decide(seen, rules, now)
+    plan.orphan_marks = await _orphans(objects, scopes, rules, seen, concurrency)
     return plan
+
+
+async def _orphans(
+    objects: ObjectDriver,
+    scopes: Sequence[Segment | None],
+    rules: Mapping[str, RetentionRule],
+    seen: Sequence[_Seen],
+    concurrency: int,
+) -> list[tuple[str, str]]:
+    """The marks (key, version) of the swept kinds whose item the listing did not find."""
+    known = {mark_key(_root(item), _mark_item(item)) for item in seen}
+    keys: list[str] = []
+    for scope in scopes:
+        root = "" if scope is None else f"{TENANTS}/{scope.segment}/"
+        for kind in rules:
+            if kind != "checkpoints":
+                found, _ = await list_keys(objects.list, mark_key(root, f"{kind}/"), _NO_LIMIT)
+                keys.extend(k for k in found if k not in known)
+    orphans: list[tuple[str, str]] = []
+
+    async def version(key: str) -> None:
+        current = await objects.head(key)
+        if current is not None:
+            orphans.append((key, current))
+
+    await bounded(keys, version, concurrency)
+    return sorted(orphans)
 
 
 async def _list(
@@ -491,8 +523,13 @@ async def apply_sweep(
         if progress is not None:
             progress("deleting", done, len(plan.items))
 
+    async def forget_mark(orphan: tuple[str, str]) -> None:
+        with contextlib.suppress(StoreConflictError):  # written again meanwhile: its item is back
+            await objects.delete(orphan[0], if_version=orphan[1])
+
     if not plan.dry_run:
         await bounded(list(plan.items), remove, concurrency)
+        await bounded(plan.orphan_marks, forget_mark, concurrency)
     return SweepReport(plan)
 
 
