@@ -75,16 +75,18 @@ async def test_two_racing_sweeps_and_a_writer_lose_nothing_written_during_the_sw
         writer = host_b.history_provider()
         snapshots = host_b.session_store()
         ids = [f"w{i}" for i in range(6)]
-        for session_id in ids:
+        racing = [f"r{i}" for i in range(4)]  # appended to at the moment the sweeps delete
+        for session_id in [*ids, *racing]:
             await writer.save_messages(session_id, [Message("user", [f"{session_id}-0"])])
-            await snapshots.set(session_id, AgentSession(session_id=session_id))
+            if session_id in ids:
+                await snapshots.set(session_id, AgentSession(session_id=session_id))
         rule = RetentionRule(idle=DAY)
         kinds = ["history", "sessions"]
         await sweep(host_a, rule, kinds=kinds, clock=at(NOW))
         later = NOW + 2 * DAY
         plan_a = await plan_sweep(host_a, rule, kinds=kinds, clock=at(later))
         plan_b = await plan_sweep(host_b, rule, kinds=kinds, clock=at(later))
-        assert len(plan_a.items) == len(plan_b.items) == 12
+        assert len(plan_a.items) == len(plan_b.items) == 12 + len(racing)
 
         # written after both hosts planned: w0-w2's histories and w0's snapshot must survive
         written = {session_id: 1 for session_id in ids}
@@ -105,9 +107,12 @@ async def test_two_racing_sweeps_and_a_writer_lose_nothing_written_during_the_sw
                 turn += 1
                 await asyncio.sleep(0)
 
+        async def race() -> None:  # one append per racing session, at the version both plans saw
+            await asyncio.gather(*(writer.save_messages(r, [Message("user", [f"{r}-raced"])]) for r in racing))
+
         task = asyncio.create_task(keep_writing())
-        report_a, report_b = await asyncio.gather(
-            apply_sweep(host_a, plan_a, concurrency=3), apply_sweep(host_b, plan_b, concurrency=3)
+        report_a, report_b, _ = await asyncio.gather(
+            apply_sweep(host_a, plan_a, concurrency=3), apply_sweep(host_b, plan_b, concurrency=3), race()
         )
         stop.set()
         await task
@@ -115,7 +120,12 @@ async def test_two_racing_sweeps_and_a_writer_lose_nothing_written_during_the_sw
         for session_id in ids[:3]:
             assert len(await writer.get_messages(session_id)) == written[session_id]
         assert await snapshots.get("w0") is not None
-        deleted = sorted((i.kind, i.key) for i in [*report_a.items, *report_b.items] if i.action == "deleted")
+        for session_id in racing:  # the append either came first (the sweep kept all) or after (a new history)
+            texts = [m.text for m in await writer.get_messages(session_id)]
+            assert texts in ([f"{session_id}-0", f"{session_id}-raced"], [f"{session_id}-raced"]), texts
+        deleted = sorted(
+            (i.kind, i.key) for i in [*report_a.items, *report_b.items] if i.action == "deleted" and "/r" not in i.key
+        )
         expected = sorted(
             [("history", f"~/history/{s}") for s in ids[3:]] + [("sessions", f"sessions/{s}.json") for s in ids[1:]]
         )
