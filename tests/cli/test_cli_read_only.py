@@ -53,6 +53,8 @@ READERS: list[tuple[str, ...]] = [
     ("files", "mem"),
     ("repair", "s1", "--dry-run"),
     ("upgrade", "--dry-run"),
+    ("stats",),
+    ("sweep", "--idle", "1d", "--dry-run"),
 ]
 
 

@@ -459,6 +459,124 @@ def show(
     out.print_json(data=page["snapshot"], default=str)
 
 
+# -- operations ------------------------------------------------------------------------------------
+
+
+@app.command(
+    cls=Command,
+    epilog="[bold]Examples[/]\n\n  agent-stores stats sqlite:///agent.db\n\n"
+    "  agent-stores stats redis://localhost:6379/0 --tenant acme --json\n\n"
+    "  agent-stores stats s3://bucket/agents --limit 20 --sample 200",
+)
+def stats(
+    url: Annotated[str, typer.Argument(metavar="URL", help="A store URL.")],
+    tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
+    after: Annotated[str | None, typer.Option("--after", help="Start after this tenant segment (paging).")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Tenants per page.")] = 100,
+    sample: Annotated[
+        int, typer.Option("--sample", min=1, help="Sessions read per namespace for messages and bytes.")
+    ] = 50,
+    max_keys: Annotated[
+        int, typer.Option("--max-keys", min=1, help="Entries listed at most per namespace and kind.")
+    ] = 100_000,
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Count what a store holds per tenant and namespace: sessions, messages, bytes, files, checkpoints, todos.
+
+    One page of tenants (the unscoped stores first). Messages and bytes are read from up to
+    --sample sessions per namespace; past that they are estimates, marked [bold]≈[/]
+    ([bold]"sampled": true[/] in --json). A listing stopped at --max-keys gives lower bounds,
+    marked [bold]≥[/] ([bold]"complete": false[/]). Read only: nothing is created.
+    """
+    from ._ops import print_stats, read_stats
+
+    result = _run(
+        verbose,
+        lambda: read_stats(url, tenant=tenant, after=after, limit=limit, sample=sample, max_keys=max_keys),
+        as_json=as_json,
+    )
+    if as_json:
+        print_json({"ok": True, **result.to_json()})
+        return
+    print_stats(result)
+
+
+@app.command(
+    cls=Command,
+    epilog="[bold]Examples[/]\n\n  agent-stores sweep sqlite:///agent.db --idle 30d --dry-run\n\n"
+    "  agent-stores sweep redis://localhost:6379/0 --idle 30d --kind history,sessions --tenant acme\n\n"
+    "  agent-stores sweep s3://bucket/agents --age 90d --keep-last 5 --kind checkpoints --json",
+)
+def sweep(
+    url: Annotated[str, typer.Argument(metavar="URL", help="A store URL.")],
+    idle: Annotated[str | None, typer.Option("--idle", help="Remove items unchanged this long (30d, 12h, 2w).")] = None,
+    age: Annotated[str | None, typer.Option("--age", help="Remove items first seen this long ago (90d).")] = None,
+    keep_last: Annotated[
+        int | None, typer.Option("--keep-last", min=1, help="Always keep the N most recently active per group.")
+    ] = None,
+    kind: Annotated[
+        list[str] | None,
+        typer.Option("--kind", help="history, sessions, files, todos, checkpoints (comma-separated; default all)."),
+    ] = None,
+    tenant: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tenant", help="Sweep only this tenant (repeatable; default the unscoped stores and every tenant)."
+        ),
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would go; write nothing.")] = False,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Requests in flight at once.")] = 16,
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Remove what a retention rule says is due: idle, old, or past the newest N, per kind and tenant.
+
+    Items carry no time of their own: each sweep records the version it sees of every item
+    (under [bold]retention/[/] beside it), and an item is idle since the sweep that first saw
+    its current version. Checkpoints use their own timestamps. Every delete is conditional on
+    the version the sweep saw, so nothing written meanwhile is removed; re-running is safe and
+    finishes an interrupted sweep; several hosts may sweep at once. Exit 1 when an item failed.
+    """
+    import asyncio
+
+    from ._ops import print_sweep, run_sweep
+
+    with progress_bar(transient=True) as progress:
+        task = progress.add_task("looking", total=None)
+        phases = ["looking"]
+
+        def advance(phase: str, done: int, total: int) -> None:
+            if phase != phases[-1]:
+                phases.append(phase)
+                progress.reset(task, description=phase, total=total or None)
+            progress.update(task, completed=done, total=total or None)
+
+        report = guarded(
+            verbose,
+            lambda: asyncio.run(
+                run_sweep(
+                    url,
+                    idle=idle,
+                    age=age,
+                    keep_last=keep_last,
+                    kinds=kind,
+                    tenants=tenant,
+                    dry_run=dry_run,
+                    concurrency=concurrency,
+                    progress=advance,
+                )
+            ),
+            as_json=as_json,
+        )
+    if as_json:
+        print_json({"ok": report.ok, **report.to_json()})
+    else:
+        print_sweep(report, verbose=verbose)
+    if not report.ok:
+        raise typer.Exit(EXIT_FAILED)
+
+
 # -- migrate ---------------------------------------------------------------------------------------
 
 

@@ -69,6 +69,7 @@ from collections.abc import Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 
 __all__ = [
+    "ConditionalLogDelete",
     "Listing",
     "LogDriver",
     "LogInfo",
@@ -264,4 +265,22 @@ class ObjectDriver(Protocol):
 
     async def aclose(self) -> None:
         """Release what the driver owns."""
+        ...
+
+
+@runtime_checkable
+class ConditionalLogDelete(Protocol):
+    """A log driver that can remove a log only while it is still at a version (optional).
+
+    What the retention sweeper uses to delete a history nobody wrote to since it looked. A
+    driver without it is swept by reading the version, then deleting: an append landing
+    between the two is deleted with the log (see ``docs/cli.md``, sweep).
+    """
+
+    async def delete_if_version(self, key: str, version: LogVersion) -> bool:
+        """Remove the whole log if it is live and at ``version``; return ``True``.
+
+        Raises:
+            StoreConflictError: The log is absent or at another version; nothing was removed.
+        """
         ...

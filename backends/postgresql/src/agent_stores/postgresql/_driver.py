@@ -38,6 +38,7 @@ ORDER BY m.seq"""
 _READ_LAST = _READ + " DESC LIMIT %s"
 _LENGTH = f"SELECT length FROM agent_stores_logs WHERE key = %s AND {_LIVE}"
 _DELETE_LOG = "DELETE FROM agent_stores_logs WHERE key = %s RETURNING expires_at IS NULL OR expires_at > %s"
+_DELETE_AT = f"DELETE FROM agent_stores_logs WHERE key = %s AND version = %s AND {_LIVE} RETURNING 1"
 _PURGE = "DELETE FROM agent_stores_logs WHERE expires_at <= %s"
 
 
@@ -157,6 +158,19 @@ class PostgreSQLLogDriver:
         _check_key(key)
         rows = await self.database.fetch(_DELETE_LOG, (key, self._clock()))
         return bool(rows and rows[0][0])
+
+    async def delete_if_version(self, key: str, version: LogVersion) -> bool:
+        """Remove the log only if it is live and at ``version`` (one statement); return ``True``.
+
+        Raises:
+            StoreConflictError: The log is absent, expired or at another version; nothing was removed.
+        """
+        _check_key(key)
+        expected = _log_version(version)
+        rows = [] if expected is None else await self.database.fetch(_DELETE_AT, (key, expected, self._clock()))
+        if not rows:
+            raise StoreConflictError(f"log {key!r} is not at version {version!r}")
+        return True
 
     async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
         """Return up to ``limit`` live logs under ``prefix`` in key order, after the key ``after``."""

@@ -430,6 +430,7 @@ class RedisConnection:
         self.log_append = Script(send, _scripts.LOG_APPEND)
         self.log_tail = Script(send, _scripts.LOG_TAIL)
         self.log_delete = Script(send, _scripts.LOG_DELETE)
+        self.log_delete_at = Script(send, _scripts.LOG_DELETE_AT)
         self.log_list = Script(send, _scripts.LOG_LIST)
         self.log_due = Script(send, _scripts.LOG_DUE)
         self.log_purge = Script(send, _scripts.LOG_PURGE)

@@ -178,6 +178,20 @@ class RedisLogDriver:
         c = self.connection
         return bool(int(await c.run("delete", c.log_delete(c.log_keys(key), [key]))))
 
+    async def delete_if_version(self, key: str, version: LogVersion) -> bool:
+        """Remove the log only while it is at ``version`` (one script); return ``True``.
+
+        Raises:
+            StoreConflictError: The log is absent or at another version; nothing was removed.
+        """
+        c = self.connection
+        removed = version is not None and int(
+            await c.run("delete", c.log_delete_at(c.log_keys(key), [key, str(version)]))
+        )
+        if not removed:
+            raise StoreConflictError(f"log {key!r} is not at version {version!r}")
+        return True
+
     async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
         """Return up to ``limit`` live logs under ``prefix`` in key (byte) order, each after the key ``after``.
 

@@ -32,6 +32,7 @@ from typing import Final
 __all__ = [
     "LOG_APPEND",
     "LOG_DELETE",
+    "LOG_DELETE_AT",
     "LOG_DUE",
     "LOG_LIST",
     "LOG_PURGE",
@@ -153,6 +154,23 @@ redis.call('ZREM', KEYS[5], ARGV[1])
 redis.call('HDEL', KEYS[6], ARGV[1])
 if existed then return 1 end
 return 0
+"""
+
+#: KEYS: m, d, v, index, expiry, sessions. ARGV: log key, expected version. Deletes the log as
+#: :data:`LOG_DELETE` does, only while it is at the expected version; returns 1 when it did.
+LOG_DELETE_AT: Final = """
+local epoch = redis.call('GET', KEYS[3])
+local length = redis.call('LLEN', KEYS[1])
+if not epoch or (epoch .. ':' .. length) ~= ARGV[2] then return 0 end
+redis.call('LLEN', KEYS[2])
+redis.call('ZSCORE', KEYS[4], ARGV[1])
+redis.call('ZSCORE', KEYS[5], ARGV[1])
+redis.call('HGET', KEYS[6], ARGV[1])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('ZREM', KEYS[5], ARGV[1])
+redis.call('HDEL', KEYS[6], ARGV[1])
+return 1
 """
 
 #: KEYS: index, expiry, sessions. ARGV: ZRANGEBYLEX min, max, limit. Returns {{}, {key1,

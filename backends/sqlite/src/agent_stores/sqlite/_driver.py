@@ -43,6 +43,7 @@ _READ_LAST = f"SELECT payload FROM agent_stores_messages WHERE log_id = {_LIVE_L
 _LENGTH = f"SELECT length FROM agent_stores_logs WHERE key = ? AND {_LIVE}"
 _DELETE_LOG = "DELETE FROM agent_stores_logs WHERE key = ? RETURNING expires_at IS NULL OR expires_at > ?"
 _PURGE = "DELETE FROM agent_stores_logs WHERE expires_at <= ?"
+_DELETE_AT = f"DELETE FROM agent_stores_logs WHERE key = ? AND version = ? AND {_LIVE}"
 
 _APPEND_COLUMNS = "(key, session_id, expected, version, expires_at, now, first, digest, payload)"
 
@@ -146,6 +147,16 @@ class SQLiteLogDriver:
         """Remove the log and its records; return whether it was live."""
         rows = await self.database.fetchall(_DELETE_LOG, (key, self._clock()))
         return bool(rows and rows[0][0])
+
+    async def delete_if_version(self, key: str, version: LogVersion) -> bool:
+        """Remove the log only if it is live and at ``version`` (one statement); return ``True``.
+
+        Raises:
+            StoreConflictError: The log is absent, expired or at another version; nothing was removed.
+        """
+        if not isinstance(version, int) or not await self.database.execute(_DELETE_AT, (key, version, self._clock())):
+            raise StoreConflictError(f"log {key!r} is not at version {version!r}")
+        return True
 
     async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
         """Return up to ``limit`` live logs under ``prefix`` in key order, after the key ``after``."""

@@ -864,6 +864,18 @@ class ObjectLogDriver:
         """
         return bool(await self._reset(key, only_expired=False))
 
+    async def delete_if_version(self, key: str, version: LogVersion) -> bool:
+        """Remove the log only while it is at ``version``: :meth:`rewrite` with no records; return ``True``.
+
+        One conditional ``put`` decides (an append at ``version`` and this delete claim the same
+        segment, and one of them wins); the old objects are then erased as :meth:`delete` does.
+
+        Raises:
+            StoreConflictError: The log moved on, was deleted, or expired; nothing was removed.
+        """
+        await self.rewrite(key, [], expected_version=version, session_id="")
+        return True
+
     # -- repairing -------------------------------------------------------------------------
 
     async def salvage(self, key: str) -> Salvage | None:
