@@ -28,8 +28,15 @@ from _subject_base import (
 )
 from _subjects_fsspec import OursFsspecLocal
 from _subjects_mongodb import MongoDBOurs, OpenAIAgentsMongoDB, RawPymongo
+from _subjects_postgresql import (
+    CommunityPostgres,
+    OpenAIAgentsSQLAlchemy,
+    OursPostgreSQL,
+    RawPsycopg,
+    postgresql_server,
+)
+from _subjects_redis import SERVER_STARTERS as REDIS_SERVER_STARTERS
 from _subjects_redis import (
-    SERVER_STARTERS,
     AgentFrameworkRedis,
     OpenAIAgentsRedis,
     OursRedis,
@@ -39,6 +46,9 @@ from _subjects_redis import (
 from _subjects_s3 import OursS3, RawBoto3
 
 __all__ = ["SERVER_STARTERS", "SESSION_ID", "SUBJECTS", "Subject", "unavailable_reason"]
+
+#: How ``history_bench`` starts each kind of server a subject names in ``server``.
+SERVER_STARTERS: dict[str, Callable[[], Any]] = {**REDIS_SERVER_STARTERS, "postgresql": postgresql_server}
 
 _FLOOR_SYNCHRONOUS = "NORMAL"  # the floor's PRAGMA synchronous; see the results header
 
@@ -222,4 +232,8 @@ SUBJECTS: tuple[Callable[[], Subject], ...] = (
     RawBoto3,
     OursS3,
     OursFsspecLocal,
+    RawPsycopg,
+    OursPostgreSQL,
+    CommunityPostgres,
+    OpenAIAgentsSQLAlchemy,
 )

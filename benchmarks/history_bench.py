@@ -65,6 +65,12 @@ _PACKAGES = (
     "agent-stores-redis",
     "redis",
     "agent-framework-redis",
+    "agent-stores-postgresql",
+    "psycopg",
+    "psycopg-pool",
+    "community-agent-framework-postgres",
+    "sqlalchemy",
+    "asyncpg",
 )
 
 
@@ -81,6 +87,10 @@ class Config:
     save_budget_s: float = 1.0
     out: Path = DEFAULT_OUT
     tmpdir: Path | None = None
+    #: Only the rows whose name or floor contains one of these words (case-insensitive); empty: every row.
+    only: tuple[str, ...] = ()
+    #: Leave out the rows whose name or floor contains one of these words (case-insensitive).
+    skip: tuple[str, ...] = ()
 
     @classmethod
     def quick(cls) -> Config:
@@ -231,11 +241,22 @@ async def measure_save_latency(
 SERVERS_USED: dict[str, str] = {}
 
 
+def selected(config: Config) -> list[Callable[[], Subject]]:
+    """The subjects this run measures: every one, or those ``--only`` names, but those ``--skip`` names."""
+
+    def named(factory: Callable[[], Subject], words: Sequence[str]) -> bool:
+        subject = factory()
+        return any(word.lower() in subject.name.lower() or word.lower() in subject.floor.lower() for word in words)
+
+    return [f for f in SUBJECTS if (not config.only or named(f, config.only)) and not named(f, config.skip)]
+
+
 async def run(config: Config) -> list[Row]:
     """Start the servers the rows need, run every workload on every available store; return the samples."""
+    subjects = selected(config)
     with contextlib.ExitStack() as servers:
         missing: dict[str, str] = {}
-        kinds = sorted({f().server for f in SUBJECTS if f().server is not None and unavailable_reason(f()) is None})
+        kinds = sorted({f().server for f in subjects if f().server is not None and unavailable_reason(f()) is None})
         for kind in kinds:
             try:
                 _, description = servers.enter_context(SERVER_STARTERS[kind]())  # type: ignore[index]
@@ -245,13 +266,13 @@ async def run(config: Config) -> list[Row]:
             else:
                 SERVERS_USED[kind] = description
                 _log(f"{kind}: {description}")
-        return await _run(config, missing)
+        return await _run(config, subjects, missing)
 
 
-async def _run(config: Config, missing_servers: dict[str, str]) -> list[Row]:
-    rows = {factory().name: Row(factory().name, floor=factory().floor) for factory in SUBJECTS}
+async def _run(config: Config, subjects: Sequence[Callable[[], Subject]], missing_servers: dict[str, str]) -> list[Row]:
+    rows = {factory().name: Row(factory().name, floor=factory().floor) for factory in subjects}
     available: list[Callable[[], Subject]] = []
-    for factory in SUBJECTS:
+    for factory in subjects:
         reason = unavailable_reason(factory(), missing_servers)
         if reason is None:
             available.append(factory)
@@ -529,7 +550,8 @@ def _notes(summary: dict[str, Any]) -> list[str]:
         )
     notes += [
         "- x floor: the store's rate divided by its floor's (raw aiosqlite for the SQLite and in-process rows,"
-        " raw redis-py on the same single server for the Redis rows) in the same repetition, median over"
+        " raw redis-py on the same single server for the Redis rows, raw psycopg on the same server for the"
+        " PostgreSQL rows) in the same repetition, median over"
         " repetitions (above 1 is faster than the floor); growth ratios are paired the same way.",
         "- The cluster row runs on 3 local primaries and is compared with the single-server floor.",
         "- The floor does no de-duplication and no windowing; the providers do the framework's"
@@ -574,12 +596,22 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
     parser.add_argument("--save-reps", type=int, help="repetitions of save cost (default 3, quick 1)")
     parser.add_argument("--saves", type=int, help="most timed saves per size and repetition (default 40, quick 8)")
     parser.add_argument("--tmpdir", type=Path, help="where the databases go (default: the system temp dir)")
+    parser.add_argument(
+        "--only",
+        help="comma-separated words: run only the rows whose name or floor contains one, e.g. 'psycopg' for the"
+        " PostgreSQL rows (default: every row)",
+    )
+    parser.add_argument("--skip", help="comma-separated words: leave out the rows whose name or floor contains one")
     args = parser.parse_args(argv)
     config = Config.quick() if args.quick else Config()
     for name in ("out", "reps", "turns", "loads", "sizes", "save_reps", "saves", "tmpdir"):
         value = getattr(args, name)
         if value is not None:
             setattr(config, name, value)
+    config.only = tuple(word.strip() for word in (args.only or "").split(",") if word.strip())
+    config.skip = tuple(word.strip() for word in (args.skip or "").split(",") if word.strip())
+    if not selected(config):
+        parser.error("--only and --skip leave no row")
     return config
 
 

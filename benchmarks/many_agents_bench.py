@@ -20,7 +20,14 @@ Backends and the stores compared on each (the same server for every store of a b
 * ``mongodb``: ours and openai-agents' ``MongoDBSession`` (the nx-27017 stand-in, or
   ``$AGENT_STORES_MONGODB_URL``);
 * ``s3``: ours on SeaweedFS (or ``$AGENT_STORES_S3_URL``);
-* ``fsspec``: ours on a local folder and the framework's ``FileHistoryProvider`` (whole session).
+* ``fsspec``: ours on a local folder and the framework's ``FileHistoryProvider`` (whole session);
+* ``postgresql``: ours, ``community-agent-framework-postgres``'s ``PostgresHistoryProvider`` (no
+  read window: its ``max_messages`` deletes older messages, so each step loads the whole session)
+  and openai-agents' ``SQLAlchemySession`` on an asyncpg engine (``get_items(limit=window)``), each
+  in a database of its own with the pool it ships with (ours and the community package 10
+  connections, SQLAlchemy's 5 + 10 overflow; the community package waits up to 30 s for a
+  connection, as ours does, instead of its default 10 s); a new local cluster, or
+  ``$AGENT_STORES_POSTGRESQL_URL``.
 
 Reported per store and agent count: steps/s over the row's wall time, p50/p99 of one step's
 latency (load + save), and the client's CPU time over the row's wall time (near 100% the
@@ -66,10 +73,11 @@ from _payloads import Turn, make_turns
 from _subjects_redis import _cluster, _redis  # pyright: ignore[reportPrivateUsage]
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
-BACKENDS = ("redis", "redis-cluster", "sqlite", "mongodb", "s3", "fsspec")
+BACKENDS = ("redis", "redis-cluster", "sqlite", "mongodb", "s3", "fsspec", "postgresql")
 _PACKAGES = ("agent-framework-core", "agent-stores-core", "agent-stores-redis", "agent-stores-sqlite",
              "agent-stores-mongodb", "agent-stores-s3", "agent-stores-fsspec", "redis", "aiosqlite", "pymongo",
-             "boto3", "fsspec", "msgspec", "agent-framework-redis", "openai-agents")  # fmt: skip
+             "boto3", "fsspec", "msgspec", "agent-framework-redis", "openai-agents", "agent-stores-postgresql",
+             "psycopg", "psycopg-pool", "community-agent-framework-postgres", "sqlalchemy", "asyncpg")  # fmt: skip
 
 
 class Store:
@@ -191,6 +199,61 @@ class OursFsspec(_OursBase):
         return f"file://{base}/ours-{uuid.uuid4().hex[:8]}"
 
 
+class OursPostgreSQL(_OursBase):
+    name = "ours: PostgreSQLHistoryProvider"
+    backend = "postgresql"
+    requires = "agent_stores.postgresql"
+
+    def _url(self, base: str) -> str:
+        from _subjects_postgresql import create_database
+
+        self._server = base
+        self._database = create_database(base, "many")
+        return self._database
+
+    async def close(self) -> None:
+        from _subjects_postgresql import drop_database
+
+        await super().close()
+        drop_database(self._server, self._database)
+
+
+class CommunityPostgres(Store):
+    name = "community-agent-framework-postgres PostgresHistoryProvider (whole session)"
+    backend = "postgresql"
+    requires = "agent_framework_community_postgres"
+
+    async def open(self, url: str, window: int) -> None:
+        from agent_framework_community_postgres import PostgresPersistence
+
+        from _subjects_postgresql import create_database
+
+        self._server, self._database = url, create_database(url, "many")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            # Its pool is ours' size (10); a statement waits for a connection as long as ours (30 s, not its 10).
+            self._hub: Any = PostgresPersistence(
+                application_id="many", connection_string=self._database, pool_kwargs={"timeout": 30.0}
+            )
+            await self._hub.open()
+            await self._hub.migrate()
+            self._provider: Any = self._hub.history_provider()
+
+    async def prefill(self, session_id: str, turns: Sequence[Turn]) -> None:
+        await self._provider.save_messages(session_id, [m for t in turns for m in t.messages])
+
+    async def step(self, session_id: str, turn: Turn) -> int:
+        loaded = await self._provider.get_messages(session_id)
+        await self._provider.save_messages(session_id, list(turn.messages))
+        return len(loaded)
+
+    async def close(self) -> None:
+        from _subjects_postgresql import drop_database
+
+        await self._hub.close()
+        drop_database(self._server, self._database)
+
+
 class AgentFrameworkRedis(Store):
     name = "agent-framework-redis RedisHistoryProvider (whole session)"
     backend = "redis"
@@ -307,6 +370,32 @@ class OpenAIAgentsMongoDB(_OpenAIAgentsSessions):
         await self._client.close()
 
 
+class OpenAIAgentsSQLAlchemy(_OpenAIAgentsSessions):
+    name = "openai-agents SQLAlchemySession (asyncpg)"
+    backend = "postgresql"
+    requires = "agents.extensions.memory.sqlalchemy_session"
+
+    async def open(self, url: str, window: int) -> None:
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        from _subjects_postgresql import asyncpg_url, create_database
+
+        self._server, self._database = url, create_database(url, "many")
+        self._engine = create_async_engine(asyncpg_url(self._database))
+        self._open_sessions(window)
+
+    def _new(self, session_id: str) -> Any:
+        from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
+
+        return SQLAlchemySession(session_id, engine=self._engine, create_tables=True)
+
+    async def close(self) -> None:
+        from _subjects_postgresql import drop_database
+
+        await self._engine.dispose()
+        drop_database(self._server, self._database)
+
+
 class FrameworkFile(Store):
     name = "framework FileHistoryProvider (whole session)"
     backend = "fsspec"
@@ -351,6 +440,9 @@ STORES: tuple[type[Store], ...] = (
     OursS3,
     OursFsspec,
     FrameworkFile,
+    OursPostgreSQL,
+    CommunityPostgres,
+    OpenAIAgentsSQLAlchemy,
 )
 OURS = {factory.backend: factory for factory in STORES if factory.name.startswith("ours:")}
 
@@ -376,6 +468,14 @@ def _s3() -> Iterator[tuple[str, str]]:
     yield server.url, f"{server.description} via {server.via}"
 
 
+@contextlib.contextmanager
+def _postgresql() -> Iterator[tuple[str, str]]:
+    from _subjects_postgresql import postgresql_server
+
+    with postgresql_server() as (url, description):
+        yield url, description
+
+
 #: How each backend's base URL (a server, or a fresh folder) is made for a run.
 SERVERS: dict[str, Callable[[], AbstractContextManager[tuple[str, str]]]] = {
     "redis": _redis,
@@ -384,6 +484,7 @@ SERVERS: dict[str, Callable[[], AbstractContextManager[tuple[str, str]]]] = {
     "mongodb": _mongodb,
     "s3": _s3,
     "fsspec": lambda: _directory("fsspec"),
+    "postgresql": _postgresql,
 }
 
 

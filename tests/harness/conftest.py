@@ -94,8 +94,15 @@ def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> StoreTarget:
     return make_target(request.param, request, tmp_path)
 
 
-# (source, target) of the migration tests: SQL to key-value, object store to folder, document to SQL.
-MIGRATIONS = [("sqlite", "redis"), ("s3", "fsspec"), ("mongodb", "sqlite")]
+# (source, target) of the migration tests: SQL to key-value, object store to folder, document to SQL,
+# embedded SQL to a SQL server and back out of it to key-value.
+MIGRATIONS = [
+    ("sqlite", "redis"),
+    ("s3", "fsspec"),
+    ("mongodb", "sqlite"),
+    ("sqlite", "postgresql"),
+    ("postgresql", "redis"),
+]
 
 
 @pytest.fixture(params=MIGRATIONS, ids=[f"{a}-to-{b}" for a, b in MIGRATIONS])

@@ -35,7 +35,7 @@ def load(path: Path = RECORDED) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-_BACKEND_ORDER = ["sqlite", "redis", "mongodb", "s3", "fsspec"]
+_BACKEND_ORDER = ["sqlite", "redis", "mongodb", "s3", "fsspec", "postgresql"]
 
 #: Per suite: the table's columns, as (heading, field).
 COLUMNS: dict[str, list[tuple[str, str]]] = {

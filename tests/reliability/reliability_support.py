@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from agent_stores.testing.servers import Server
 from agent_stores.testing.servers.s3 import s3_endpoint
 
-BACKENDS = ["sqlite", "redis", "mongodb", "s3", "fsspec"]
+BACKENDS = ["sqlite", "redis", "mongodb", "s3", "fsspec", "postgresql"]
 
 #: ``1`` runs the heavy variants (more rounds, more processes).
 HEAVY = os.environ.get("AGENT_STORES_HEAVY", "").strip().lower() in {"1", "true", "yes", "on"}

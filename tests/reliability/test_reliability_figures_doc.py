@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from reliability_figures import COLUMNS, RECORDED, documented, load, tables
+from reliability_support import BACKENDS
 
 
 def test_the_documented_figures_are_the_recorded_ones() -> None:
     entries = load(RECORDED)
     assert {e["suite"] for e in entries} == set(COLUMNS), "the recorded run lacks a suite"
     for suite in ("kills", "kill-delete", "kill-cas"):
-        assert {e["backend"] for e in entries if e["suite"] == suite} == {"sqlite", "redis", "mongodb", "s3", "fsspec"}
+        assert {e["backend"] for e in entries if e["suite"] == suite} == set(BACKENDS)
     assert documented() == tables(entries), (
         "docs/reliability.md's figures differ from tests/reliability/reliability_figures.jsonl: "
         "run `python tests/reliability/reliability_figures.py` to rebuild them"

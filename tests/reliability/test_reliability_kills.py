@@ -265,11 +265,24 @@ async def _mongodb_leftovers(history: Any, secret: bytes) -> tuple[int, int]:
     return holding, orphans + tombstones
 
 
+def _postgresql_rows(target: Target, secret: bytes) -> int:
+    """PostgreSQL: the message rows of the target's database whose payload holds ``secret``."""
+    import psycopg
+
+    with psycopg.connect(target.url, autocommit=True) as connection:
+        row = connection.execute(
+            "SELECT count(*) FROM agent_stores_messages WHERE position(%s::bytea in payload) > 0", (secret,)
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
 async def _leftovers(target: Target, history: Any, secret: str) -> tuple[int | None, int | None]:
     """What still holds ``secret`` in the raw store, and orphans (MongoDB); ``None`` where not inspected.
 
     S3 and fsspec: every object or file under the store's prefix or root, byte for byte.
-    MongoDB: every batch document. SQLite and Redis delete in one atomic statement or script.
+    MongoDB: every batch document. PostgreSQL: every message row. SQLite and Redis delete in one
+    atomic statement or script.
     """
     marker = secret.encode()
     if target.backend == "s3":
@@ -278,6 +291,8 @@ async def _leftovers(target: Target, history: Any, secret: str) -> tuple[int | N
         return sum(1 for data in await asyncio.to_thread(_local_files, target) if marker in data), None
     if target.backend == "mongodb":
         return await _mongodb_leftovers(history, marker)
+    if target.backend == "postgresql":
+        return await asyncio.to_thread(_postgresql_rows, target, marker), None
     return None, None
 
 

@@ -17,9 +17,12 @@ from agent_framework import AgentSession, FileStoreEntry, Message
 
 from agent_stores.core import open_stores
 from reliability_figures import record
-from reliability_support import HEAVY, Target
+from reliability_support import BACKENDS, HEAVY, Target
 
 pytestmark = pytest.mark.asyncio
+
+#: PostgreSQL's 10 MB values and long session are tests/postgresql/test_postgresql_limits.py's (100,000 messages).
+_BUT_POSTGRESQL = pytest.mark.parametrize("target", [b for b in BACKENDS if b != "postgresql"], indirect=True)
 
 TEN_MB = 10 * 1000 * 1000
 #: MongoDB's document limit (16 MiB), plus a margin.
@@ -32,6 +35,7 @@ def _text(size: int, seed: str) -> str:
     return (block * (size // len(block) + 1))[: size - 2] + "é."
 
 
+@_BUT_POSTGRESQL
 async def test_ten_megabytes_round_trip(target: Target) -> None:
     """A 10 MB message, a 10 MB file and a 10 MB session state are stored and read back exactly."""
     message_text, file_text, state_text = _text(TEN_MB, "message"), _text(TEN_MB, "file"), _text(TEN_MB, "state")
@@ -136,6 +140,7 @@ def _numbered(start: int, count: int) -> list[Message]:
     ]
 
 
+@_BUT_POSTGRESQL
 async def test_a_long_session_saves_loads_a_window_counts_and_deletes(target: Target) -> None:
     """A session of ``SESSION_MESSAGES`` messages (100,000 with ``AGENT_STORES_HEAVY=1``), imported in pieces.
 

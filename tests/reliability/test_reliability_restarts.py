@@ -1,9 +1,9 @@
 """Server restarts: the server is stopped while an application saves, then started again.
 
 One test per server backend (Redis, MongoDB, S3 on SeaweedFS, fsspec over SFTP to OpenSSH's
-sshd), each on a server of its own
+sshd, PostgreSQL), each on a server of its own
 that keeps its data across the restart (Redis with an fsync'd append-only file, the MongoDB
-stand-in's and SeaweedFS's data directories) and comes back on the same port. A writer saves
+stand-in's, SeaweedFS's and PostgreSQL's data directories) and comes back on the same port. A writer saves
 pairs of messages through one store object without pause; after a few acknowledged saves the
 server is stopped (SIGTERM) while saves are in flight. Once its processes have exited, more
 saves are started (each must fail: the server is known to be down, not hoped to be), then the
@@ -35,6 +35,7 @@ from agent_framework import Message
 from agent_stores.core import StoreUnavailableError, open_stores
 from agent_stores.testing.servers import ServerUnavailable, free_port, is_required, stop_process, wait_for_port
 from agent_stores.testing.servers.mongodb import NX27017Process
+from agent_stores.testing.servers.postgresql import LocalPostgreSQL, postgresql_binaries
 from agent_stores.testing.servers.redis import LocalRedis, server_binary
 from agent_stores.testing.servers.s3 import (
     _ACCESS_KEY,  # pyright: ignore[reportPrivateUsage]
@@ -46,6 +47,7 @@ from agent_stores.testing.servers.s3 import (
 )
 from agent_stores.testing.servers.sftp import prepare_sshd, signal_sshd, stop_sshd
 from reliability_figures import record
+from reliability_support import HEAVY
 
 pytestmark = pytest.mark.asyncio
 
@@ -105,6 +107,33 @@ class MongoDBServer(Restartable):
 
     def stop(self) -> None:
         self.server.stop()
+
+
+class PostgreSQLServer(Restartable):
+    """A new cluster (``initdb``) in the test's directory; a stop is PostgreSQL's fast shutdown (SIGINT)."""
+
+    name = "postgresql"
+
+    def __init__(self, directory: Path) -> None:
+        bindir = postgresql_binaries()
+        if bindir is None:
+            raise ServerUnavailable("no PostgreSQL server binaries (apt-get install postgresql)")
+        self.server = LocalPostgreSQL(bindir, directory)
+        self.server.init()
+        # A statement waits at most 2 s for a connection (the server being down), then is unavailable.
+        self.url = f"{self.server.url}?connect_timeout=1&pool_timeout=2&pool_size=2"
+
+    def start(self) -> None:
+        self.server.start()
+
+    def stop(self) -> None:
+        self.server.stop()
+
+    def discard(self) -> None:
+        process, self.server.process = self.server.process, None
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGQUIT)  # immediate shutdown, no checkpoint: the data is thrown away
+            process.wait(10)
 
 
 class SeaweedFSServer(Restartable):
@@ -183,17 +212,26 @@ SERVERS: dict[str, Callable[[Path], Restartable]] = {
     "mongodb": MongoDBServer,
     "s3": SeaweedFSServer,
     "fsspec": SshdServer,
+    "postgresql": PostgreSQLServer,
 }
 SERVER_NAMES = {
     "redis": "redis-server (AOF)",
     "mongodb": "nx-27017 stand-in",
     "s3": "SeaweedFS weed mini",
     "fsspec": "OpenSSH sshd (SFTP)",
+    "postgresql": "PostgreSQL (Debian's server)",
 }
+
+
+#: Runs only with ``AGENT_STORES_HEAVY=1`` (a new cluster costs seconds): every run restarts PostgreSQL
+#: in tests/postgresql/test_postgresql_restart.py.
+HEAVY_ONLY = {"postgresql"}
 
 
 @pytest.fixture(params=list(SERVERS))
 def server(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Restartable]:
+    if request.param in HEAVY_ONLY and not HEAVY:
+        pytest.skip(f"the {request.param} run: set AGENT_STORES_HEAVY=1")
     # Short directory names: weed mini's Unix sockets live in the directory (108-byte limit).
     with tempfile.TemporaryDirectory(prefix="as-restart-") as directory:
         try:
