@@ -43,7 +43,7 @@ from agent_framework._workflows._checkpoint_encoding import (  # the framework's
 )
 from agent_framework.exceptions import WorkflowCheckpointException
 
-from .drivers import ObjectDriver
+from .drivers import ObjectDriver, StoredObject
 from .errors import CorruptRecordError, StoreConflictError
 from .keys import KeySpace, decode_segment, key_segment
 from .lifecycle import OwnedResource
@@ -70,7 +70,8 @@ _ORDER_MAX = 10**_ORDER_DIGITS - 1
 _PAGE = 64  # index entries per listing page where the first few decide (get_latest, trims)
 _LIST_PAGE = 1000  # index entries per listing page of a whole workflow (S3's largest page)
 _EXPIRY = "~"  # between an entry's id segment and its expiry; never inside a segment (only first)
-_PARALLEL = 32  # records fetched concurrently by list_checkpoints
+_PARALLEL = 32  # records fetched concurrently by list_checkpoints (one get each)
+_BATCH = 256  # records of trusted entries asked for at once (get_many if the driver offers it)
 
 
 class CorruptCheckpointError(CorruptRecordError, WorkflowCheckpointException):
@@ -304,6 +305,16 @@ def _parse_entry(index_key: str) -> _Entry:
     return _Entry(order, tail[:cut], True, expires_at)
 
 
+def _id_of(segment: str) -> str | None:
+    """The checkpoint id a segment stands for (``None``: a digest of a long id).
+
+    ``key_segment`` keeps only literal-safe ids verbatim, and every other segment starts with
+    ``~``, so a segment without it is the id: the framework's literal check is not run again
+    for each of thousands of listed keys.
+    """
+    return segment if not segment.startswith("~") else decode_segment(segment)
+
+
 def _matches(index_key: str, exact: str) -> bool:
     """Whether an entry places the record whose entry key is ``exact`` (a 0.1 entry: without its expiry)."""
     return index_key == exact or (not _parse_entry(index_key).indexed and index_key == exact[: exact.rfind(_EXPIRY)])
@@ -459,7 +470,7 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
     def _where(self, record_key: str, checkpoint_id: str | None = None) -> str:
         """Name a record in errors: its id (when known or reversible from the key) and its key."""
         if checkpoint_id is None:
-            checkpoint_id = decode_segment(record_key.rsplit("/", 1)[1].removesuffix(".json"))
+            checkpoint_id = _id_of(record_key.rsplit("/", 1)[1].removesuffix(".json"))
         return f"{record_key!r}" if checkpoint_id is None else f"{_clip(checkpoint_id)} at {record_key!r}"
 
     def _check_key(self, checkpoint_id: str, record_key: str, where: str) -> None:
@@ -786,14 +797,18 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
             trusted = entry.indexed and counts[entry.segment] == 1 and entry.segment not in marked
             if trusted and entry.expires_at is not None and entry.expires_at <= now:
                 continue  # expired: absent everywhere (purge_expired removes it)
-            plan.append((key, decode_segment(entry.segment) if trusted else None))
+            plan.append((key, _id_of(entry.segment) if trusted else None))
         # Ties need their records (lineage); so does every entry the key cannot decide.
         orders = Counter(_order_of(key) for key, _ in plan)
-        read = [key for key, known in plan if whole or known is None or orders[_order_of(key)] > 1]
         records: dict[str, WorkflowCheckpoint | None] = {}
-        for start in range(0, len(read), _PARALLEL):
-            batch = read[start : start + _PARALLEL]
+        undecided = [key for key, known in plan if known is None]
+        for start in range(0, len(undecided), _PARALLEL):
+            batch = undecided[start : start + _PARALLEL]
             records.update(zip(batch, await asyncio.gather(*(self._entry_record(k) for k in batch)), strict=True))
+        trusted = [key for key, known in plan if known is not None and (whole or orders[_order_of(key)] > 1)]
+        for start in range(0, len(trusted), _BATCH):
+            batch = trusted[start : start + _BATCH]
+            records.update(zip(batch, await self._trusted_records(batch), strict=True))
         for segment in {_parse_entry(key).segment for key, known in plan if known is None} & marked:
             await self._settle(segment)
         newest_first: list[tuple[str, WorkflowCheckpoint | None]] = []
@@ -815,6 +830,29 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
                 seen.add(checkpoint_id)
                 unique.append((checkpoint_id, checkpoint))
         return unique[::-1]
+
+    async def _trusted_records(self, index_keys: list[str]) -> list[WorkflowCheckpoint | None]:
+        """The checkpoints of entries the index trusts, their records fetched together (``get_many`` if offered).
+
+        A record gone, placed elsewhere or expired since the listing takes the careful path of
+        :meth:`_entry_record` (which heals what it finds).
+        """
+        record_keys = [self._record_key_of_entry(k) for k in index_keys]
+        get_many = getattr(self.driver, "get_many", None)
+        stored: list[StoredObject | None] = []
+        if get_many is not None:
+            stored.extend(cast(list[StoredObject | None], await get_many(record_keys)))
+        else:  # one batch in flight at once: drivers that pipeline or batch (Redis, fsspec) send it together
+            stored.extend(await asyncio.gather(*(self.driver.get(k) for k in record_keys)))
+        checkpoints: list[WorkflowCheckpoint | None] = []
+        for index_key, record_key, item in zip(index_keys, record_keys, stored, strict=True):
+            if item is not None:
+                record = self._decode(item.data, record_key)
+                if _matches(index_key, record.index_key) and not self._expired(record.expires_at):
+                    checkpoints.append(record.checkpoint)
+                    continue
+            checkpoints.append(await self._entry_record(index_key))
+        return checkpoints
 
     @store_operation("checkpoints", "list_checkpoints")
     async def list_checkpoints(self, *, workflow_name: str) -> list[WorkflowCheckpoint]:
