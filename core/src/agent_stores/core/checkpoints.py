@@ -68,7 +68,6 @@ _MICROSECOND = timedelta(microseconds=1)
 _ORDER_DIGITS = 18  # microseconds from year 1 to year 9999 fit in 18 digits
 _ORDER_MAX = 10**_ORDER_DIGITS - 1
 _PAGE = 64  # index entries per listing page where the first few decide (get_latest, trims)
-_LIST_PAGE = 1000  # index entries per listing page of a whole workflow (S3's largest page)
 _EXPIRY = "~"  # between an entry's id segment and its expiry; never inside a segment (only first)
 _PARALLEL = 32  # records fetched concurrently by list_checkpoints (one get each)
 _BATCH = 256  # records of trusted entries asked for at once (get_many if the driver offers it)
@@ -587,16 +586,12 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         return True
 
     async def _entries(self, prefix: str) -> list[str]:
-        """Every key under ``prefix`` (a workflow's index: newest first), page by page."""
-        keys: list[str] = []
-        after: str | None = None
-        while True:
-            page = await self.driver.list(prefix, delimiter=None, after=after, limit=_LIST_PAGE)
-            keys.extend(k for k in page.keys if not k.endswith("/"))
-            entries = [*page.keys, *page.prefixes]
-            if len(entries) < _LIST_PAGE:
-                return keys
-            after = max(entries)
+        """Every key under ``prefix`` (a workflow's index: newest first), in one listing call.
+
+        The driver pages as its server needs (one request per 1,000 keys on S3, one statement on
+        SQL); a server listing out of byte order (SeaweedFS) is listed once, not once per page.
+        """
+        return [k for k in (await self.driver.list(prefix, delimiter=None)).keys if not k.endswith("/")]
 
     async def _mark(self, segment: str, entries: list[str] | None) -> str:
         """Write the marker that makes listings read the records of ``segment``'s entries; return its version."""
