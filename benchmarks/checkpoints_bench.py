@@ -16,8 +16,9 @@ Workloads, per repetition (fresh stores, subjects in rotated order, so machine n
 ``--saves`` checkpoints saved one after another as one workflow's lineage (saves/s), ``--loads``
 loads of random ones among them (loads/s), ``--latest`` calls of ``get_latest`` on that
 workflow (calls/s). Then, once per subject, a workflow of ``--big`` checkpoints (saved
-``--concurrency`` at a time; the prefill time is recorded too): the latency of ``get_latest``
-(median of 5) and of one ``list_checkpoint_ids``. Ratios are medians of per-repetition ratios.
+``--concurrency`` at a time; the prefill time is recorded too; ``--tiny`` makes them tiny): the
+latency of ``get_latest`` (median of 5), of one ``list_checkpoint_ids`` and of one
+``list_checkpoints``. Ratios are medians of per-repetition ratios.
 Nothing here asserts a speed. Results: ``benchmarks/results/checkpoints.md`` and
 ``checkpoints.json`` (see ``--out``).
 """
@@ -86,6 +87,19 @@ def make_checkpoint(workflow: str, index: int, previous: str | None) -> Workflow
     )
 
 
+def make_tiny_checkpoint(workflow: str, index: int, previous: str | None) -> WorkflowCheckpoint:
+    """A tiny checkpoint (a few hundred bytes): listing cost without the record sizes."""
+    return WorkflowCheckpoint(
+        workflow_name=workflow,
+        graph_signature_hash="a3f1c2",
+        checkpoint_id=str(uuid.uuid4()),
+        previous_checkpoint_id=previous,
+        timestamp=(_EPOCH + timedelta(milliseconds=index)).isoformat(),
+        state={"step": index},
+        iteration_count=index,
+    )
+
+
 # -- subjects ----------------------------------------------------------------------------------
 
 
@@ -139,6 +153,16 @@ class RawDriverCheckpoints:
             if len(page.keys) < 1000:
                 return ids[::-1]
             after = page.keys[-1]
+
+    async def list_checkpoints(self, *, workflow_name: str) -> list[WorkflowCheckpoint]:
+        ids = await self.list_checkpoint_ids(workflow_name=workflow_name)
+        gate = asyncio.Semaphore(32)
+
+        async def one(checkpoint_id: str) -> WorkflowCheckpoint:
+            async with gate:
+                return await self.load(checkpoint_id)
+
+        return list(await asyncio.gather(*(one(i) for i in ids)))
 
 
 class Subject:
@@ -265,6 +289,7 @@ class Config:
     concurrency: int
     out: Path
     only: tuple[str, ...] = ()
+    tiny: bool = False
 
 
 @dataclass
@@ -279,6 +304,7 @@ class Row:
     big_prefill_s: float | None = None
     big_latest_ms: float | None = None
     big_list_ids_ms: float | None = None
+    big_list_ms: float | None = None
 
 
 def _log(text: str) -> None:
@@ -314,13 +340,14 @@ async def _small(subject: Subject, config: Config, rep: int) -> tuple[float, flo
     return save_rate, load_rate, latest_rate
 
 
-async def _big(subject: Subject, config: Config) -> tuple[float, float, float]:
+async def _big(subject: Subject, config: Config) -> tuple[float, float, float, float]:
     storage = subject.storage
     workflow = "wf-big"
     checkpoints: list[WorkflowCheckpoint] = []
     previous: str | None = None
+    make = make_tiny_checkpoint if config.tiny else make_checkpoint
     for index in range(config.big):
-        checkpoint = make_checkpoint(workflow, index, previous)
+        checkpoint = make(workflow, index, previous)
         checkpoints.append(checkpoint)
         previous = checkpoint.checkpoint_id
     gate = asyncio.Semaphore(config.concurrency)
@@ -344,7 +371,12 @@ async def _big(subject: Subject, config: Config) -> tuple[float, float, float]:
     list_ms = (time.perf_counter() - start) * 1000
     if len(ids) != config.big:
         raise AssertionError(f"{subject.name}: list_checkpoint_ids returned {len(ids)} of {config.big}")
-    return prefill, statistics.median(samples) * 1000, list_ms
+    start = time.perf_counter()
+    listed = await storage.list_checkpoints(workflow_name=workflow)
+    list_all_ms = (time.perf_counter() - start) * 1000
+    if [cp.checkpoint_id for cp in listed] != ids:
+        raise AssertionError(f"{subject.name}: list_checkpoints disagrees with list_checkpoint_ids")
+    return prefill, statistics.median(samples) * 1000, list_ms, list_all_ms
 
 
 def _missing(subject: Subject) -> str | None:
@@ -397,7 +429,9 @@ async def run(config: Config) -> tuple[list[Row], dict[str, str]]:
                 await subject.open(Path(tmp) / "big")
                 try:
                     row = rows[subject.name]
-                    row.big_prefill_s, row.big_latest_ms, row.big_list_ids_ms = await _big(subject, config)
+                    (row.big_prefill_s, row.big_latest_ms, row.big_list_ids_ms, row.big_list_ms) = await _big(
+                        subject, config
+                    )
                 finally:
                     await subject.close()
         from _subjects_mongodb import SERVER
@@ -435,6 +469,7 @@ def summarize(rows: Sequence[Row], servers: dict[str, str], config: Config) -> d
                 big_prefill_s=row.big_prefill_s,
                 big_latest_ms=row.big_latest_ms,
                 big_list_ids_ms=row.big_list_ids_ms,
+                big_list_ms=row.big_list_ms,
                 samples={"save": row.save, "load": row.load, "latest": row.latest},
             )
             for label, other in (("floor", floor), ("file", file)):
@@ -442,6 +477,10 @@ def summarize(rows: Sequence[Row], servers: dict[str, str], config: Config) -> d
                 entry[f"save_vs_{label}"] = _paired(row.save, other.save) if ok and other else None
                 entry[f"load_vs_{label}"] = _paired(row.load, other.load) if ok and other else None
                 entry[f"latest_vs_{label}"] = _paired(row.latest, other.latest) if ok and other else None
+            file_ok = file is not None and file.status == "ok"
+            for metric in ("big_list_ids_ms", "big_list_ms"):
+                ours, theirs = getattr(row, metric), getattr(file, metric) if file_ok else None
+                entry[f"{metric}_vs_file"] = theirs / ours if ours and theirs else None
         stores.append(entry)
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -494,24 +533,28 @@ def render_markdown(summary: dict[str, Any]) -> str:
         "- servers: " + "; ".join(f"{k}: {v}" for k, v in summary["servers"].items()),
         "- packages: " + ", ".join(f"{k} {v}" for k, v in summary["packages"].items()),
         f"- run: {cfg['reps']} repetitions of {cfg['saves']} saves (one workflow's lineage, ~6 kB checkpoints), "
-        f"{cfg['loads']} loads, {cfg['latest']} get_latest; then {cfg['big']:,} checkpoints in one workflow "
-        f"(saved {cfg['concurrency']} at a time) per store: get_latest (median of 5) and one list_checkpoint_ids",
+        f"{cfg['loads']} loads, {cfg['latest']} get_latest; then {cfg['big']:,} "
+        f"{'tiny' if cfg.get('tiny') else '~6 kB'} checkpoints in one workflow "
+        f"(saved {cfg['concurrency']} at a time) per store: get_latest (median of 5), one list_checkpoint_ids "
+        "and one list_checkpoints (`x file`: the framework's FileCheckpointStorage time over ours)",
         "- ratios: medians of per-repetition ratios; `x floor` against the row's backend floor (the raw driver), "
         "`x file` against the framework's FileCheckpointStorage",
         "",
         "| store | saves/s | x floor | x file | loads/s | x floor | x file | get_latest/s | x floor | x file | "
-        f"get_latest @ {cfg['big']:,} ms | list ids @ {cfg['big']:,} ms | prefill {cfg['big']:,} s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        f"get_latest @ {cfg['big']:,} ms | list ids @ {cfg['big']:,} ms | x file | "
+        f"list checkpoints @ {cfg['big']:,} ms | x file | prefill {cfg['big']:,} s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for s in summary["stores"]:
         if s["status"] != "ok":
-            lines.append(f"| {s['name']} | {s['status']} |" + " |" * 11)
+            lines.append(f"| {s['name']} | {s['status']} |" + " |" * 14)
             continue
         lines.append(
             f"| {s['name']} | {_n(s['saves_per_s'])} | {_x(s['save_vs_floor'])} | {_x(s['save_vs_file'])} | "
             f"{_n(s['loads_per_s'])} | {_x(s['load_vs_floor'])} | {_x(s['load_vs_file'])} | "
             f"{_n(s['latest_per_s'])} | {_x(s['latest_vs_floor'])} | {_x(s['latest_vs_file'])} | "
-            f"{_n(s['big_latest_ms'], 1)} | {_n(s['big_list_ids_ms'], 1)} | {_n(s['big_prefill_s'], 1)} |"
+            f"{_n(s['big_latest_ms'], 1)} | {_n(s['big_list_ids_ms'], 1)} | {_x(s.get('big_list_ids_ms_vs_file'))} | "
+            f"{_n(s.get('big_list_ms'), 1)} | {_x(s.get('big_list_ms_vs_file'))} | {_n(s['big_prefill_s'], 1)} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -524,6 +567,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
     parser.add_argument("--latest", type=int, default=100, help="get_latest calls per repetition (default 100)")
     parser.add_argument("--big", type=int, default=10_000, help="checkpoints of the big workflow (default 10,000)")
     parser.add_argument("--concurrency", type=int, default=16, help="concurrent saves filling it (default 16)")
+    parser.add_argument("--tiny", action="store_true", help="tiny checkpoints in the big workflow (listing cost)")
     parser.add_argument("--only", default="", help="comma-separated substrings of the rows to run (default all)")
     parser.add_argument("--quick", action="store_true", help="1 repetition, 20 saves, 40 loads, 20 calls, 200 big")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results directory (default {DEFAULT_OUT})")
@@ -531,7 +575,9 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
     if args.quick:
         args.reps, args.saves, args.loads, args.latest, args.big = 1, 20, 40, 20, 200
     only = tuple(o.strip() for o in str(args.only).split(",") if o.strip())
-    return Config(args.reps, args.saves, args.loads, args.latest, args.big, args.concurrency, args.out, only)
+    return Config(
+        args.reps, args.saves, args.loads, args.latest, args.big, args.concurrency, args.out, only, bool(args.tiny)
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:

@@ -40,6 +40,8 @@ async def test_listing_live_checkpoints_reads_each_record_once_and_nothing_else(
     saved = [await storage.save(make_checkpoint("wf", at=i)) for i in range(40)]
     driver.calls.clear()
     assert await storage.list_checkpoint_ids(workflow_name="wf") == saved
+    assert driver.calls == Counter()  # the index alone
+    assert [cp.checkpoint_id for cp in await storage.list_checkpoints(workflow_name="wf")] == saved
     assert driver.calls == Counter(get=40)
 
 
@@ -67,3 +69,66 @@ async def test_a_stale_entry_is_dropped_and_a_rewritten_one_kept() -> None:
     assert await driver.head(stale_entry) is not None
     assert await storage.list_checkpoint_ids(workflow_name="wf") == ["cp"]
     assert (await storage.load("cp")).timestamp == first.timestamp
+
+
+async def _written_by_release_0_1(driver: CountingDriver, storage: ObjectCheckpointStorage, *saves: Any) -> None:
+    """Save through this release, then turn every index entry into the 0.1 form (no expiry in its key)."""
+    for checkpoint in saves:
+        await storage.save(checkpoint)
+    for key in (await driver.list(f"{storage.root}workflows/", delimiter=None)).keys:
+        stored = await driver.get(key)
+        assert stored is not None
+        await driver.delete(key)
+        await driver.put(key[: key.rindex("~")], stored.data)
+
+
+async def test_a_store_of_release_0_1_reads_the_same_and_upgrade_rewrites_its_index() -> None:
+    driver = CountingDriver()
+    clock = [1_000.0]
+    storage = ObjectCheckpointStorage(driver, ttl=100, clock=lambda: clock[0])
+    first, second = make_checkpoint("wf", at=1), make_checkpoint("wf", at=2)
+    parent = make_checkpoint("wf", at=3, checkpoint_id="z")
+    child = make_checkpoint("wf", at=3, checkpoint_id="a", previous="z")
+    await _written_by_release_0_1(driver, storage, first, second, child, parent)
+    clock[0] += 50
+    late = make_checkpoint("wf", at=4)
+    await storage.save(late)  # an entry of this release beside the old ones
+    expected = [first.checkpoint_id, second.checkpoint_id, "z", "a", late.checkpoint_id]
+
+    async def listings() -> list[str]:
+        ids = await storage.list_checkpoint_ids(workflow_name="wf")
+        assert [cp.checkpoint_id for cp in await storage.list_checkpoints(workflow_name="wf")] == ids
+        return ids
+
+    assert await listings() == expected
+    latest = await storage.get_latest(workflow_name="wf")
+    assert latest is not None and latest.checkpoint_id == late.checkpoint_id
+    # A 0.1 entry re-saved by this release (same place): listed once, whichever entry is read.
+    await storage.save(second)
+    assert await listings() == expected
+
+    assert await storage.upgrade_index(dry_run=True) == 4
+    assert await storage.upgrade_index() == 4
+    assert await storage.upgrade_index() == 0
+    keys = (await driver.list(f"{storage.root}workflows/", delimiter=None)).keys
+    assert len(keys) == 5 and all("~" in key.rsplit("/", 1)[1][1:] for key in keys)
+    driver.calls.clear()
+    assert await storage.list_checkpoint_ids(workflow_name="wf") == expected
+    assert driver.calls == Counter(get=2)  # the tie's records only
+    clock[0] += 60  # the 0.1 saves expired (their expiry now read from the keys), the later saves did not
+    assert await listings() == [second.checkpoint_id, late.checkpoint_id]
+
+
+async def test_a_move_stopped_midway_is_read_from_its_record_until_settled() -> None:
+    driver = CountingDriver()
+    storage = ObjectCheckpointStorage(driver)
+    await storage.save(make_checkpoint("wf", checkpoint_id="cp", at=1))
+    old_entry = storage._index_key(make_checkpoint("wf", checkpoint_id="cp", at=1))  # pyright: ignore[reportPrivateUsage]
+    # Moved to another workflow, stopped after the record was written: the old entry looks live.
+    await storage.save(make_checkpoint("other", checkpoint_id="cp", at=2))
+    await driver.put(old_entry, b"{}")
+    await driver.put(f"{storage.root}moving/cp", b'{"entries": ["' + old_entry.encode() + b'"]}')
+    assert await storage.list_checkpoint_ids(workflow_name="wf") == []
+    assert await storage.list_checkpoint_ids(workflow_name="other") == ["cp"]
+    assert (await driver.list(f"{storage.root}moving/", delimiter=None)).keys == []  # settled
+    assert await driver.head(old_entry) is None

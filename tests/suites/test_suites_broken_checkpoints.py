@@ -14,8 +14,13 @@ import pytest
 from agent_framework import WorkflowCheckpoint
 from agent_framework._workflows._checkpoint_encoding import decode_checkpoint_value
 
-from agent_stores.core import StoreConflictError
-from agent_stores.core.checkpoints import ObjectCheckpointStorage, _Record, encode_record  # pyright: ignore[reportPrivateUsage]
+from agent_stores.core import StoreConflictError, decode_segment
+from agent_stores.core.checkpoints import (  # pyright: ignore[reportPrivateUsage]
+    ObjectCheckpointStorage,
+    _parse_entry,  # pyright: ignore[reportPrivateUsage]
+    _Record,  # pyright: ignore[reportPrivateUsage]
+    encode_record,
+)
 from suite_runs import failed_of
 
 pytest_plugins = ["pytester"]
@@ -71,6 +76,14 @@ class MovesTheRecordFirst(ObjectCheckpointStorage):
         return checkpoint.checkpoint_id
 
 
+class ListsIdsIgnoringExpiry(ObjectCheckpointStorage):
+    """Names the ids from the index keys alone, expired entries included, while the records say they expired."""
+
+    async def list_checkpoint_ids(self, *, workflow_name: str) -> list[str]:
+        keys = await self._entries(self._index_prefix(workflow_name))  # pyright: ignore[reportPrivateUsage]
+        return [decode_segment(_parse_entry(k).segment) or "" for k in reversed(keys)]
+
+
 _MODULE = """
 import pytest
 from agent_stores.core.memory import MemoryObjectDriver
@@ -79,10 +92,12 @@ from {module} import {store}
 
 
 class TestStore(ObjectCheckpointStorageConformance):
+    fake_clock = True
+
     @pytest.fixture
-    def checkpoint_storage_factory(self):
+    def checkpoint_storage_factory(self, clock):
         driver = MemoryObjectDriver()
-        return lambda **options: {store}(driver, **options)
+        return lambda **options: {store}(driver, clock=clock, **options)
 """
 
 
@@ -97,6 +112,7 @@ _CASES: list[tuple[type[ObjectCheckpointStorage], str]] = [
     (PurgesOnlyTheIndex, "test_killed_save_leaves_nothing_after_expiry_and_purge"),
     (RemovesTheEntryUnconditionally, "test_trim_racing_a_resave_keeps_the_resaved_checkpoint"),
     (MovesTheRecordFirst, "test_resave_killed_between_writes_keeps_the_checkpoint_listed"),
+    (ListsIdsIgnoringExpiry, "test_listings_agree_on_liveness_expiry_and_order"),
 ]
 
 

@@ -761,6 +761,7 @@ def upgrade(
     and tenant views read only there. Each item is copied, read back and compared, and only
     then removed from its old place: an interrupted upgrade loses nothing, and running it again
     finishes it. An item whose new place already holds different data is a conflict and stays.
+    Checkpoint index entries written by 0.1 are rewritten so listings read no record.
 
     Exit 0 when everything moved (or nothing was left to move), 1 when an item failed or
     conflicted, 2 on bad input or an unreachable store.

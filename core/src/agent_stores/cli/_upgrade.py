@@ -1,5 +1,8 @@
 """``agent-stores upgrade``: move tenant data written by release 0.1 into the tenants' roots.
 
+It also rewrites release 0.1's checkpoint index entries in this release's form (their keys
+hold the expiry, so listings read no record), namespace by namespace, inside tenants too.
+
 Release 0.1 kept a tenant view's data in three places of the unscoped stores: files under the
 folder ``tenants/<tenant>/`` of the file store, sessions under the session id
 ``tenants/<tenant>/<id>``, history in the namespace ``tenants/<tenant>``. Every kind of a
@@ -45,7 +48,7 @@ Progress = Callable[[str, int], None]
 class UpgradeItem:
     """One file, session or history moved (or to be moved) into its tenant's root."""
 
-    kind: Literal["history", "session", "file"]
+    kind: Literal["history", "session", "file", "checkpoints"]
     tenant: str
     name: str
     action: str = ""  # move, done (already moved: the old copy removed), conflict, error
@@ -106,7 +109,30 @@ async def upgrade(url: str, *, dry_run: bool = False, progress: Progress | None 
         await _histories(stores, report, dry_run, tick)
         await _sessions(stores, report, dry_run, tick)
         await _files(stores, report, dry_run, tick)
+        await _checkpoint_indexes(stores, report, dry_run, tick)
     return report
+
+
+async def _checkpoint_indexes(stores: Stores, report: UpgradeReport, dry_run: bool, tick: Progress) -> None:
+    """Rewrite every namespace's 0.1 checkpoint index entries (see ``ObjectCheckpointStorage.upgrade_index``)."""
+    scopes: list[tuple[str | None, str | None]] = [(None, None)]
+    async for tenant in iter_pages(lambda a, n: stores.list_tenants(after=a, limit=n)):
+        scopes.append((tenant.segment, tenant.name))
+    for tenant_segment, tenant in scopes:
+        if tenant_segment is not None and tenant is None:
+            continue  # a digest: no tenant id to open its view with (its listings still read records)
+        namespaces = iter_pages(
+            lambda a, n, t=tenant_segment: stores.list_namespaces("checkpoints", tenant_segment=t, after=a, limit=n)
+        )
+        async for namespace in namespaces:
+            if namespace.name is None:
+                continue
+            storage = stores.checkpoint_storage(tenant=tenant, namespace=namespace.name)
+            rewritten = await storage.upgrade_index(dry_run=dry_run)
+            if rewritten:
+                detail = f"{rewritten} index entries {'to rewrite' if dry_run else 'rewritten'}"
+                report.items.append(UpgradeItem("checkpoints", tenant or "", namespace.name, "move", detail))
+                tick("checkpoints", len(report.items))
 
 
 async def _histories(stores: Stores, report: UpgradeReport, dry_run: bool, tick: Progress) -> None:

@@ -9,9 +9,15 @@ Layout, under ``prefix`` and the namespace's key segment ``<ns>``:
 
 - ``<ns>/records/<id>.json`` - one checkpoint, in an envelope (see :func:`encode_record`)
   around exactly the JSON value the framework's ``FileCheckpointStorage`` writes.
-- ``<ns>/workflows/<workflow>/<inverted timestamp>.<id>`` - an index entry per checkpoint.
-  Its key sorts newest first, so ``get_latest`` reads the first entry of one listing page
-  instead of every checkpoint of the workflow.
+- ``<ns>/workflows/<workflow>/<inverted timestamp>.<id>~<expiry>`` - an index entry per
+  checkpoint. Its key sorts newest first, so ``get_latest`` reads the first entry of one
+  listing page instead of every checkpoint of the workflow, and it holds what a listing needs
+  (order, id, expiry: ``repr`` of the unix time, empty for none), so ``list_checkpoint_ids``
+  reads keys, not records. Entries of release 0.1 have no ``~<expiry>``: a listing reads their
+  record, and ``agent-stores upgrade`` rewrites them (:meth:`ObjectCheckpointStorage.upgrade_index`).
+- ``<ns>/moving/<id>`` - a marker while a save moves a checkpoint to another entry (a new
+  timestamp, workflow or expiry) or a delete removes a record it cannot read: until it is
+  gone, listings read the record of every entry of that id instead of trusting the index.
 
 Ids and workflow names become key segments through :func:`~agent_stores.core.key_segment`
 (injective; long values by SHA-256), so no id or name can reach another's key.
@@ -25,6 +31,7 @@ import json
 import logging
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple, cast
@@ -36,7 +43,7 @@ from agent_framework._workflows._checkpoint_encoding import (  # the framework's
 )
 from agent_framework.exceptions import WorkflowCheckpointException
 
-from .drivers import ObjectDriver
+from .drivers import ObjectDriver, StoredObject
 from .errors import CorruptRecordError, StoreConflictError
 from .keys import KeySpace, decode_segment, key_segment
 from .lifecycle import OwnedResource
@@ -60,8 +67,10 @@ _EPOCH = datetime(1, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 _ORDER_DIGITS = 18  # microseconds from year 1 to year 9999 fit in 18 digits
 _ORDER_MAX = 10**_ORDER_DIGITS - 1
-_PAGE = 64  # index entries per listing page
-_PARALLEL = 32  # records fetched concurrently by list_checkpoints
+_PAGE = 64  # index entries per listing page where the first few decide (get_latest, trims)
+_EXPIRY = "~"  # between an entry's id segment and its expiry; never inside a segment (only first)
+_PARALLEL = 32  # records fetched concurrently by list_checkpoints (one get each)
+_BATCH = 256  # records of trusted entries asked for at once (get_many if the driver offers it)
 
 
 class CorruptCheckpointError(CorruptRecordError, WorkflowCheckpointException):
@@ -271,6 +280,45 @@ class _Record(NamedTuple):
     index_key: str
 
 
+class _Entry(NamedTuple):
+    """What an index entry's key says about its checkpoint."""
+
+    order: str
+    segment: str
+    #: Written by this release (expiry in the key): a listing may answer from the key alone.
+    indexed: bool
+    expires_at: float | None
+
+
+def _parse_entry(index_key: str) -> _Entry:
+    name = index_key.rsplit("/", 1)[1]
+    order, _, tail = name.partition(".")
+    cut = tail.rfind(_EXPIRY)
+    if cut <= 0:  # release 0.1: no expiry (a segment starts with "~" at most)
+        return _Entry(order, tail, False, None)
+    expiry = tail[cut + 1 :]
+    try:
+        expires_at = float(expiry) if expiry else None
+    except ValueError:
+        return _Entry(order, tail, False, None)  # not ours: its record decides (none: dropped)
+    return _Entry(order, tail[:cut], True, expires_at)
+
+
+def _id_of(segment: str) -> str | None:
+    """The checkpoint id a segment stands for (``None``: a digest of a long id).
+
+    ``key_segment`` keeps only literal-safe ids verbatim, and every other segment starts with
+    ``~``, so a segment without it is the id: the framework's literal check is not run again
+    for each of thousands of listed keys.
+    """
+    return segment if not segment.startswith("~") else decode_segment(segment)
+
+
+def _matches(index_key: str, exact: str) -> bool:
+    """Whether an entry places the record whose entry key is ``exact`` (a 0.1 entry: without its expiry)."""
+    return index_key == exact or (not _parse_entry(index_key).indexed and index_key == exact[: exact.rfind(_EXPIRY)])
+
+
 class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
     """Workflow checkpoints as objects, through the framework's own checkpoint encoding.
 
@@ -402,22 +450,26 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         return f"{self._root}workflows/{key_segment(workflow_name)}/"
 
     def _entry_key(self, header: _RecordHeader) -> str:
-        return f"{self._index_prefix(header.workflow_name)}{header.order}.{key_segment(header.checkpoint_id)}"
+        expiry = "" if header.expires_at is None else repr(header.expires_at)
+        segment = key_segment(header.checkpoint_id)
+        return f"{self._index_prefix(header.workflow_name)}{header.order}.{segment}{_EXPIRY}{expiry}"
 
-    def _index_key(self, checkpoint: WorkflowCheckpoint) -> str:
+    def _index_key(self, checkpoint: WorkflowCheckpoint, expires_at: float | None = None) -> str:
         order = checkpoint_order_key(checkpoint)
-        return f"{self._index_prefix(checkpoint.workflow_name)}{order}.{key_segment(checkpoint.checkpoint_id)}"
+        return self._entry_key(_RecordHeader(checkpoint.checkpoint_id, checkpoint.workflow_name, order, expires_at))
 
     def _record_key_of_entry(self, index_key: str) -> str:
-        segment = index_key.rsplit("/", 1)[1].split(".", 1)[1]
-        return f"{self._root}records/{segment}.json"
+        return f"{self._root}records/{_parse_entry(index_key).segment}.json"
+
+    def _marker_key(self, segment: str) -> str:
+        return f"{self._root}moving/{segment}"
 
     # -- records ---------------------------------------------------------------------------
 
     def _where(self, record_key: str, checkpoint_id: str | None = None) -> str:
         """Name a record in errors: its id (when known or reversible from the key) and its key."""
         if checkpoint_id is None:
-            checkpoint_id = decode_segment(record_key.rsplit("/", 1)[1].removesuffix(".json"))
+            checkpoint_id = _id_of(record_key.rsplit("/", 1)[1].removesuffix(".json"))
         return f"{record_key!r}" if checkpoint_id is None else f"{_clip(checkpoint_id)} at {record_key!r}"
 
     def _check_key(self, checkpoint_id: str, record_key: str, where: str) -> None:
@@ -477,7 +529,7 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         record_key = self._record_key_of_entry(index_key)
         stored = await self.driver.get(record_key)
         found = None if stored is None else self._peek(stored.data, record_key)
-        if stored is None or (found is not None and found[0] != index_key):
+        if stored is None or (found is not None and not _matches(index_key, found[0])):
             await self._drop_entry(index_key, entry_version)
 
     async def _entry_record(self, index_key: str) -> WorkflowCheckpoint | None:
@@ -489,13 +541,13 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         """
         record_key = self._record_key_of_entry(index_key)
         found = await self._read(record_key)
-        if found is not None and found[0].index_key == index_key:
+        if found is not None and _matches(index_key, found[0].index_key):
             return await self._live(found, record_key)
         entry_version = await self.driver.head(index_key)
         if entry_version is None:
             return None  # the entry is gone already
         found = await self._read(record_key)
-        if found is None or found[0].index_key != index_key:
+        if found is None or not _matches(index_key, found[0].index_key):
             # Deleted, or re-saved under another timestamp or workflow.
             await self._drop_entry(index_key, entry_version)
             return None
@@ -509,33 +561,66 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         return record.checkpoint
 
     async def _remove(self, record_key: str, version: str, index_key: str) -> bool:
-        """Delete one checkpoint unless it was saved again meanwhile: its record first, then its index entry.
+        """Delete one checkpoint unless it was saved again meanwhile: its index entry first, then its record.
 
-        The entry's version is read before the record is deleted and the entry is deleted only at
-        that version, so a save of the same id and timestamp landing meanwhile keeps both (its
-        record makes the record delete conflict, or its entry the entry delete). Stopped between
-        the two deletes, an entry is left dangling, and the next read of the workflow drops it.
+        The entry's version is read, then the record's is checked to be still ``version``; the
+        entry is deleted only at its version and the record only at ``version``. A save of the
+        same id landing meanwhile therefore keeps both: its record makes the record check or
+        delete fail, and its entry, written after its record, either makes the entry delete
+        fail or is written again after it. Stopped between the two deletes, the record is an
+        orphan (loadable, never listed, as after a stopped save), so a listing never names a
+        checkpoint that is gone.
         """
         entry_version = await self.driver.head(index_key)
+        if await self.driver.head(record_key) != version:
+            return False  # saved again (or removed) meanwhile: the new save owns the record and its entry
+        if entry_version is not None:
+            try:
+                await self.driver.delete(index_key, if_version=entry_version)
+            except StoreConflictError:
+                return False  # a save rewrote the entry: it owns the record too
         try:
             await self.driver.delete(record_key, if_version=version)
         except StoreConflictError:
-            return False  # saved again meanwhile: the new save owns the record and its entry
-        await self._drop_entry(index_key, entry_version)
+            return False  # saved again meanwhile: its entry is written after its record
         return True
 
-    async def _entries(self, workflow_name: str) -> list[str]:
-        """Every index key of the workflow, newest first, page by page."""
-        prefix = self._index_prefix(workflow_name)
-        keys: list[str] = []
-        after: str | None = None
-        while True:
-            page = await self.driver.list(prefix, delimiter=None, after=after, limit=_PAGE)
-            keys.extend(k for k in page.keys if not k.endswith("/"))
-            entries = [*page.keys, *page.prefixes]
-            if len(entries) < _PAGE:
-                return keys
-            after = max(entries)
+    async def _entries(self, prefix: str) -> list[str]:
+        """Every key under ``prefix`` (a workflow's index: newest first), in one listing call.
+
+        The driver pages as its server needs (one request per 1,000 keys on S3, one statement on
+        SQL); a server listing out of byte order (SeaweedFS) is listed once, not once per page.
+        """
+        return [k for k in (await self.driver.list(prefix, delimiter=None)).keys if not k.endswith("/")]
+
+    async def _mark(self, segment: str, entries: list[str] | None) -> str:
+        """Write the marker that makes listings read the records of ``segment``'s entries; return its version."""
+        body = {"entries": entries, "nonce": uuid.uuid4().hex}
+        return await self.driver.put(self._marker_key(segment), json.dumps(body).encode())
+
+    async def _unmark(self, segment: str, version: str) -> None:
+        with contextlib.suppress(StoreConflictError):  # another move of the id marked it again: its marker stays
+            await self.driver.delete(self._marker_key(segment), if_version=version)
+
+    async def _settle(self, segment: str) -> None:
+        """Finish what a stopped move left: drop the stale entries its marker names, then the marker.
+
+        A marker naming no entries (a removed unreadable record) stays: its entries are unknown.
+        """
+        key = self._marker_key(segment)
+        stored = await self.driver.get(key)
+        if stored is None:
+            return
+        try:
+            entries: object = json.loads(stored.data)["entries"]
+        except (ValueError, KeyError, TypeError):
+            entries = None
+        if not isinstance(entries, list):
+            return
+        for entry in cast(list[object], entries):
+            if isinstance(entry, str) and entry.startswith(f"{self._root}workflows/"):
+                await self._drop_if_stale(entry)
+        await self._unmark(segment, stored.version)
 
     # -- CheckpointStorage ---------------------------------------------------------------
 
@@ -552,25 +637,30 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         if not isinstance(checkpoint, WorkflowCheckpoint):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f"expected a WorkflowCheckpoint, got {type(checkpoint).__name__}")
         checkpoint_id = self._check_id(checkpoint.checkpoint_id)
-        index_key = self._index_key(checkpoint)
         expires_at = None if self.ttl is None else self._clock() + self.ttl
+        index_key = self._index_key(checkpoint, expires_at)
         data = encode_record(checkpoint, allowed_types=self.allowed_types, expires_at=expires_at)
         record_key = self._record_key(checkpoint_id)
         previous = await self.driver.get(record_key)
         # An unreadable old record leaves a dangling entry, dropped when a read meets it.
         old = None if previous is None else self._peek(previous.data, record_key)
         moved = old is not None and old[0] != index_key
-        if moved:
-            # Re-saved under another timestamp or workflow: the new entry is written first, so a
-            # save stopped at any point leaves the checkpoint listed (the old record under its
-            # old entry, or the new one under its new entry); a read drops the other entry.
+        segment = key_segment(checkpoint_id)
+        marker: str | None = None
+        if old is not None and moved:
+            # Re-saved under another timestamp, workflow or expiry: a marker first (listings
+            # then read this id's records instead of trusting either entry), then the new entry,
+            # so a save stopped at any point leaves the checkpoint listed (the old record under
+            # its old entry, or the new one under its new entry); a read drops the other entry.
+            marker = await self._mark(segment, [old[0], index_key])
             await self._put_entry(index_key, checkpoint_id)
         await self.driver.put(record_key, data)
         # Always the last write of a save: a reader that dropped the entry as stale before the
         # record was written, or a trim that looked at it, meets a new version and keeps it.
         await self._put_entry(index_key, checkpoint_id)
-        if old is not None and moved:
+        if old is not None and marker is not None:
             await self._drop_if_stale(old[0])
+            await self._unmark(segment, marker)
         if self.keep_last is not None:
             await self._trim(checkpoint.workflow_name, self.keep_last)
         return checkpoint_id
@@ -596,7 +686,7 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
             record_key = self._record_key_of_entry(index_key)
             stored = await self.driver.get(record_key)
             found = None if stored is None else self._peek(stored.data, record_key)
-            if stored is not None and (found is None or found[0] == index_key):
+            if stored is not None and (found is None or _matches(index_key, found[0])):
                 await self._remove(record_key, stored.version, index_key)
             else:
                 await self._drop_if_stale(index_key)  # dangling, or the record lives under another entry
@@ -634,7 +724,10 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         if stored is None:
             return False
         found = self._peek(stored.data, key)
-        if found is None:  # corrupt: its index entry is left dangling and dropped when a read meets it
+        if found is None:
+            # Unreadable, so its entry is unknown: a marker (never removed) makes listings read
+            # the record of any entry of this id, and drop the entry they find dangling.
+            await self._mark(key_segment(checkpoint_id), None)
             try:
                 return await self.driver.delete(key, if_version=stored.version)
             except StoreConflictError:
@@ -659,7 +752,11 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
             page = await self.driver.list(prefix, delimiter=None, after=after, limit=_PAGE)
             keys = [k for k in page.keys if not k.endswith("/")]
             last_page = len(page.keys) + len(page.prefixes) < _PAGE
+            now = self._clock()
             for key in keys:
+                entry = _parse_entry(key)
+                if entry.indexed and entry.expires_at is not None and entry.expires_at <= now:
+                    continue  # expired: absent (purge_expired removes it)
                 if pending and _order_of(key) != _order_of(pending[0]):
                     found = await self._newest_of(pending)
                     if found is not None:
@@ -676,34 +773,103 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
             return None
         return _order_ties(live)[-1][1]
 
+    async def _listed(self, workflow_name: str, *, whole: bool) -> list[tuple[str, WorkflowCheckpoint | None]]:
+        """The workflow's live checkpoints, oldest first, as ``(id, checkpoint)``; the one listing rule.
+
+        An entry of this release whose id has no other entry here and no marker decides alone:
+        its key gives the id, order and expiry. The record is read (and a stale or dangling entry
+        dropped) where the index cannot decide: an entry of release 0.1, an id with two entries
+        or a marker (a stopped move), an id kept as a digest, and checkpoints sharing a
+        timestamp (their lineage orders them). With ``whole``, every record is read.
+        """
+        keys = await self._entries(self._index_prefix(workflow_name))
+        entries = [(key, _parse_entry(key)) for key in keys]
+        marked = {k.rsplit("/", 1)[1] for k in await self._entries(f"{self._root}moving/")} if entries else set[str]()
+        counts = Counter(entry.segment for _, entry in entries)
+        now = self._clock()
+        plan: list[tuple[str, str | None]] = []  # (index key, id when the key alone decides)
+        for key, entry in entries:
+            trusted = entry.indexed and counts[entry.segment] == 1 and entry.segment not in marked
+            if trusted and entry.expires_at is not None and entry.expires_at <= now:
+                continue  # expired: absent everywhere (purge_expired removes it)
+            plan.append((key, _id_of(entry.segment) if trusted else None))
+        # Ties need their records (lineage); so does every entry the key cannot decide.
+        orders = Counter(_order_of(key) for key, _ in plan)
+        records: dict[str, WorkflowCheckpoint | None] = {}
+        undecided = [key for key, known in plan if known is None]
+        for start in range(0, len(undecided), _PARALLEL):
+            batch = undecided[start : start + _PARALLEL]
+            records.update(zip(batch, await asyncio.gather(*(self._entry_record(k) for k in batch)), strict=True))
+        trusted = [key for key, known in plan if known is not None and (whole or orders[_order_of(key)] > 1)]
+        for start in range(0, len(trusted), _BATCH):
+            batch = trusted[start : start + _BATCH]
+            records.update(zip(batch, await self._trusted_records(batch), strict=True))
+        for segment in {_parse_entry(key).segment for key, known in plan if known is None} & marked:
+            await self._settle(segment)
+        newest_first: list[tuple[str, WorkflowCheckpoint | None]] = []
+        group: list[tuple[str, WorkflowCheckpoint]] = []
+        for key, known in plan:
+            if group and _order_of(key) != _order_of(group[0][0]):
+                newest_first.extend((cp.checkpoint_id, cp) for _, cp in reversed(_order_ties(group)))
+                group = []
+            if key not in records:  # decided by its key alone, the only one at its timestamp
+                assert known is not None
+                newest_first.append((known, None))
+            elif (checkpoint := records[key]) is not None:  # else gone, stale or expired: its record decided
+                group.append((key, checkpoint))
+        newest_first.extend((cp.checkpoint_id, cp) for _, cp in reversed(_order_ties(group)))
+        seen: set[str] = set()
+        unique: list[tuple[str, WorkflowCheckpoint | None]] = []
+        for checkpoint_id, checkpoint in newest_first:  # a 0.1 entry beside its rewrite names it twice
+            if checkpoint_id not in seen:
+                seen.add(checkpoint_id)
+                unique.append((checkpoint_id, checkpoint))
+        return unique[::-1]
+
+    async def _trusted_records(self, index_keys: list[str]) -> list[WorkflowCheckpoint | None]:
+        """The checkpoints of entries the index trusts, their records fetched together (``get_many`` if offered).
+
+        A record gone, placed elsewhere or expired since the listing takes the careful path of
+        :meth:`_entry_record` (which heals what it finds).
+        """
+        record_keys = [self._record_key_of_entry(k) for k in index_keys]
+        get_many = getattr(self.driver, "get_many", None)
+        stored: list[StoredObject | None] = []
+        if get_many is not None:
+            stored.extend(cast(list[StoredObject | None], await get_many(record_keys)))
+        else:  # one batch in flight at once: drivers that pipeline or batch (Redis, fsspec) send it together
+            stored.extend(await asyncio.gather(*(self.driver.get(k) for k in record_keys)))
+        checkpoints: list[WorkflowCheckpoint | None] = []
+        for index_key, record_key, item in zip(index_keys, record_keys, stored, strict=True):
+            if item is not None:
+                record = self._decode(item.data, record_key)
+                if _matches(index_key, record.index_key) and not self._expired(record.expires_at):
+                    checkpoints.append(record.checkpoint)
+                    continue
+            checkpoints.append(await self._entry_record(index_key))
+        return checkpoints
+
     @store_operation("checkpoints", "list_checkpoints")
     async def list_checkpoints(self, *, workflow_name: str) -> list[WorkflowCheckpoint]:
         """Return every live checkpoint of ``workflow_name``, oldest first (see the order above).
+
+        The index decides which; each record is read (``_PARALLEL`` at a time) to return it.
 
         Raises:
             CorruptCheckpointError: One of them is corrupt (named); nothing is skipped silently.
             WorkflowCheckpointException: One holds a type outside the allow-list.
         """
-        keys = await self._entries(workflow_name)
-        records: list[WorkflowCheckpoint | None] = []
-        for start in range(0, len(keys), _PARALLEL):
-            records.extend(await asyncio.gather(*(self._entry_record(k) for k in keys[start : start + _PARALLEL])))
-        newest_first: list[WorkflowCheckpoint] = []
-        group: list[tuple[str, WorkflowCheckpoint]] = []
-        for key, checkpoint in zip(keys, records, strict=True):
-            if checkpoint is None:
-                continue
-            if group and _order_of(key) != _order_of(group[0][0]):
-                newest_first.extend(cp for _, cp in reversed(_order_ties(group)))
-                group = []
-            group.append((key, checkpoint))
-        newest_first.extend(cp for _, cp in reversed(_order_ties(group)))
-        return newest_first[::-1]
+        return [cp for _, cp in await self._listed(workflow_name, whole=True) if cp is not None]
 
     @store_operation("checkpoints", "list_checkpoint_ids")
     async def list_checkpoint_ids(self, *, workflow_name: str) -> list[str]:
-        """Return the ids of :meth:`list_checkpoints`, in its order (the records are read, so both agree)."""
-        return [cp.checkpoint_id for cp in await self.list_checkpoints(workflow_name=workflow_name)]
+        """Return the ids of :meth:`list_checkpoints`, in its order, from the index.
+
+        Reads index pages (and the markers of stopped moves); records only where the index
+        cannot decide (see :meth:`_listed`). A record damaged after its save is therefore still
+        listed here (never skipped): ``load``, ``get_latest`` and ``list_checkpoints`` name it.
+        """
+        return [checkpoint_id for checkpoint_id, _ in await self._listed(workflow_name, whole=False)]
 
     # -- administration --------------------------------------------------------------------
 
@@ -731,6 +897,44 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
             if len(entries) < _PAGE:
                 return removed
             after = max(entries)
+
+    @store_operation("checkpoints", "upgrade_index")
+    async def upgrade_index(self, *, dry_run: bool = False) -> int:
+        """Rewrite this namespace's index entries of release 0.1 in this release's form; return how many.
+
+        Each 0.1 entry (no expiry in its key: every listing reads its record) whose record
+        places it gets this release's entry, then the old entry is removed; a dangling or stale
+        one is dropped, one whose record is corrupt is left for inspection. Stopped anywhere, a
+        checkpoint stays listed exactly once; run it again to finish. Safe beside running
+        applications: an entry is removed only at the version that was read. With ``dry_run``,
+        only count the entries that would be rewritten.
+        """
+        rewritten = 0
+        for index_key in await self._entries(f"{self._root}workflows/"):
+            if _parse_entry(index_key).indexed:
+                continue
+            entry_version = await self.driver.head(index_key)
+            if entry_version is None:
+                continue
+            record_key = self._record_key_of_entry(index_key)
+            stored = await self.driver.get(record_key)
+            where = self._where(record_key)
+            try:
+                header = None if stored is None else _header(stored.data, where=where)[1]
+                if header is not None:
+                    self._check_key(header.checkpoint_id, record_key, where)
+            except CorruptCheckpointError:
+                continue  # left for inspection: load names it, delete removes it
+            if stored is not None and header is not None and _matches(index_key, exact := self._entry_key(header)):
+                rewritten += 1
+                if dry_run:
+                    continue
+                await self._put_entry(exact, header.checkpoint_id)
+                if await self.driver.head(record_key) != stored.version:
+                    await self._drop_if_stale(exact)  # saved or removed meanwhile: keep it only if it still places it
+            if not dry_run:
+                await self._drop_entry(index_key, entry_version)
+        return rewritten
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.driver!r}, prefix={self.prefix!r}, namespace={self.namespace!r})"

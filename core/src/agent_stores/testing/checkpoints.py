@@ -553,6 +553,51 @@ class CheckpointStorageConformance(ConformanceBase):
             await store.load(checkpoint.checkpoint_id)
         assert await store.list_checkpoint_ids(workflow_name=workflow) == []
 
+    @requires("ttl", "ordered_listing", "lineage_ties", fake_clock=True)
+    async def test_listings_agree_on_liveness_expiry_and_order(self, open_store: OpenStore, clock: FakeClock) -> None:
+        """``list_checkpoint_ids`` names exactly the checkpoints ``list_checkpoints`` returns, in its order.
+
+        Through expiry, deletes, re-saves that move a checkpoint (to a new timestamp, to another
+        workflow) and a tie ordered by lineage, on the fake clock, and ``get_latest`` is the last
+        of them. A failure shows both listings: a store answering the ids from an index and the
+        checkpoints from their records has let the two drift apart (an expiry read from one
+        place only, an entry left behind by a move, a tie ordered without the lineage).
+        """
+        ttl = 600.0
+        store: CheckpointStorage = await open_store(ttl=ttl)
+        workflow, other = unique_id("wf"), unique_id("wf")
+        early = [make_checkpoint(workflow, at=i) for i in range(3)]
+        for checkpoint in early:
+            await store.save(checkpoint)
+        clock.advance(ttl / 2)
+        parent = make_checkpoint(workflow, at=10, checkpoint_id=f"z-{unique_id()}")
+        child = make_checkpoint(workflow, at=10, previous=parent.checkpoint_id, checkpoint_id=f"a-{unique_id()}")
+        late = [make_checkpoint(workflow, at=20 + i) for i in range(3)]
+        for checkpoint in [child, *late, parent]:
+            await store.save(checkpoint)
+        # Moves: the oldest re-saved later (a new timestamp and expiry), one into the other workflow.
+        moved = make_checkpoint(workflow, checkpoint_id=early[0].checkpoint_id, at=30)
+        await store.save(moved)
+        away = make_checkpoint(other, checkpoint_id=late[0].checkpoint_id, at=25)
+        await store.save(away)
+        assert await store.delete(late[1].checkpoint_id) is True
+
+        async def agree(expected: list[WorkflowCheckpoint], when: str) -> None:
+            ids = await store.list_checkpoint_ids(workflow_name=workflow)
+            listed = _ids(await store.list_checkpoints(workflow_name=workflow))
+            wanted = _ids(expected)
+            assert ids == listed == wanted, f"{when}: ids {ids}, checkpoints {listed}, expected {wanted}"
+            latest = await store.get_latest(workflow_name=workflow)
+            assert (latest and latest.checkpoint_id) == (expected[-1].checkpoint_id if expected else None), when
+
+        await agree([early[1], early[2], parent, child, late[2], moved], "all saved")
+        assert await store.list_checkpoint_ids(workflow_name=other) == [away.checkpoint_id]
+        clock.advance(ttl / 2 + 1)  # the first saves expired; the moved one was saved again later
+        await agree([parent, child, late[2], moved], "the first saves expired")
+        clock.advance(ttl)
+        await agree([], "everything expired")
+        assert await store.list_checkpoint_ids(workflow_name=other) == []
+
     @requires("namespaces")
     async def test_namespaces_are_isolated(self, open_store: OpenStore) -> None:
         """Stores with different namespaces never see each other's checkpoints, even with equal ids and names.
@@ -719,8 +764,9 @@ class ObjectCheckpointStorageConformance(CheckpointStorageConformance):
         """A stored field of the wrong type or shape is a ``CorruptCheckpointError`` naming it, from every read.
 
         Every entry of :data:`MALFORMED_CHECKPOINT_FIELDS` is written into a saved checkpoint;
-        ``load``, ``get_latest``, ``list_checkpoints`` and ``list_checkpoint_ids`` must each raise
-        it (never skip the checkpoint, never return it), and ``delete`` must still remove it. A
+        ``load``, ``get_latest`` and ``list_checkpoints`` must each raise it (never skip the
+        checkpoint, never return it); ``list_checkpoint_ids``, answered from the index, must raise
+        it or list the id (never skip it); and ``delete`` must still remove it. A
         failure lists each shape and call: a bare ``ValueError``/``TypeError`` means a reader
         used the field before checking it (to order or index the checkpoint); "returned" means
         the runner would get a checkpoint it crashes on. Check every field in the one decode
@@ -738,11 +784,13 @@ class ObjectCheckpointStorageConformance(CheckpointStorageConformance):
                 "load": store.load(checkpoint_id),
                 "get_latest": store.get_latest(workflow_name=workflow),
                 "list_checkpoints": store.list_checkpoints(workflow_name=workflow),
-                "list_checkpoint_ids": store.list_checkpoint_ids(workflow_name=workflow),
             }
             for call, read in reads.items():
                 if wrong := await misbehaviour(read, CorruptCheckpointError, checkpoint_id):
                     failures.append(f"{label}: {call} {wrong}")
+            with contextlib.suppress(CorruptCheckpointError):
+                if (ids := await store.list_checkpoint_ids(workflow_name=workflow)) != [checkpoint_id]:
+                    failures.append(f"{label}: list_checkpoint_ids skipped it: returned {ids}")
             try:
                 deleted = await store.delete(checkpoint_id)
                 listed = await store.list_checkpoint_ids(workflow_name=workflow)

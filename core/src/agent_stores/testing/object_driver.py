@@ -213,6 +213,24 @@ class ObjectDriverConformance(ConformanceBase):
         await self._assert_absent(driver, key, why="after delete")
         assert await driver.delete(key) is False, "a second delete returned True"
 
+    async def test_get_many_equals_get_of_each_key(self, open_driver: OpenDriver, prefix: str) -> None:
+        """``get_many`` (optional: listings read many records through it) returns ``get`` of each key, in order.
+
+        Skipped for a driver without it (the core then calls ``get`` per key). Failure means
+        the batch lost the order, dropped a repeated key, or answered a missing key with
+        something else than ``None``.
+        """
+        driver = await open_driver()
+        get_many = getattr(driver, "get_many", None)
+        if get_many is None:
+            pytest.skip("the driver offers no get_many")
+        keys = [f"{prefix}b", f"{prefix}a", f"{prefix}c"]
+        for index, key in enumerate(keys[:2]):
+            await driver.put(key, f"value {index}".encode())
+        asked = [keys[2], keys[0], keys[1], keys[0]]
+        assert list(await get_many(asked)) == [await driver.get(k) for k in asked]
+        assert list(await get_many([])) == []
+
     async def test_overwrite_with_different_content_gets_a_new_version(
         self, open_driver: OpenDriver, prefix: str
     ) -> None:

@@ -230,6 +230,19 @@ class PostgreSQLObjectDriver:
         rows = await self.database.fetch("SELECT data, version FROM agent_stores_objects WHERE key = %s", (key,))
         return StoredObject(bytes(rows[0][0]), str(rows[0][1])) if rows else None
 
+    async def get_many(self, keys: Sequence[str]) -> list[StoredObject | None]:
+        """Return :meth:`get` of every key, in order, in one statement per 500 keys (listings read many)."""
+        for key in keys:
+            _check_key(key)
+        found: dict[str, StoredObject] = {}
+        for start in range(0, len(keys), 500):
+            rows = await self.database.fetch(
+                "SELECT key, data, version FROM agent_stores_objects WHERE key = ANY(%s)",
+                (list(dict.fromkeys(keys[start : start + 500])),),
+            )
+            found.update((row[0], StoredObject(bytes(row[1]), str(row[2]))) for row in rows)
+        return [found.get(key) for key in keys]
+
     async def head(self, key: str) -> str | None:
         """Return the object's version, or ``None``."""
         _check_key(key)

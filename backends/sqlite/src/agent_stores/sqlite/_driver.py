@@ -203,6 +203,17 @@ class SQLiteObjectDriver:
         rows = await self.database.fetchall("SELECT data, id FROM agent_stores_objects WHERE key = ?", (key,))
         return StoredObject(bytes(rows[0][0]), str(rows[0][1])) if rows else None
 
+    async def get_many(self, keys: Sequence[str]) -> list[StoredObject | None]:
+        """Return :meth:`get` of every key, in order, in one statement per 500 keys (listings read many)."""
+        found: dict[str, StoredObject] = {}
+        for start in range(0, len(keys), 500):
+            chunk = list(dict.fromkeys(keys[start : start + 500]))
+            rows = await self.database.fetchall(
+                f"SELECT key, data, id FROM agent_stores_objects WHERE key IN ({', '.join('?' * len(chunk))})", chunk
+            )
+            found.update((row[0], StoredObject(bytes(row[1]), str(row[2]))) for row in rows)
+        return [found.get(key) for key in keys]
+
     async def head(self, key: str) -> str | None:
         """Return the object's version, or ``None``."""
         rows = await self.database.fetchall("SELECT id FROM agent_stores_objects WHERE key = ?", (key,))
