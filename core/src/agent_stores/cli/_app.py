@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ._command import Command, Group
 from ._errors import EXIT_FAILED, CliError
-from ._output import fail, guarded, out, plural, print_json, progress_bar
+from ._output import fail, guarded, out, plural, print_json, print_table, progress_bar
 from ._scope import Scope
 
 __all__ = ["app", "main"]
@@ -239,7 +239,7 @@ def sessions(
         table.add_column(str(column))
     for row in rows:
         table.add_row(*(escape(str(v)) for v in row.values()))
-    out.print(table)
+    print_table(table)
     if page["next_after"]:
         out.print(f"more: --after {escape(page['next_after'])}")
 
@@ -703,7 +703,7 @@ def _print_migration(report: Any, *, verbose: bool) -> None:
         table.add_column(action.replace("_", " "), justify="right")
     for kind, row in report.summary().items():
         table.add_row(kind, *(str(row.get(a, "-")) for a in [*actions, "messages_copied"]))
-    out.print(table)
+    print_table(table)
     for item in report.items:
         where = "" if item.tenant is None else f" of tenant {escape(item.tenant)}"
         if item.action == "conflict":

@@ -15,7 +15,7 @@ from agent_stores.core.stats import StoreStats, collect_stats
 
 from ._errors import CliError
 from ._open import open_url
-from ._output import out
+from ._output import out, print_table
 
 __all__ = ["print_stats", "print_sweep", "read_stats", "run_sweep"]
 
@@ -73,7 +73,7 @@ def print_stats(stats: StoreStats) -> None:
                 _when(namespace.newest_activity),
             )
         partial |= not tenant.complete
-    out.print(table)
+    print_table(table)
     if estimated:
         out.print(f"≈ sampled: estimated from {stats.sample} sessions per namespace read at random (--sample)")
     if partial:

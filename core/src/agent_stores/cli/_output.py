@@ -10,6 +10,7 @@ from typing import Any, NoReturn, TypeVar
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -20,11 +21,12 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.table import Table
 from rich.text import Text
 
 from ._errors import EXIT_USAGE, CliError, CorruptDataError
 
-__all__ = ["err", "fail", "guarded", "out", "plural", "print_json", "print_json_error", "progress_bar"]
+__all__ = ["err", "fail", "guarded", "out", "plural", "print_json", "print_json_error", "print_table", "progress_bar"]
 
 
 class _Console(Console):
@@ -39,6 +41,16 @@ out = _Console(highlight=False, soft_wrap=True)
 err = _Console(stderr=True, highlight=False, soft_wrap=True)
 
 T = TypeVar("T")
+
+
+def print_table(table: Table) -> None:
+    """Print ``table`` at its natural width: a narrow terminal or a pipe wraps lines, never cuts a name to "…"."""
+    needed = Measurement.get(out, out.options.update_width(10_000), table).maximum
+    if needed <= out.width:
+        out.print(table)
+        return
+    wide: Any = Console(file=out.file, width=needed, force_terminal=out.is_terminal, highlight=False, soft_wrap=True)
+    wide.print(table, crop=False)
 
 
 def plural(count: int, noun: str, many: str | None = None) -> str:

@@ -304,6 +304,38 @@ def _parse_entry(index_key: str) -> _Entry:
     return _Entry(order, tail[:cut], True, expires_at)
 
 
+async def remove_checkpoint(driver: ObjectDriver, record_key: str, version: str, index_key: str) -> bool:
+    """Delete one checkpoint unless it was saved again meanwhile: its index entry first, then its record.
+
+    The entry's version is read, then the record's is checked to be still ``version``; the
+    entry is deleted only at its version and the record only at ``version``. A save of the
+    same id landing meanwhile therefore keeps both: its record makes the record check or
+    delete fail, and its entry, written after its record, either makes the entry delete
+    fail or is written again after it. Stopped between the two deletes, the record is an
+    orphan (loadable, never listed, as after a stopped save), so a listing never names a
+    checkpoint that is gone. Returns whether this call deleted it.
+    """
+    entry_version = await driver.head(index_key)
+    if await driver.head(record_key) != version:
+        return False  # saved again (or removed) meanwhile: the new save owns the record and its entry
+    if entry_version is not None:
+        try:
+            await driver.delete(index_key, if_version=entry_version)
+        except StoreConflictError:
+            return False  # a save rewrote the entry: it owns the record too
+    try:
+        await driver.delete(record_key, if_version=version)
+    except StoreConflictError:
+        return False  # saved again meanwhile: its entry is written after its record
+    return True
+
+
+def index_entry_parts(index_key: str) -> tuple[str, str]:
+    """An index entry key's order (inverted microseconds) and its record's id segment, whichever release wrote it."""
+    entry = _parse_entry(index_key)
+    return entry.order, entry.segment
+
+
 def _id_of(segment: str) -> str | None:
     """The checkpoint id a segment stands for (``None``: a digest of a long id).
 
@@ -561,29 +593,7 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         return record.checkpoint
 
     async def _remove(self, record_key: str, version: str, index_key: str) -> bool:
-        """Delete one checkpoint unless it was saved again meanwhile: its index entry first, then its record.
-
-        The entry's version is read, then the record's is checked to be still ``version``; the
-        entry is deleted only at its version and the record only at ``version``. A save of the
-        same id landing meanwhile therefore keeps both: its record makes the record check or
-        delete fail, and its entry, written after its record, either makes the entry delete
-        fail or is written again after it. Stopped between the two deletes, the record is an
-        orphan (loadable, never listed, as after a stopped save), so a listing never names a
-        checkpoint that is gone.
-        """
-        entry_version = await self.driver.head(index_key)
-        if await self.driver.head(record_key) != version:
-            return False  # saved again (or removed) meanwhile: the new save owns the record and its entry
-        if entry_version is not None:
-            try:
-                await self.driver.delete(index_key, if_version=entry_version)
-            except StoreConflictError:
-                return False  # a save rewrote the entry: it owns the record too
-        try:
-            await self.driver.delete(record_key, if_version=version)
-        except StoreConflictError:
-            return False  # saved again meanwhile: its entry is written after its record
-        return True
+        return await remove_checkpoint(self.driver, record_key, version, index_key)
 
     async def _entries(self, prefix: str) -> list[str]:
         """Every key under ``prefix`` (a workflow's index: newest first), in one listing call.

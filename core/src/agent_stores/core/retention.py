@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .checkpoints import index_entry_parts, remove_checkpoint
 from .drivers import ConditionalLogDelete, LogDriver, LogVersion, ObjectDriver
 from .errors import StoreConflictError
 from .keys import TENANTS, KeySpace
@@ -413,7 +414,7 @@ async def _list(
             parts = relative.split("/")  # checkpoints/<ns>/workflows/<workflow>/<order>.<id>
             if len(parts) != 5 or parts[2] != "workflows":
                 continue
-            order, _, id_segment = parts[4].partition(".")
+            order, id_segment = index_entry_parts(relative)
             if not order.isdigit() or not id_segment:
                 continue
             try:
@@ -540,17 +541,18 @@ async def _remove(objects: ObjectDriver, logs: LogDriver, item: SweepItem) -> No
         await _remove_log(logs, root, item)
     else:
         entry = None if item._extra is None else root + item._extra  # pyright: ignore[reportPrivateUsage]
-        entry_version = None if entry is None else await objects.head(entry)
-        try:
-            await objects.delete(root + item.key, if_version=item.version)
-        except StoreConflictError:
+        if entry is not None:  # a checkpoint: its index entry goes first, as the storage's own delete does
+            removed = await remove_checkpoint(objects, root + item.key, item.version, entry)
+        else:
+            try:
+                await objects.delete(root + item.key, if_version=item.version)
+                removed = True
+            except StoreConflictError:
+                removed = False
+        if not removed:
             item.action = "changed" if await objects.head(root + item.key) is not None else "gone"
             return
         item.action = "deleted"
-        if entry is not None and entry_version is not None:
-            # the checkpoint's index entry, unless a new save of the same id wrote it again
-            with contextlib.suppress(StoreConflictError):
-                await objects.delete(entry, if_version=entry_version)
     if item.action == "deleted" and item.kind != "checkpoints":
         await objects.delete(mark)
 
