@@ -14,7 +14,7 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from agent_stores.core import StoreUnavailableError, open_stores
+from agent_stores.core import Stores, StoreUnavailableError, open_stores
 from agent_stores.core.sealing import KeyProvider, SealedStores
 from agent_stores.s3 import KMSKeyProvider
 from agent_stores.testing import SealingCapabilities, SealingConformance
@@ -56,10 +56,10 @@ class TestSealingWithKMS(SealingConformance):
         return lambda provider: kms_provider(kms_accounts[0])
 
     @pytest.fixture
-    def sealed_stores_factory(self, tmp_path: Path) -> Callable[[KeyProvider], SealedStores]:
-        def open_sealed(provider: KeyProvider) -> SealedStores:
+    def sealed_stores_factory(self, tmp_path: Path) -> Callable[[KeyProvider | bool], Stores]:
+        def open_sealed(provider: KeyProvider | bool) -> Stores:
             stores = open_stores(f"sqlite:///{tmp_path / 'agent.db'}", encryption=provider)
-            assert isinstance(stores, SealedStores)
+            assert isinstance(stores, SealedStores) is (provider is not False)
             return stores
 
         return open_sealed

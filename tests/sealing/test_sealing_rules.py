@@ -17,9 +17,9 @@ import pytest
 from agent_framework import AgentSession, Content, Message, WorkflowCheckpoint
 from agent_framework._harness._todo import TodoItem
 
-from agent_stores.core import CorruptRecordError, LogRecord, open_stores
+from agent_stores.core import CorruptRecordError, LogRecord, PlaintextStoreError, SealedStoreError, open_stores
 from agent_stores.core.prefixed import within
-from agent_stores.core.sealing import KEYS_OBJECT, Keyring, SealedStores, SealingKeyError, is_sealed
+from agent_stores.core.sealing import KEYS_OBJECT, Encryption, Keyring, SealedStores, SealingKeyError, is_sealed
 
 pytestmark = pytest.mark.asyncio
 
@@ -200,17 +200,33 @@ async def test_rotated_keyring_keeps_old_records_readable(
         assert (await read_secrets(stores, "bob"))[2] == f"notes: {SECRETS[2]}"
 
 
-async def test_plaintext_written_before_sealing_stays_readable(
+async def test_a_plaintext_store_is_sealed_only_when_adopted_and_then_refuses_plain_opens(
     tmp_path: Path, keyring: Keyring, store_url: Callable[[Path], str]
 ) -> None:
+    """A sealed open refuses unmarked plaintext; adopted, it reads it, and a plain open then refuses the store."""
     url = store_url(tmp_path)
     async with open_stores(url, encryption=False) as plain:
         await plain.tenant("alice").history_provider().save_messages("chat", [Message("user", ["before"])])
         await plain.tenant("alice").file_store().write("a.md", "before")
     async with sealed(url, keyring) as stores:
+        with pytest.raises(PlaintextStoreError, match="adopt_plaintext"):
+            await stores.tenant("alice").history_provider().save_messages("chat", [Message("user", ["lost"])])
+        with pytest.raises(PlaintextStoreError):
+            await stores.tenant("bob").file_store().write("b.md", "never written")
+        written = (await stores.raw_objects.list("", delimiter=None)).keys
+        assert not [key for key in written if "sealing/" in key or "bob" in key], written
+    async with open_stores(url, encryption=Encryption(keyring, adopt_plaintext=True)) as stores:
         history = stores.tenant("alice").history_provider()
         await history.save_messages("chat", [Message("user", ["after"])])
         assert [m.text for m in await history.get_messages("chat")] == ["before", "after"]
+        assert await stores.tenant("alice").file_store().read("a.md") == "before"
+    async with sealed(url, keyring) as stores:  # marked now: no option needed
+        assert await stores.tenant("alice").file_store().read("a.md") == "before"
+    async with open_stores(url, encryption=False) as plain:
+        with pytest.raises(SealedStoreError, match=keyring.current) as refused:
+            await plain.tenant("alice").file_store().write("a.md", "plaintext beside sealed data")
+        assert refused.value.key_id == keyring.current and "keyring=" in str(refused.value)
+    async with sealed(url, keyring) as stores:
         assert await stores.tenant("alice").file_store().read("a.md") == "before"
 
 
