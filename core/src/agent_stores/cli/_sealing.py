@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_stores.core import redact_url
-from agent_stores.core.sealing import KEYRING_ENV, Keyring, SealedStores, forget
+from agent_stores.core.sealing import KEYRING_ENV, KMS_KEY_ENV, Keyring, SealedStores, forget
 
 from ._errors import CliError
 from ._open import open_url
@@ -65,5 +65,8 @@ async def rekey_store(url: str) -> dict[str, Any]:
     """
     async with open_url(url, must_exist=True) as stores:
         if not isinstance(stores, SealedStores):
-            raise CliError(f"name the keyring: {KEYRING_ENV}=FILE or the URL option ?keyring=FILE")
+            raise CliError(
+                f"name the key: {KEYRING_ENV}=FILE or the URL option ?keyring=FILE "
+                f"(AWS KMS: {KMS_KEY_ENV}=ID or ?kms_key_id=ID)"
+            )
         return {"url": redact_url(url), **await stores.rekey()}
