@@ -17,11 +17,20 @@ import pytest
 from agent_framework import AgentSession, Content, Message, WorkflowCheckpoint
 from agent_framework._harness._todo import TodoItem
 
-from agent_stores.core import CorruptRecordError, LogRecord, PlaintextStoreError, SealedStoreError, open_stores
+from agent_stores.core import (
+    CorruptRecordError,
+    LogRecord,
+    PlaintextStoreError,
+    SealedStoreError,
+    StoredObject,
+    open_stores,
+)
 from agent_stores.core.prefixed import within
 from agent_stores.core.sealing import KEYS_OBJECT, Encryption, Keyring, SealedStores, SealingKeyError, is_sealed
 
 pytestmark = pytest.mark.asyncio
+
+EMPTY = StoredObject(b"", "")
 
 SECRETS = (
     "teal-secret-7731",
@@ -221,6 +230,11 @@ async def test_a_plaintext_store_is_sealed_only_when_adopted_and_then_refuses_pl
         assert [m.text for m in await history.get_messages("chat")] == ["before", "after"]
         assert await stores.tenant("alice").file_store().read("a.md") == "before"
     async with sealed(url, keyring) as stores:  # marked now: no option needed
+        assert await stores.tenant("alice").file_store().read("a.md") == "before"
+        assert not is_sealed((await stores.raw_objects.get("tenants/alice/files/a.md") or EMPTY).data)
+        assert await stores.reseal() == {"scanned": 1, "sealed": 1}
+        assert is_sealed((await stores.raw_objects.get("tenants/alice/files/a.md") or EMPTY).data)
+        assert await stores.reseal() == {"scanned": 1, "sealed": 0}  # a second run finds nothing left
         assert await stores.tenant("alice").file_store().read("a.md") == "before"
     async with open_stores(url, encryption=False) as plain:
         with pytest.raises(SealedStoreError, match=keyring.current) as refused:

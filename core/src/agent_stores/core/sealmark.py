@@ -20,6 +20,7 @@ from .keys import split_tenant
 
 __all__ = [
     "KMS_KEY_ENV",
+    "LOG_OBJECTS",
     "SEALED_MARKER",
     "VALUE_MARKER",
     "PlaintextStoreError",
@@ -36,6 +37,8 @@ __all__ = [
 SEALED_MARKER: Final = "sealing/sealed.json"
 #: The first bytes of every sealed value (format 1); no UTF-8 text starts with them.
 VALUE_MARKER: Final = b"\x89AS1"
+#: The folder, in each scope, where an object store keeps its history logs (``ObjectLogDriver``'s).
+LOG_OBJECTS: Final = "history/"
 #: The environment variable naming the AWS KMS key that seals every store opened.
 KMS_KEY_ENV: Final = "AGENT_STORES_KMS_KEY_ID"
 
@@ -163,7 +166,7 @@ async def probe_store(objects: ObjectDriver, logs: LogDriver) -> tuple[str, bool
         rest = split_tenant(key)[1]
         if rest.startswith(_RESERVED):
             return f"object {key!r}", True  # a data keys object: sealed before markers were written
-        if rest.startswith("history/"):
+        if rest.startswith(LOG_OBJECTS):
             continue  # an object store's log segments: read through the log driver
         stored = await objects.get(key)
         if stored is not None:

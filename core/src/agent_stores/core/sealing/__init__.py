@@ -11,6 +11,7 @@ from ._drivers import SealedLogDriver, SealedObjectDriver, scope_of
 from ._format import MARKER, DataKey, is_sealed
 from ._keys import KEYRING_ENV, KEYS_OBJECT, RESERVED, DataKeys, KeyProvider, Keyring, SealingKeyError
 from ._stores import KEY_PROVIDERS, Encryption, SealedStores, forget, kms_provider, resolve_encryption
+from ._sweep import reseal_objects
 
 __all__ = [
     "KEYRING_ENV",
@@ -35,6 +36,7 @@ __all__ = [
     "forget",
     "is_sealed",
     "kms_provider",
+    "reseal_objects",
     "resolve_encryption",
     "scope_of",
 ]

@@ -21,6 +21,7 @@ from ..sessions import ObjectSessionStore
 from ..stores import Backend, DriverBackend, Stores
 from ._drivers import SealedLogDriver, SealedObjectDriver
 from ._keys import KEYRING_ENV, KEYS_OBJECT, DataKeys, KeyProvider, Keyring
+from ._sweep import reseal_objects
 
 __all__ = ["KEY_PROVIDERS", "Encryption", "SealedStores", "forget", "kms_provider", "resolve_encryption"]
 
@@ -237,6 +238,22 @@ class SealedStores(Stores):
         await write_marker(self.raw_objects, self._marker(), replace=True)
         self._marked = True
         return {"scopes": scopes, "rewrapped": rewrapped}
+
+    async def reseal(self, *, after: str | None = None) -> dict[str, int]:
+        """Seal in place every object the store held in plaintext (a store opened with ``adopt_plaintext``).
+
+        Files, session snapshots, todo lists and checkpoints of the root and every tenant; safe
+        while agents write and resumable (see :func:`~agent_stores.core.sealing.reseal_objects`).
+        History records written before sealing stay plaintext (logs are append-only).
+
+        Returns:
+            ``{"scanned": objects looked at, "sealed": objects sealed}``.
+
+        Raises:
+            PlaintextStoreError: The store holds plaintext and was not opened with ``adopt_plaintext``.
+        """
+        await self.open_check.wait()
+        return await reseal_objects(self.raw_objects, self._objects, after=after)
 
     def __repr__(self) -> str:
         return f"Sealed{super().__repr__()}"
