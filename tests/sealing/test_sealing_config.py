@@ -6,9 +6,17 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from agent_framework import Message
 
-from agent_stores.core import Stores, open_stores
-from agent_stores.core.sealing import KEYRING_ENV, KMS_KEY_ENV, Keyring, SealedStores, resolve_encryption
+from agent_stores.core import StoredObject, Stores, open_stores
+from agent_stores.core.sealing import (
+    KEYRING_ENV,
+    KMS_KEY_ENV,
+    SEALED_MARKER,
+    Keyring,
+    SealedStores,
+    resolve_encryption,
+)
 
 
 def test_a_keyring_and_a_kms_key_together_are_refused(tmp_path: Path) -> None:
@@ -39,3 +47,28 @@ def test_adopt_plaintext_needs_a_key(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert type(plain) is Stores
     for stores in (sealed, plain):
         asyncio.run(stores.aclose())
+
+
+def test_an_open_reads_the_marker_once_for_all_its_stores() -> None:
+    """The check costs one read per open, before the first operation; none after it passed."""
+
+    async def run() -> int:
+        async with open_stores("memory://") as stores:
+            objects = stores.object_driver()
+            reads: list[str] = []
+            get = objects.get
+
+            async def counted(key: str) -> StoredObject | None:
+                reads.append(key)
+                return await get(key)
+
+            objects.get = counted  # type: ignore[method-assign]
+            files, history = stores.file_store(), stores.tenant("t").history_provider()
+            await files.write("a.md", "x")
+            await files.read("a.md")
+            await history.save_messages("s", [Message("user", ["hi"])])
+            await history.get_messages("s")
+            await stores.session_store().get("s")
+            return reads.count(SEALED_MARKER)
+
+    assert asyncio.run(run()) == 1
