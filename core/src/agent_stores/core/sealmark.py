@@ -17,6 +17,7 @@ from typing import Any, Final
 from .drivers import LogDriver, ObjectDriver
 from .errors import CorruptRecordError, StoreConflictError, StoreError
 from .keys import split_tenant
+from .lifecycle import take_query_option
 
 __all__ = [
     "KMS_KEY_ENV",
@@ -30,6 +31,7 @@ __all__ = [
     "probe_store",
     "read_marker",
     "refuse_if_sealed",
+    "take_sealing_options",
     "write_marker",
 ]
 
@@ -45,6 +47,8 @@ KMS_KEY_ENV: Final = "AGENT_STORES_KMS_KEY_ID"
 _FORMAT = "agent-stores-sealed/1"
 _RESERVED = "sealing/"
 _PROBED_OBJECTS = 64  # keys listed to find one value of a kind the stores write
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off", ""})
 
 
 class SealingKeyError(StoreError):
@@ -99,6 +103,25 @@ class SealMarker:
             return cls(str(raw["key_id"]), str(raw["provider"]))
         except (ValueError, KeyError, TypeError, AttributeError) as err:
             raise CorruptRecordError(f"the sealed-store marker {SEALED_MARKER!r} is malformed") from err
+
+
+def take_sealing_options(url: str, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Take ``kms_key_id`` and ``adopt_plaintext`` out of ``open_stores``' options and its URL's query.
+
+    Returns the URL without them, and ``{"kms_key_id": str | None, "adopt_plaintext": bool}``
+    (an option given in code wins over the URL's).
+
+    Raises:
+        ValueError: ``adopt_plaintext`` in the URL is not true or false, or an option is given twice in the URL.
+    """
+    url, kms_key_id = take_query_option(url, "kms_key_id")
+    url, adopt = take_query_option(url, "adopt_plaintext")
+    if adopt is not None and adopt.lower() not in _TRUE | _FALSE:
+        raise ValueError(f"the URL option adopt_plaintext is true or false, got {adopt!r}")
+    return url, {
+        "kms_key_id": options.pop("kms_key_id", None) or kms_key_id,
+        "adopt_plaintext": bool(options.pop("adopt_plaintext", False)) or (adopt or "").lower() in _TRUE,
+    }
 
 
 async def read_marker(objects: ObjectDriver) -> SealMarker | None:

@@ -32,7 +32,7 @@ from .listing import Segment, iter_pages, log_segments, object_segments, segment
 from .opencheck import OpenCheck
 from .prefixed import within
 from .redaction import redact_url
-from .sealmark import KMS_KEY_ENV, refuse_if_sealed
+from .sealmark import KMS_KEY_ENV, refuse_if_sealed, take_sealing_options
 from .tenants import TenantStores
 from .todos import ObjectTodoStore
 
@@ -331,28 +331,16 @@ def _scheme(url: str) -> str:
     return url.split("://", 1)[0].lower()
 
 
-def resolve_encryption(
-    encryption: object, keyring_option: str | None, *, kms_key_id: str | None = None, adopt_plaintext: bool = False
-) -> Any:
+def resolve_encryption(encryption: object, keyring_option: str | None, **named: Any) -> Any:
     """What :func:`open_stores` seals with (see :func:`agent_stores.core.sealing.resolve_encryption`)."""
-    unnamed = keyring_option is None and kms_key_id is None and not adopt_plaintext
-    if encryption is False and not adopt_plaintext:
+    unnamed = keyring_option is None and not any(named.values())
+    if encryption is False and not named.get("adopt_plaintext"):
         return None
     if encryption is None and unnamed and not os.environ.get(KEYRING_ENV) and not os.environ.get(KMS_KEY_ENV):
         return None  # the common case never imports the sealing layer
     from .sealing import resolve_encryption as resolve  # sealing builds on this module
 
-    return resolve(encryption, keyring_option, kms_key_id=kms_key_id, adopt_plaintext=adopt_plaintext)
-
-
-def _flag(name: str, value: str | None) -> bool:
-    if value is None:
-        return False
-    if value.lower() in ("1", "true", "yes", "on"):
-        return True
-    if value.lower() in ("0", "false", "no", "off", ""):
-        return False
-    raise ValueError(f"the URL option {name} is true or false, got {value!r}")
+    return resolve(encryption, keyring_option, **named)
 
 
 def open_stores(url: str, **options: Any) -> Stores:
@@ -399,14 +387,8 @@ def open_stores(url: str, **options: Any) -> Stores:
     factory: BackendFactory = entry.load()
     encryption = options.pop("encryption", None)
     url, keyring_option = take_query_option(url, "keyring")
-    url, kms_option = take_query_option(url, "kms_key_id")
-    url, adopt_option = take_query_option(url, "adopt_plaintext")
-    sealing = resolve_encryption(
-        encryption,
-        keyring_option,
-        kms_key_id=options.pop("kms_key_id", None) or kms_option,
-        adopt_plaintext=bool(options.pop("adopt_plaintext", False)) or _flag("adopt_plaintext", adopt_option),
-    )
+    url, named = take_sealing_options(url, options)
+    sealing = resolve_encryption(encryption, keyring_option, **named)
     if sealing is None:
         return Stores(url, factory(url, **options))
     from .sealing import SealedStores  # sealing builds on this module
