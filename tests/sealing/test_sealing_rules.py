@@ -26,7 +26,15 @@ from agent_stores.core import (
     open_stores,
 )
 from agent_stores.core.prefixed import within
-from agent_stores.core.sealing import KEYS_OBJECT, Encryption, Keyring, SealedStores, SealingKeyError, is_sealed
+from agent_stores.core.sealing import (
+    KEYS_OBJECT,
+    SEALED_MARKER,
+    Encryption,
+    Keyring,
+    SealedStores,
+    SealingKeyError,
+    is_sealed,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -299,3 +307,19 @@ async def test_rekey_rewraps_every_data_key_so_the_new_key_alone_opens_everythin
         assert (await read_secrets(stores, "alice"))[0] == f"my colour is {SECRETS[0]}"
         assert (await read_secrets(stores, "bob"))[2] == f"notes: {SECRETS[2]}"
         assert await stores.file_store().read("root.md") == SECRETS[2]
+
+
+async def test_a_store_sealed_before_markers_is_recognised_and_marked(
+    tmp_path: Path, keyring: Keyring, store_url: Callable[[Path], str]
+) -> None:
+    """An unmarked store whose values are sealed opens sealed without adopt_plaintext, and gets its marker."""
+    url = store_url(tmp_path)
+    async with sealed(url, keyring) as stores:
+        await write_secrets(stores, "alice")
+        assert await stores.raw_objects.delete(SEALED_MARKER)
+    async with sealed(url, keyring) as stores:
+        assert (await read_secrets(stores, "alice"))[2] == f"notes: {SECRETS[2]}"
+        assert await stores.raw_objects.get(SEALED_MARKER) is not None
+    async with open_stores(url, encryption=False) as plain:
+        with pytest.raises(SealedStoreError):
+            await plain.tenant("alice").history_provider().get_messages("chat")
