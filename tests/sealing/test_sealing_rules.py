@@ -230,6 +230,9 @@ async def test_a_plaintext_store_is_sealed_only_when_adopted_and_then_refuses_pl
             await stores.tenant("alice").history_provider().save_messages("chat", [Message("user", ["lost"])])
         with pytest.raises(PlaintextStoreError):
             await stores.tenant("bob").file_store().write("b.md", "never written")
+        for maintenance in (stores.rekey, stores.reseal):
+            with pytest.raises(PlaintextStoreError):
+                await maintenance()
         written = (await stores.raw_objects.list("", delimiter=None)).keys
         assert not [key for key in written if "sealing/" in key or "bob" in key], written
     async with open_stores(url, encryption=Encryption(keyring, adopt_plaintext=True)) as stores:

@@ -230,13 +230,16 @@ class SealedStores(Stores):
 
         Raises:
             SealingKeyError: The provider lacks a key-encryption key a data key is wrapped with.
+            PlaintextStoreError: The store holds plaintext and was not opened with ``adopt_plaintext``.
         """
+        await self.open_check.wait()
         scopes, rewrapped = 1, await self.data_keys.rewrap("")
         async for tenant in self.iter_tenants():
             scopes += 1
             rewrapped += await self.data_keys.rewrap(f"{TENANTS}/{tenant.segment}/")
-        await write_marker(self.raw_objects, self._marker(), replace=True)
-        self._marked = True
+        if self._marked or rewrapped:  # a store never sealed stays unmarked
+            await write_marker(self.raw_objects, self._marker(), replace=True)
+            self._marked = True
         return {"scopes": scopes, "rewrapped": rewrapped}
 
     async def reseal(self, *, after: str | None = None) -> dict[str, int]:
