@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Mapping
 from importlib.metadata import entry_points
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from agent_framework import AgentFileStore, CompactionStrategy, HistoryProvider, SessionStore
 
@@ -132,8 +132,9 @@ class Stores(OwnedResource):
 
     async def _check_open(self) -> None:
         """An open without a key refuses a store marked as sealed (one read; none without drivers)."""
-        if isinstance(self.backend, DriverBackend):
-            await refuse_if_sealed(self.backend.object_driver(), redact_url(self.url))
+        hands_out = getattr(self.backend, "object_driver", None)
+        if callable(hands_out):  # a backend without the method (or with a driver attribute) is not checked
+            await refuse_if_sealed(cast(ObjectDriver, hands_out()), redact_url(self.url))
 
     def object_driver(self) -> ObjectDriver:
         """The backend's shared object driver, to build a store the core offers over any driver.
