@@ -3,8 +3,8 @@
     python encrypted_stores.py
 
 Makes ``keyring.json`` (mode 0600) on the first run, writes a tenant's history and a memory
-file through sealed stores, shows that the database file holds none of it in the clear, and
-erases the tenant with ``forget``.
+file through sealed stores, shows that the database file holds none of it in the clear and
+that an open without the key is refused, and erases the tenant with ``forget``.
 """
 
 import asyncio
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from agent_framework import Message
 
-from agent_stores.core import open_stores
+from agent_stores.core import SealedStoreError, open_stores
 from agent_stores.core.sealing import Keyring
 
 
@@ -35,6 +35,12 @@ async def main(keyring: Keyring) -> None:
         print("alice reads:", [m.text for m in await history.get_messages("chat-1")])
 
         print("'teal' in the database files:", in_database_files(b"teal"))
+
+        async with open_stores("sqlite:///sealed.db", encryption=False) as without_key:
+            try:
+                await without_key.tenant("alice").file_store().read("memories/colour.md")
+            except SealedStoreError as refused:
+                print("opened without the key:", type(refused).__name__)
 
         print("forget alice:", await stores.forget("alice"), "items deleted")
         print("alice after forget:", await history.get_messages("chat-1"))

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from agent_stores.cli import app
 from agent_stores.core import open_stores
-from agent_stores.core.sealing import KEYS_OBJECT, Keyring, SealedStores
+from agent_stores.core.sealing import KEYS_OBJECT, MARKER, Keyring, SealedStores
 from cli_support import Bucket
 
 warnings.filterwarnings("ignore", message=r".*is experimental")
@@ -171,3 +171,26 @@ def test_migrate_moves_a_plain_store_into_a_sealed_one_and_back(tmp_path: Path) 
     code, _, stderr = run("migrate", f"{sealed}?keyring={keyring_path}", back)
     assert code == 0, stderr
     assert asyncio.run(read(back)) == [secret, secret]
+
+
+def test_reseal_seals_a_plaintext_store_in_place_once_adopted(tmp_path: Path) -> None:
+    """``reseal`` refuses unmarked plaintext without ``adopt_plaintext``; with it, every object ends sealed."""
+    keyring_path = tmp_path / "keyring.json"
+    Keyring.create(keyring_path)
+    plain = f"sqlite:///{tmp_path / 'agent.db'}"
+    asyncio.run(_touch(plain))
+    code, _, stderr = run("reseal", f"{plain}?keyring={keyring_path}")
+    assert code == 2 and "PlaintextStoreError" in stderr and "adopt_plaintext" in stderr
+    code, stdout, stderr = run("reseal", f"{plain}?keyring={keyring_path}&adopt_plaintext=true", "--json")
+    assert code == 0, stderr
+    assert json.loads(stdout)["sealed"] == 1
+    assert asyncio.run(_raw_file(plain, "files/a.md"))[:4] == MARKER
+    code, stdout, _ = run("reseal", f"{plain}?keyring={keyring_path}", "--json")
+    assert code == 0 and json.loads(stdout)["sealed"] == 0
+
+
+async def _raw_file(url: str, key: str) -> bytes:
+    async with open_stores(url, encryption=False) as stores:
+        stored = await stores.object_driver().get(key)
+        assert stored is not None
+        return stored.data

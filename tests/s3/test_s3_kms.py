@@ -14,8 +14,8 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from agent_stores.core import StoreUnavailableError, open_stores
-from agent_stores.core.sealing import KeyProvider, SealedStores
+from agent_stores.core import Stores, StoreUnavailableError, open_stores
+from agent_stores.core.sealing import KEYRING_ENV, KMS_KEY_ENV, KeyProvider, SealedStoreError, SealedStores
 from agent_stores.s3 import KMSKeyProvider
 from agent_stores.testing import SealingCapabilities, SealingConformance
 from agent_stores.testing.servers import free_port
@@ -56,10 +56,10 @@ class TestSealingWithKMS(SealingConformance):
         return lambda provider: kms_provider(kms_accounts[0])
 
     @pytest.fixture
-    def sealed_stores_factory(self, tmp_path: Path) -> Callable[[KeyProvider], SealedStores]:
-        def open_sealed(provider: KeyProvider) -> SealedStores:
+    def sealed_stores_factory(self, tmp_path: Path) -> Callable[[KeyProvider | bool], Stores]:
+        def open_sealed(provider: KeyProvider | bool) -> Stores:
             stores = open_stores(f"sqlite:///{tmp_path / 'agent.db'}", encryption=provider)
-            assert isinstance(stores, SealedStores)
+            assert isinstance(stores, SealedStores) is (provider is not False)
             return stores
 
         return open_sealed
@@ -78,3 +78,33 @@ async def test_an_unreachable_kms_is_unavailable_and_nothing_is_written(tmp_path
         with pytest.raises(StoreUnavailableError):
             await stores.tenant("acme").file_store().write("a.md", "never written")
         assert (await stores.raw_objects.list("", delimiter=None)).keys == []
+
+
+@pytest.mark.asyncio
+async def test_a_kms_key_named_in_the_url_or_the_environment_seals_without_code(
+    tmp_path: Path, kms_accounts: tuple[S3Endpoint, S3Endpoint], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``?kms_key_id=`` and ``AGENT_STORES_KMS_KEY_ID`` seal with KMS; an open without it names the KMS key."""
+    endpoint = kms_accounts[0]
+    monkeypatch.setenv("AWS_ENDPOINT_URL_KMS", endpoint.endpoint_url)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", endpoint.access_key or "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", endpoint.secret_key or "test")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", endpoint.region)
+    monkeypatch.delenv(KEYRING_ENV, raising=False)
+    key_arn = kms_client(endpoint).create_key()["KeyMetadata"]["Arn"]
+    url = f"sqlite:///{tmp_path / 'agent.db'}"
+    async with open_stores(f"{url}?kms_key_id={key_arn}") as stores:
+        assert isinstance(stores, SealedStores) and isinstance(stores.encryption.provider, KMSKeyProvider)
+        await stores.tenant("acme").file_store().write("a.md", "kms-secret-1")
+    assert b"kms-secret-1" not in (tmp_path / "agent.db").read_bytes()
+    async with open_stores(url, encryption=False) as plain:
+        with pytest.raises(SealedStoreError, match=f"kms_key_id={key_arn}") as refused:
+            await plain.tenant("acme").file_store().read("a.md")
+        assert refused.value.provider == "KMSKeyProvider"
+    monkeypatch.setenv(KMS_KEY_ENV, key_arn)
+    async with open_stores(url) as stores:
+        assert await stores.tenant("acme").file_store().read("a.md") == "kms-secret-1"
+    async with open_stores(url, kms_key_id=key_arn) as stores:
+        assert await stores.tenant("acme").file_store().read("a.md") == "kms-secret-1"
+    with pytest.raises(ValueError, match="not both"):
+        open_stores(f"{url}?kms_key_id={key_arn}&keyring={tmp_path / 'k.json'}")

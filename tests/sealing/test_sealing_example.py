@@ -23,6 +23,7 @@ def test_encrypted_stores_example_hides_the_secret_and_forgets(tmp_path: Path) -
         assert done.stdout.splitlines() == [
             "alice reads: ['My favourite colour is teal.']",
             "'teal' in the database files: False",
+            "opened without the key: SealedStoreError",
             "forget alice: 2 items deleted",
             "alice after forget: []",
         ]

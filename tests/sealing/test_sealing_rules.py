@@ -17,11 +17,28 @@ import pytest
 from agent_framework import AgentSession, Content, Message, WorkflowCheckpoint
 from agent_framework._harness._todo import TodoItem
 
-from agent_stores.core import CorruptRecordError, LogRecord, open_stores
+from agent_stores.core import (
+    CorruptRecordError,
+    LogRecord,
+    PlaintextStoreError,
+    SealedStoreError,
+    StoredObject,
+    open_stores,
+)
 from agent_stores.core.prefixed import within
-from agent_stores.core.sealing import KEYS_OBJECT, Keyring, SealedStores, SealingKeyError, is_sealed
+from agent_stores.core.sealing import (
+    KEYS_OBJECT,
+    SEALED_MARKER,
+    Encryption,
+    Keyring,
+    SealedStores,
+    SealingKeyError,
+    is_sealed,
+)
 
 pytestmark = pytest.mark.asyncio
+
+EMPTY = StoredObject(b"", "")
 
 SECRETS = (
     "teal-secret-7731",
@@ -200,17 +217,41 @@ async def test_rotated_keyring_keeps_old_records_readable(
         assert (await read_secrets(stores, "bob"))[2] == f"notes: {SECRETS[2]}"
 
 
-async def test_plaintext_written_before_sealing_stays_readable(
+async def test_a_plaintext_store_is_sealed_only_when_adopted_and_then_refuses_plain_opens(
     tmp_path: Path, keyring: Keyring, store_url: Callable[[Path], str]
 ) -> None:
+    """A sealed open refuses unmarked plaintext; adopted, it reads it, and a plain open then refuses the store."""
     url = store_url(tmp_path)
     async with open_stores(url, encryption=False) as plain:
         await plain.tenant("alice").history_provider().save_messages("chat", [Message("user", ["before"])])
         await plain.tenant("alice").file_store().write("a.md", "before")
     async with sealed(url, keyring) as stores:
+        with pytest.raises(PlaintextStoreError, match="adopt_plaintext"):
+            await stores.tenant("alice").history_provider().save_messages("chat", [Message("user", ["lost"])])
+        with pytest.raises(PlaintextStoreError):
+            await stores.tenant("bob").file_store().write("b.md", "never written")
+        for maintenance in (stores.rekey, stores.reseal):
+            with pytest.raises(PlaintextStoreError):
+                await maintenance()
+        written = (await stores.raw_objects.list("", delimiter=None)).keys
+        assert not [key for key in written if "sealing/" in key or "bob" in key], written
+    async with open_stores(url, encryption=Encryption(keyring, adopt_plaintext=True)) as stores:
         history = stores.tenant("alice").history_provider()
         await history.save_messages("chat", [Message("user", ["after"])])
         assert [m.text for m in await history.get_messages("chat")] == ["before", "after"]
+        assert await stores.tenant("alice").file_store().read("a.md") == "before"
+    async with sealed(url, keyring) as stores:  # marked now: no option needed
+        assert await stores.tenant("alice").file_store().read("a.md") == "before"
+        assert not is_sealed((await stores.raw_objects.get("tenants/alice/files/a.md") or EMPTY).data)
+        assert await stores.reseal() == {"scanned": 1, "sealed": 1}
+        assert is_sealed((await stores.raw_objects.get("tenants/alice/files/a.md") or EMPTY).data)
+        assert await stores.reseal() == {"scanned": 1, "sealed": 0}  # a second run finds nothing left
+        assert await stores.tenant("alice").file_store().read("a.md") == "before"
+    async with open_stores(url, encryption=False) as plain:
+        with pytest.raises(SealedStoreError, match=keyring.current) as refused:
+            await plain.tenant("alice").file_store().write("a.md", "plaintext beside sealed data")
+        assert refused.value.key_id == keyring.current and "keyring=" in str(refused.value)
+    async with sealed(url, keyring) as stores:
         assert await stores.tenant("alice").file_store().read("a.md") == "before"
 
 
@@ -269,3 +310,19 @@ async def test_rekey_rewraps_every_data_key_so_the_new_key_alone_opens_everythin
         assert (await read_secrets(stores, "alice"))[0] == f"my colour is {SECRETS[0]}"
         assert (await read_secrets(stores, "bob"))[2] == f"notes: {SECRETS[2]}"
         assert await stores.file_store().read("root.md") == SECRETS[2]
+
+
+async def test_a_store_sealed_before_markers_is_recognised_and_marked(
+    tmp_path: Path, keyring: Keyring, store_url: Callable[[Path], str]
+) -> None:
+    """An unmarked store whose values are sealed opens sealed without adopt_plaintext, and gets its marker."""
+    url = store_url(tmp_path)
+    async with sealed(url, keyring) as stores:
+        await write_secrets(stores, "alice")
+        assert await stores.raw_objects.delete(SEALED_MARKER)
+    async with sealed(url, keyring) as stores:
+        assert (await read_secrets(stores, "alice"))[2] == f"notes: {SECRETS[2]}"
+        assert await stores.raw_objects.get(SEALED_MARKER) is not None
+    async with open_stores(url, encryption=False) as plain:
+        with pytest.raises(SealedStoreError):
+            await plain.tenant("alice").history_provider().get_messages("chat")

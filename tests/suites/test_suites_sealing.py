@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agent_stores.core import StoredObject, open_stores, tenant_root
+from agent_stores.core import StoredObject, Stores, open_stores, tenant_root
 from agent_stores.core.prefixed import within
 from agent_stores.core.sealing import (
     KEYS_OBJECT,
@@ -29,8 +29,13 @@ from agent_stores.sqlite import SQLiteBackend
 from agent_stores.testing import SealingCapabilities, SealingConformance
 
 
-def sealed_sqlite(path: Path, provider: KeyProvider, stores_type: type[SealedStores] = SealedStores) -> SealedStores:
+def sealed_sqlite(
+    path: Path, provider: KeyProvider | bool, stores_type: type[SealedStores] = SealedStores
+) -> SealedStores | Stores:
     url = f"sqlite:///{path}"
+    if provider is False:
+        return open_stores(url, encryption=False)
+    assert not isinstance(provider, bool)
     if stores_type is SealedStores:
         stores = open_stores(url, encryption=provider)
         assert isinstance(stores, SealedStores)
@@ -42,7 +47,7 @@ class TestSealedSQLite(SealingConformance):
     capabilities = SealingCapabilities()
 
     @pytest.fixture
-    def sealed_stores_factory(self, tmp_path: Path) -> Callable[[KeyProvider], SealedStores]:
+    def sealed_stores_factory(self, tmp_path: Path) -> Callable[[KeyProvider | bool], SealedStores | Stores]:
         return lambda provider: sealed_sqlite(tmp_path / "agent.db", provider)
 
 
@@ -121,12 +126,19 @@ class _KeepsKeysStores(_Rewired):
         return deleted
 
 
+class _UnmarkedStores(_Rewired):
+    """Never marks the store as sealed: an open without a key takes it for a plain store."""
+
+    async def _mark(self) -> None:
+        return None
+
+
 class _Broken(SealingConformance):
     capabilities = SealingCapabilities()
     stores_type: type[SealedStores]
 
     @pytest.fixture
-    def sealed_stores_factory(self, tmp_path: Path) -> Callable[[KeyProvider], SealedStores]:
+    def sealed_stores_factory(self, tmp_path: Path) -> Callable[[KeyProvider | bool], SealedStores | Stores]:
         return lambda provider: sealed_sqlite(tmp_path / "agent.db", provider, self.stores_type)
 
 
@@ -154,3 +166,8 @@ class TestLeakyFilesAreCaught(_Broken):
 class TestForgetKeepingKeysIsCaught(_Broken):
     stores_type = _KeepsKeysStores
     divergences = {"test_after_forget_a_copy_of_the_data_does_not_decrypt": "leaves the tenant's data keys in place"}
+
+
+class TestUnmarkedStoresAreCaught(_Broken):
+    stores_type = _UnmarkedStores
+    divergences = {"test_a_store_opened_without_its_key_refuses_every_operation": "never marks the store as sealed"}

@@ -929,6 +929,32 @@ def rekey(
 
 @app.command(
     cls=Command,
+    epilog="[bold]Examples[/]\n\n  agent-stores reseal 'sqlite:///agent.db?keyring=keyring.json&adopt_plaintext=true'\n\n"
+    "  AGENT_STORES_KEYRING=keyring.json agent-stores reseal s3://bucket/agents --json",
+)
+def reseal(
+    url: Annotated[str, typer.Argument(metavar="URL", help="A sealed store's URL (the key in it or the environment).")],
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Seal in place the files, sessions, todo lists and checkpoints a store still holds in plaintext.
+
+    For a store that held plaintext before it was sealed (opened with adopt_plaintext=true).
+    Each object is rewritten only if unchanged since read, so it is safe while agents write;
+    running it again finishes an interrupted run. History records from before stay plaintext
+    (logs are append-only): move them with agent-stores migrate.
+    """
+    from ._sealing import reseal_store
+
+    report = _run(verbose, lambda: reseal_store(url), as_json=as_json)
+    if as_json:
+        print_json(report)
+        return
+    out.print(f"[bold green]ok[/]: {plural(report['sealed'], 'object')} sealed of {report['scanned']} looked at")
+
+
+@app.command(
+    cls=Command,
     epilog="[bold]Examples[/]\n\n  agent-stores forget sqlite:///agent.db --tenant acme\n\n"
     "  agent-stores forget 'file:///srv/agent?keyring=/etc/agent/keyring.json' --tenant acme --json",
 )

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from agent_stores.core import redact_url
-from agent_stores.core.sealing import KEYRING_ENV, Keyring, SealedStores, forget
+from agent_stores.core.sealing import KEYRING_ENV, KMS_KEY_ENV, Keyring, SealedStores, forget
 
 from ._errors import CliError
 from ._open import open_url
 
-__all__ = ["create_keyring", "forget_tenant", "rekey_store", "rotate_keyring"]
+__all__ = ["create_keyring", "forget_tenant", "rekey_store", "reseal_store", "rotate_keyring"]
 
 
 def create_keyring(path: str) -> dict[str, Any]:
@@ -65,5 +65,23 @@ async def rekey_store(url: str) -> dict[str, Any]:
     """
     async with open_url(url, must_exist=True) as stores:
         if not isinstance(stores, SealedStores):
-            raise CliError(f"name the keyring: {KEYRING_ENV}=FILE or the URL option ?keyring=FILE")
+            raise CliError(
+                f"name the key: {KEYRING_ENV}=FILE or the URL option ?keyring=FILE "
+                f"(AWS KMS: {KMS_KEY_ENV}=ID or ?kms_key_id=ID)"
+            )
         return {"url": redact_url(url), **await stores.rekey()}
+
+
+async def reseal_store(url: str) -> dict[str, Any]:
+    """Seal in place every object a sealed store still holds in plaintext (see ``SealedStores.reseal``).
+
+    Raises:
+        CliError: The store is not opened with a key, or does not exist.
+    """
+    async with open_url(url, must_exist=True) as stores:
+        if not isinstance(stores, SealedStores):
+            raise CliError(
+                f"name the key: {KEYRING_ENV}=FILE or the URL option ?keyring=FILE "
+                f"(AWS KMS: {KMS_KEY_ENV}=ID or ?kms_key_id=ID)"
+            )
+        return {"url": redact_url(url), **await stores.reseal()}

@@ -41,6 +41,7 @@ from .listing import Segment
 from .objectlog import ObjectLogDriver
 from .prefixed import PrefixedLogDriver, PrefixedObjectDriver
 from .redaction import redact_url
+from .sealmark import PlaintextStoreError, SealedStoreError
 from .sessions import ObjectSessionStore, SessionUpdate, VersionedSession, decode_snapshot, encode_snapshot
 from .stores import Backend, BackendFactory, DriverBackend, Stores, open_stores
 from .tenants import TenantStores
@@ -74,8 +75,10 @@ __all__ = [
     "ObjectLogDriver",
     "ObjectSessionStore",
     "OwnedResource",
+    "PlaintextStoreError",
     "PrefixedLogDriver",
     "PrefixedObjectDriver",
+    "SealedStoreError",
     "Segment",
     "SessionUpdate",
     "StoreCompactionProvider",

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Mapping
 from importlib.metadata import entry_points
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from agent_framework import AgentFileStore, CompactionStrategy, HistoryProvider, SessionStore
 
@@ -29,8 +29,10 @@ from .harness import harness_kwargs
 from .keys import TENANTS, KeySpace
 from .lifecycle import OwnedResource, take_query_option
 from .listing import Segment, iter_pages, log_segments, object_segments, segments
+from .opencheck import OpenCheck
 from .prefixed import within
 from .redaction import redact_url
+from .sealmark import KMS_KEY_ENV, refuse_if_sealed, take_sealing_options
 from .tenants import TenantStores
 from .todos import ObjectTodoStore
 
@@ -115,12 +117,24 @@ class Stores(OwnedResource):
     the backend's connections, and the stores handed out stop working. Every method that hands
     out a store takes ``tenant=`` (what :meth:`tenant`'s view passes): the store then keeps
     everything under ``tenants/<tenant>/`` (see :mod:`agent_stores.core.keys`).
+
+    Before the first operation of any store it hands out, an open checks once that the store
+    is not sealed (see ``docs/encryption.md``): opened without a key, a sealed store raises
+    :class:`~agent_stores.core.sealmark.SealedStoreError` instead of being read or written.
     """
 
     def __init__(self, url: str, backend: Backend) -> None:
         self.url = url
         self.backend = backend
         self._adopt(backend, owned=True)
+        #: What this open verifies once, before the first operation of every store it hands out.
+        self.open_check = OpenCheck(self._check_open)
+
+    async def _check_open(self) -> None:
+        """An open without a key refuses a store marked as sealed (one read; none without drivers)."""
+        hands_out = getattr(self.backend, "object_driver", None)
+        if callable(hands_out):  # a backend without the method (or with a driver attribute) is not checked
+            await refuse_if_sealed(cast(ObjectDriver, hands_out()), redact_url(self.url))
 
     def object_driver(self) -> ObjectDriver:
         """The backend's shared object driver, to build a store the core offers over any driver.
@@ -148,15 +162,15 @@ class Stores(OwnedResource):
         self, source_id: str = "history", *, tenant: str | None = None, **options: Any
     ) -> HistoryProvider:
         """Return a history provider for ``source_id``; ``options`` as the backend's provider takes them."""
-        return self.backend.history_provider(source_id=source_id, **_scoped(options, tenant))
+        return self.open_check.attach(self.backend.history_provider(source_id=source_id, **_scoped(options, tenant)))
 
     def file_store(self, *, tenant: str | None = None, **options: Any) -> AgentFileStore:
         """Return the backend's ``AgentFileStore``."""
-        return self.backend.file_store(**_scoped(options, tenant))
+        return self.open_check.attach(self.backend.file_store(**_scoped(options, tenant)))
 
     def session_store(self, *, tenant: str | None = None, **options: Any) -> SessionStore:
         """Return the backend's ``SessionStore``."""
-        return self.backend.session_store(**_scoped(options, tenant))
+        return self.open_check.attach(self.backend.session_store(**_scoped(options, tenant)))
 
     def checkpoint_storage(self, *, tenant: str | None = None, **options: Any) -> ObjectCheckpointStorage:
         """Return workflow checkpoint storage over the backend's object driver.
@@ -170,7 +184,7 @@ class Stores(OwnedResource):
         clock = getattr(self.backend, "clock", None)
         if clock is not None:
             options.setdefault("clock", clock)
-        return ObjectCheckpointStorage(self.object_driver(), tenant=tenant, **options)
+        return self.open_check.attach(ObjectCheckpointStorage(self.object_driver(), tenant=tenant, **options))
 
     def todo_store(self, *, tenant: str | None = None, **options: Any) -> ObjectTodoStore:
         """Return the harness ``TodoStore`` over the backend's object driver (``namespace``, ``prefix``).
@@ -178,7 +192,7 @@ class Stores(OwnedResource):
         Raises:
             TypeError: The backend does not hand out its drivers (see :class:`DriverBackend`).
         """
-        return ObjectTodoStore(self.object_driver(), tenant=tenant, **options)
+        return self.open_check.attach(ObjectTodoStore(self.object_driver(), tenant=tenant, **options))
 
     def harness_kwargs(
         self,
@@ -318,13 +332,16 @@ def _scheme(url: str) -> str:
     return url.split("://", 1)[0].lower()
 
 
-def resolve_encryption(encryption: object, keyring_option: str | None) -> Any:
+def resolve_encryption(encryption: object, keyring_option: str | None, **named: Any) -> Any:
     """What :func:`open_stores` seals with (see :func:`agent_stores.core.sealing.resolve_encryption`)."""
-    if encryption is False or (encryption is None and keyring_option is None and not os.environ.get(KEYRING_ENV)):
+    unnamed = keyring_option is None and not any(named.values())
+    if encryption is False and not named.get("adopt_plaintext"):
+        return None
+    if encryption is None and unnamed and not os.environ.get(KEYRING_ENV) and not os.environ.get(KMS_KEY_ENV):
         return None  # the common case never imports the sealing layer
     from .sealing import resolve_encryption as resolve  # sealing builds on this module
 
-    return resolve(encryption, keyring_option)
+    return resolve(encryption, keyring_option, **named)
 
 
 def open_stores(url: str, **options: Any) -> Stores:
@@ -345,8 +362,13 @@ def open_stores(url: str, **options: Any) -> Stores:
 
     ``encryption`` (a :class:`~agent_stores.core.sealing.Keyring` or other key provider, or an
     :class:`~agent_stores.core.sealing.Encryption`) seals everything the stores write, per
-    tenant (see ``docs/encryption.md``); without it, the URL option ``keyring=<file>`` or the
-    environment variable ``AGENT_STORES_KEYRING`` does; ``encryption=False`` opens unsealed.
+    tenant (see ``docs/encryption.md``); without it, the URL option ``keyring=<file>``, the
+    option or URL option ``kms_key_id=<AWS KMS key id, ARN or alias>``, or the environment
+    variable ``AGENT_STORES_KEYRING`` or ``AGENT_STORES_KMS_KEY_ID`` does;
+    ``encryption=False`` opens unsealed. A sealed store opened without its key raises
+    :class:`~agent_stores.core.sealmark.SealedStoreError` on the first operation; a sealed open
+    of a store holding plaintext raises :class:`~agent_stores.core.sealmark.PlaintextStoreError`
+    unless the option or URL option ``adopt_plaintext`` is true (seal from now on).
 
     Raises:
         ValueError: ``url`` has no scheme or no installed backend serves it (the message names
@@ -366,7 +388,8 @@ def open_stores(url: str, **options: Any) -> Stores:
     factory: BackendFactory = entry.load()
     encryption = options.pop("encryption", None)
     url, keyring_option = take_query_option(url, "keyring")
-    sealing = resolve_encryption(encryption, keyring_option)
+    url, named = take_sealing_options(url, options)
+    sealing = resolve_encryption(encryption, keyring_option, **named)
     if sealing is None:
         return Stores(url, factory(url, **options))
     from .sealing import SealedStores  # sealing builds on this module

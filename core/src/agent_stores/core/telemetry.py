@@ -12,6 +12,9 @@ Only ``opentelemetry-api`` is used (the framework depends on it). While no trace
 no meter provider is set, or the framework's instrumentation is disabled
 (``ENABLE_INSTRUMENTATION=false``, ``agent_framework.observability.disable_instrumentation()``),
 an operation only checks that and runs.
+
+The same decorator runs the check an open attached to the store
+(:class:`~agent_stores.core.opencheck.OpenCheck`) before its first operation.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from typing import TYPE_CHECKING, Any, Concatenate, Final, ParamSpec, TypeAlias,
 
 from agent_framework.observability import OBSERVABILITY_SETTINGS
 from opentelemetry import metrics, trace
+
+from .opencheck import CHECK_ATTRIBUTE
 
 __all__ = [
     "CONVERSATION_ID",
@@ -207,10 +212,19 @@ def store_operation(
                 finally:
                     _duration.record(time.perf_counter() - start, metric_attributes)
 
+        async def checked(store: S, check: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> R:
+            await check.wait()
+            if not _active():
+                return await method(store, *args, **kwargs)
+            return await recorded(store, args, kwargs)
+
         # Not a coroutine function itself: while nothing records, the caller awaits the method's
-        # own coroutine, with no frame of ours in between.
+        # own coroutine, with no frame of ours in between (once the store's open check passed).
         @functools.wraps(method)
         def traced(store: S, /, *args: P.args, **kwargs: P.kwargs) -> CoroutineType[Any, Any, R]:
+            check = store.__dict__.get(CHECK_ATTRIBUTE)
+            if check is not None and not check.passed:
+                return checked(store, check, args, kwargs)
             if not _active():
                 return method(store, *args, **kwargs)
             return recorded(store, args, kwargs)

@@ -4,7 +4,8 @@ Subclass :class:`SealingConformance` and provide a ``sealed_stores_factory`` fix
 callable taking a key provider and returning sealed stores over the **same** backing data on
 every call (as ``open_stores(url, encryption=provider)`` does), each with ``raw_objects`` and
 ``raw_logs`` (the drivers underneath the sealing layer, to copy and alter what is stored) and
-``forget(tenant)``::
+``forget(tenant)``; given ``False`` instead of a provider, it returns the same stores opened
+without a key (as ``open_stores(url, encryption=False)`` does)::
 
     import pytest
     from agent_stores.core import open_stores
@@ -33,9 +34,10 @@ from typing import Any, ClassVar
 import pytest
 from agent_framework import AgentSession, Message
 
-from agent_stores.core import CorruptRecordError, LogRecord, StoreError, tenant_root
+from agent_stores.core import CorruptRecordError, LogRecord, SealedStoreError, StoreError, tenant_root
 from agent_stores.core.prefixed import within
 from agent_stores.core.sealing import KeyProvider, Keyring
+from agent_stores.core.sealmark import read_marker
 
 from ._base import ConformanceBase, unique_id
 
@@ -77,11 +79,11 @@ class SealingConformance(ConformanceBase):
 
     @pytest.fixture
     def open_sealed(self, request: pytest.FixtureRequest) -> Callable[[KeyProvider], Any]:
-        """Open the factory's stores for a provider, as an async context manager that closes them."""
+        """Open the factory's stores for a provider (``False``: without a key), as an async context manager."""
         factory = request.getfixturevalue(self.factory_fixture)
 
         @asynccontextmanager
-        async def opened(provider: KeyProvider) -> AsyncGenerator[Any]:
+        async def opened(provider: KeyProvider | bool) -> AsyncGenerator[Any]:
             stores = factory(provider)
             if inspect.isawaitable(stores):
                 stores = await stores
@@ -175,6 +177,43 @@ class SealingConformance(ConformanceBase):
                 assert key_provider.key_id in str(caught.value), f"the error does not name the key: {caught.value}"
             after, _ = await self._raw(stores, tenant)
             assert after == before, "a provider without the key wrote to the tenant"
+
+    async def test_a_store_opened_without_its_key_refuses_every_operation(
+        self, open_sealed: Callable[[KeyProvider | bool], Any], key_provider: KeyProvider
+    ) -> None:
+        """Opened without a key, a sealed store refuses reads and writes of every kind with SealedStoreError.
+
+        The error names the key-encryption key the store's marker records and how to give it;
+        nothing is written, for the tenant holding data or for a new one. Failure means a store
+        opened by mistake without its key writes plaintext beside sealed data (which a sealed
+        open would then accept), or reads fail as corrupt data instead of naming the missing key.
+        """
+        tenant, fresh, secret = unique_id("sealed"), unique_id("sealed"), unique_id("secret")
+        async with open_sealed(key_provider) as stores:
+            await self._write(stores, tenant, secret)
+            before = await self._raw(stores, tenant)
+            marker = await read_marker(stores.raw_objects)
+        assert marker is not None, "the sealed store holds data but no sealed-store marker"
+        async with open_sealed(False) as plain:
+            view, other = plain.tenant(tenant), plain.tenant(fresh)
+            session = AgentSession(session_id="chat")
+            attempts: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
+                ("write a file", lambda: view.file_store().write(_FILE, "plaintext beside sealed data")),
+                ("read a file", lambda: view.file_store().read(_FILE)),
+                ("save history", lambda: view.history_provider().save_messages("chat", [Message("user", ["x"])])),
+                ("load history", lambda: view.history_provider().get_messages("chat")),
+                ("set a session", lambda: view.session_store().set("chat", session)),
+                ("save todos", lambda: view.todo_store().save_state(session, [], next_id=1, source_id="todos")),
+                ("a new tenant's write", lambda: other.file_store().write(_FILE, "plaintext")),
+            ]
+            for what, attempt in attempts:
+                with pytest.raises(SealedStoreError) as refused:
+                    await attempt()
+                assert marker.key_id in str(refused.value), f"{what}: the error does not name the key: {refused.value}"
+        async with open_sealed(key_provider) as stores:
+            assert await self._raw(stores, tenant) == before, "an open without the key changed the tenant's data"
+            assert await self._raw(stores, fresh) == ({}, {}), "an open without the key wrote a new tenant"
+            assert await stores.tenant(tenant).file_store().read(_FILE) == f"notes {secret}"
 
     async def test_tampered_and_truncated_values_are_corrupt(
         self, open_sealed: Callable[[KeyProvider], Any], key_provider: KeyProvider

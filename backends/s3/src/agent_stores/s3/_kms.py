@@ -33,7 +33,10 @@ class KMSKeyProvider:
     """Wraps data keys with an AWS KMS key (``Encrypt``/``Decrypt``, the scope as encryption context).
 
     ``KMSKeyProvider(key_id, client=boto3.client("kms"))`` borrows a client;
-    ``KMSKeyProvider(key_id, **client_kwargs)`` makes one (``region_name``, ``endpoint_url``...).
+    ``KMSKeyProvider(key_id, **client_kwargs)`` makes one (``region_name``, ``endpoint_url``...;
+    the region of a key ARN unless ``region_name`` is given). Without code: the URL option
+    ``kms_key_id=`` or the environment variable ``AGENT_STORES_KMS_KEY_ID`` (the client then
+    takes the usual AWS configuration, ``AWS_ENDPOINT_URL_KMS`` included).
     Pass it as ``open_stores(url, encryption=KMSKeyProvider(...))``. Each wrap or unwrap is one
     KMS call, off the event loop; unwrapped data keys are cached by the sealed stores, so KMS is
     called once per tenant and process. Unwrapping needs ``kms:Decrypt`` on the key a data key
@@ -48,6 +51,9 @@ class KMSKeyProvider:
             raise ValueError("a KMS key id, ARN or alias is required")
         if client is None:
             import boto3
+
+            if key_id.startswith("arn:") and key_id.count(":") >= 5 and "region_name" not in client_kwargs:
+                client_kwargs["region_name"] = key_id.split(":")[3]
 
             client = cast(Any, boto3).client("kms", **client_kwargs)
         self.client: Any = client

@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM, AESSIV
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from ..errors import CorruptRecordError
+from ..sealmark import VALUE_MARKER
 
 __all__ = [
     "DIGEST_MARKER",
@@ -32,7 +33,7 @@ __all__ = [
 ]
 
 #: The first bytes of every sealed value (format 1).
-MARKER = b"\x89AS1"
+MARKER = VALUE_MARKER
 #: The first character of every sealed digest (plain digests start with a letter).
 DIGEST_MARKER = "~"
 

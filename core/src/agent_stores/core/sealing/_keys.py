@@ -11,7 +11,7 @@ import base64
 import json
 import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -21,7 +21,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..cache import BoundedCache
 from ..drivers import ObjectDriver
-from ..errors import CorruptRecordError, StoreConflictError, StoreError
+from ..errors import CorruptRecordError, StoreConflictError
+from ..sealmark import SealingKeyError
 from ..stores import KEYRING_ENV
 from ._format import DataKey
 
@@ -42,10 +43,6 @@ KEYS_OBJECT = RESERVED + "keys.json"
 
 _KEYRING_FORMAT = "agent-stores-keyring/1"
 _KEYS_FORMAT = "agent-stores-data-keys/1"
-
-
-class SealingKeyError(StoreError):
-    """A key needed to seal or open data is not available: the key provider lacks it, or it is the wrong one."""
 
 
 @runtime_checkable
@@ -233,11 +230,20 @@ class DataKeys:
             ``<scope>sealing/keys.json``.
         provider: Wraps new data keys and unwraps stored ones.
         max_scopes: How many scopes' unwrapped keys stay cached.
+        before_create: Awaited before a scope's first data key is stored (what marks the store as sealed).
     """
 
-    def __init__(self, objects: ObjectDriver, provider: KeyProvider, *, max_scopes: int = 1024) -> None:
+    def __init__(
+        self,
+        objects: ObjectDriver,
+        provider: KeyProvider,
+        *,
+        max_scopes: int = 1024,
+        before_create: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self.objects = objects
         self.provider = provider
+        self.before_create = before_create
         self._scopes: BoundedCache[str, _Scope] = BoundedCache(max_entries=max_scopes)
 
     async def current(self, scope: str) -> DataKey:
@@ -343,6 +349,8 @@ class DataKeys:
         kid = "dk-" + secrets.token_hex(8)
         material = AESGCM.generate_key(bit_length=256)
         wrapped = await self.provider.wrap(material, context=_context(scope, kid))
+        if self.before_create is not None:
+            await self.before_create()
         entry = {"kek": self.provider.key_id, "wrapped": base64.b64encode(wrapped).decode("ascii")}
         try:
             await self.objects.put(scope + KEYS_OBJECT, _body(_Scope(kid, {kid: entry})), if_absent=True)
