@@ -20,7 +20,7 @@ import asyncio
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import msgspec
 from agent_framework import (
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COMPACTION_DIGEST",
+    "CompactionRecord",
     "StoreCompactionProvider",
     "compaction_diff",
     "encode_compaction",
@@ -84,6 +85,16 @@ def has_compaction_records(payloads: Sequence[bytes | str]) -> bool:
 def message_digests_only(digests: Sequence[str]) -> list[str]:
     """Return ``digests`` without those of compaction records (what de-duplication compares)."""
     return [d for d in digests if d != COMPACTION_DIGEST]
+
+
+class CompactionRecord(NamedTuple):
+    """A stored compaction record as a history export holds it: its bytes, verbatim.
+
+    Its references are relative to its own place in the log, so a copy of a log that keeps
+    every record in order (messages and compaction records) has the same view.
+    """
+
+    payload: bytes
 
 
 @dataclass

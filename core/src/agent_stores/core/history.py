@@ -25,6 +25,7 @@ from .cache import BoundedCache
 from .codec import DecodeCache, count_already_stored, decode_messages, encode_record, validate_cache_bytes
 from .compaction import (
     COMPACTION_DIGEST,
+    CompactionRecord,
     compact_session,
     fold_records,
     has_compaction_records,
@@ -524,6 +525,32 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         if has_compaction_records(payloads):
             payloads = [p for p in payloads if not is_compaction_record(p)]
         return self._decode(key, payloads)
+
+    @store_operation("history", "export_log", session=True)
+    async def export_log(self, session_id: str | None) -> list[Message | CompactionRecord]:
+        """Return every stored record of the session in log order: messages, and compaction records verbatim.
+
+        What a migration copies: :meth:`import_log` of it into another store gives a session
+        with the same messages and the same compacted view.
+        """
+        key = self._key(session_id)
+        payloads = await self.driver.read(key)
+        if not has_compaction_records(payloads):
+            return list(self._decode(key, payloads))
+        at = [i for i, p in enumerate(payloads) if not is_compaction_record(p)]
+        entries: list[Message | CompactionRecord] = [CompactionRecord(bytes(p)) for p in payloads]
+        for i, message in zip(at, self._decode(key, [payloads[i] for i in at]), strict=True):
+            entries[i] = message
+        return entries
+
+    @store_operation("history", "import_log", session=True)
+    async def import_log(self, session_id: str | None, entries: Sequence[Message | CompactionRecord]) -> None:
+        """Append what :meth:`export_log` returned, verbatim, without de-duplication, atomically."""
+        if entries:
+            encoded = [
+                (COMPACTION_DIGEST, e.payload) if isinstance(e, CompactionRecord) else encode_record(e) for e in entries
+            ]
+            await self._append(session_id, encoded, deduplicate=False)
 
     @store_operation("history", "import_messages", session=True)
     async def import_messages(self, session_id: str | None, messages: Sequence[Message]) -> None:
