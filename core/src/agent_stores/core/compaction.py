@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COMPACTION_DIGEST",
+    "SEAL_DIGEST",
     "CompactionRecord",
     "StoreCompactionProvider",
     "compaction_diff",
@@ -53,6 +54,8 @@ __all__ = [
 
 #: The identity digest stored beside every compaction record; de-duplication never compares it.
 COMPACTION_DIGEST = "~compaction"
+#: The identity digest of a retention's seal (see :mod:`agent_stores.core.retention`), never compared either.
+SEAL_DIGEST = "~compaction-seal"
 
 _PREFIX = b'{"type":"compaction",'
 _PREFIX_STR = _PREFIX.decode()
@@ -84,7 +87,7 @@ def has_compaction_records(payloads: Sequence[bytes | str]) -> bool:
 
 def message_digests_only(digests: Sequence[str]) -> list[str]:
     """Return ``digests`` without those of compaction records (what de-duplication compares)."""
-    return [d for d in digests if d != COMPACTION_DIGEST]
+    return [d for d in digests if d != COMPACTION_DIGEST and d != SEAL_DIGEST]
 
 
 class CompactionRecord(NamedTuple):
@@ -268,7 +271,10 @@ async def compact_session(
     """Run ``strategy`` on the session's stored view and append what it decided; see ``LogHistoryProvider.compact``."""
     key = provider.keys.history(provider.source_id, session_id)
     for attempt in range(_COMPACT_ATTEMPTS):
-        tail = await provider.driver.tail(key, 0)
+        tail = await provider.driver.tail(key, 1)
+        if tail.digests == [SEAL_DIGEST]:  # a retention is swapping the log: wait for it
+            await asyncio.sleep(random.uniform(0, min(_BACKOFF_CAP_S, 0.001 * 2**attempt)))
+            continue
         payloads = await provider.driver.read(key)
         if len(payloads) != tail.length:
             continue  # a save landed between the two reads: read again
@@ -309,6 +315,8 @@ class StoreCompactionProvider(CompactionProvider):
         after_strategy: The strategy whose decisions are stored after each turn.
         tokenizer: As ``CompactionProvider``'s.
         source_id: Provider id (default ``"compaction"``).
+        retain: After storing a decision, drop the messages it excluded from the store
+            (:meth:`LogHistoryProvider.retain`: opt-in retention; by default the log keeps them).
     """
 
     def __init__(
@@ -319,6 +327,7 @@ class StoreCompactionProvider(CompactionProvider):
         after_strategy: CompactionStrategy | None = None,
         tokenizer: TokenizerProtocol | None = None,
         source_id: str = "compaction",
+        retain: bool = False,
     ) -> None:
         super().__init__(
             before_strategy=before_strategy,
@@ -328,10 +337,12 @@ class StoreCompactionProvider(CompactionProvider):
             history_source_id=history.source_id,
         )
         self.history = history
+        self.retain = retain
 
     async def after_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
         """Compact the stored history of the turn's session and store what the strategy decided."""
         if self.after_strategy is None:
             return
         session_id = getattr(context, "session_id", None) or getattr(session, "session_id", None)
-        await self.history.compact(session_id, self.after_strategy, tokenizer=self.tokenizer)
+        if await self.history.compact(session_id, self.after_strategy, tokenizer=self.tokenizer) and self.retain:
+            await self.history.retain(session_id)

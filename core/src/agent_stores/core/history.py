@@ -25,6 +25,7 @@ from .cache import BoundedCache
 from .codec import DecodeCache, count_already_stored, decode_messages, encode_record, validate_cache_bytes
 from .compaction import (
     COMPACTION_DIGEST,
+    SEAL_DIGEST,
     CompactionRecord,
     compact_session,
     fold_records,
@@ -37,6 +38,7 @@ from .errors import StoreConflictError
 from .keys import KeySpace
 from .lifecycle import OwnedResource
 from .prefixed import within
+from .retention import retain_session, staging_key, waits_for_retention
 from .telemetry import note_conflict, store_operation
 
 __all__ = ["HistoryOptions", "LogHistoryProvider", "hide_unanswered_calls", "trim_orphans", "window_cache_bytes"]
@@ -309,6 +311,8 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         """
         key = self._key(session_id)
         payloads = await self.driver.read(key, last=self.max_messages)
+        if not payloads:  # absent, or swapped out by a retention that is putting it back (see retain)
+            payloads = await self.driver.read(staging_key(self, session_id), last=self.max_messages)
         messages = self._view(key, payloads) if self.max_messages is None else await self._window(key, payloads)
         if self.max_messages is not None:
             messages = trim_orphans(messages)
@@ -368,6 +372,11 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         while (attempt := attempt + 1) < _CONFLICT_ATTEMPTS or time.monotonic() < deadline:
             remembered = self._remembered(key, wanted) if attempt == 0 else None
             tail = remembered or await self._message_tail(key, wanted)
+            if remembered is None and (not tail.length or tail.digests[-1:] == [SEAL_DIGEST]):
+                staging = staging_key(self, session_id)  # a retention may be swapping the log (see retain)
+                if await waits_for_retention(self, key, staging, session_id, sealed=bool(tail.length)):
+                    await asyncio.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** min(attempt, 16))))
+                    continue
             known = count_already_stored(message_digests_only(tail.digests)[-wanted:], digests) if deduplicate else 0
             if known == wanted:
                 if remembered is not None:
@@ -464,6 +473,35 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         """
         return await compact_session(self, session_id, strategy, tokenizer=tokenizer)
 
+    @store_operation("history", "retain", session=True)
+    async def retain(self, session_id: str | None) -> int:
+        """Drop what stored compactions excluded, physically: the log becomes the compacted view.
+
+        The opt-in retention step (the default keeps the full transcript): the session's log is
+        rewritten as its compacted view without excluded messages, each kept message with its
+        annotations and each summary as a stored message, so :meth:`get_messages` with
+        ``skip_excluded=True`` (what the model is sent) returns the same messages as before and
+        :meth:`export_messages` no longer returns the excluded ones. A session without stored
+        compactions is left as it is.
+
+        Crash-safe and resumable on every backend (see :mod:`agent_stores.core.retention`): if
+        the run stops at any point, every load returns the old transcript or the new one, no
+        save is lost, and the next ``retain`` of the session finishes or undoes it. Saves that
+        land during the run make it decide again; saves while it swaps the log wait for it.
+        Run one retention of a session at a time (a second run is for after a crash).
+
+        Returns:
+            How many stored messages were dropped (0: nothing to do).
+
+        Raises:
+            StoreConflictError: Concurrent saves kept landing for every retry, or another
+                retention of the session is under way.
+        """
+        key = self._key(session_id)
+        async with self._turns.turn(key):
+            self._tails.pop(key)
+            return await retain_session(self, session_id)
+
     async def append_compaction(
         self, key: str, session_id: str, record: bytes, *, expected_version: int | str | None
     ) -> None:
@@ -492,7 +530,8 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         """Delete the session's whole history; return whether it existed."""
         key = self._key(session_id)
         self._tails.pop(key)
-        return await self.driver.delete(key)
+        staged = await self.driver.delete(staging_key(self, session_id))  # first: a staged retention must not revive it
+        return await self.driver.delete(key) or staged
 
     @store_operation("history", "list_sessions")
     async def list_sessions(self, *, after: str | None = None, limit: int = 100) -> list[str]:
@@ -521,7 +560,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
     async def export_messages(self, session_id: str | None) -> list[Message]:
         """Return every stored message of the session, ignoring ``max_messages`` and ``skip_excluded``."""
         key = self._key(session_id)
-        payloads = await self.driver.read(key)
+        payloads = await self.driver.read(key) or await self.driver.read(staging_key(self, session_id))
         if has_compaction_records(payloads):
             payloads = [p for p in payloads if not is_compaction_record(p)]
         return self._decode(key, payloads)
@@ -534,7 +573,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         with the same messages and the same compacted view.
         """
         key = self._key(session_id)
-        payloads = await self.driver.read(key)
+        payloads = await self.driver.read(key) or await self.driver.read(staging_key(self, session_id))
         if not has_compaction_records(payloads):
             return list(self._decode(key, payloads))
         at = [i for i, p in enumerate(payloads) if not is_compaction_record(p)]
