@@ -312,10 +312,11 @@ def fork(
     as_json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Start session DST as a copy of SRC: its history (the first N messages with --upto), snapshot and todos.
+    """Start session DST as a copy of SRC: its history (the first N messages with --upto), snapshot, todos and files.
 
+    Files: those of SRC's own folders (the harness's file memory, session-scoped file access).
     SRC is not changed; from here on the two sessions continue independently. A DST that
-    already holds history, a snapshot or todos is refused (exit 3) and nothing is copied.
+    already holds history, a snapshot, todos or files is refused (exit 3) and nothing is copied.
     """
     from ._fork import fork as fork_store
 
@@ -328,6 +329,7 @@ def fork(
         f"forked {escape(repr(src))} into {escape(repr(dst))}: {plural(report['messages'], 'message')}"
         f"{', ' + plural(report['compactions'], 'compaction') if report['compactions'] else ''}"
         f", {'a snapshot' if report['snapshot'] else 'no snapshot'}, {plural(report['todos'], 'todo list')}"
+        f"{', ' + plural(report['files'], 'file') if report['files'] else ''}"
     )
 
 
