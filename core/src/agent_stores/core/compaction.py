@@ -168,25 +168,46 @@ def fold_records(
     Raises:
         CorruptRecordError: A record cannot be decoded.
     """
-    message_at = [i for i, p in enumerate(payloads) if not is_compaction_record(p)]
-    decoded = decode_messages([payloads[i] for i in message_at], where=where, cache=cache)
-    by_index = dict(zip(message_at, decoded, strict=True))
     keys: list[_Key] = []
     view: list[Message] = []
-    for index, payload in enumerate(payloads):
+    fold_onto(payloads, 0, keys, view, set(), where=where, cache=cache)
+    return keys, view
+
+
+def fold_onto(
+    payloads: Sequence[bytes | str],
+    start: int,
+    keys: list[_Key],
+    view: list[Message],
+    replaced: set[_Key],
+    *,
+    where: str,
+    cache: DecodeCache | None = None,
+) -> None:
+    """Fold ``payloads[start:]`` onto the view of ``payloads[:start]`` (``keys``, ``view``), in place.
+
+    ``replaced`` collects the keys of stored messages a compaction rewrote (their view is not
+    their stored record any more).
+
+    Raises:
+        CorruptRecordError: A record cannot be decoded.
+    """
+    message_at = [i for i in range(start, len(payloads)) if not is_compaction_record(payloads[i])]
+    decoded = decode_messages([payloads[i] for i in message_at], where=where, cache=cache)
+    by_index = dict(zip(message_at, decoded, strict=True))
+    for index in range(start, len(payloads)):
         message = by_index.get(index)
         if message is not None:
             keys.append(("m", index))
             view.append(message)
             continue
         try:
-            _apply(payload, index, keys, view)
+            _apply(payloads[index], index, keys, view, replaced)
         except (msgspec.DecodeError, TypeError, ValueError, KeyError, AttributeError, IndexError) as err:
             raise CorruptRecordError(f"{where} #{index} is not a valid compaction record") from err
-    return keys, view
 
 
-def _apply(payload: bytes | str, at: int, keys: list[_Key], view: list[Message]) -> None:
+def _apply(payload: bytes | str, at: int, keys: list[_Key], view: list[Message], replaced: set[_Key]) -> None:
     record: dict[str, Any] = _DECODER.decode(payload)
     position = {key: i for i, key in enumerate(keys)}
     for ref, props, message_id in record["props"]:
@@ -199,6 +220,7 @@ def _apply(payload: bytes | str, at: int, keys: list[_Key], view: list[Message])
         i = position.get(_resolve(ref, at) or ())
         if i is not None:
             view[i] = Message.from_dict(cast(dict[str, Any], payload_dict))
+            replaced.add(keys[i])
     dropped = {_resolve(ref, at) for ref in record["drop"]}
     if dropped:
         kept = [(k, m) for k, m in zip(keys, view, strict=True) if k not in dropped]

@@ -35,6 +35,7 @@ from .compaction import (
 )
 from .drivers import LogDriver, LogRecord, LogTail
 from .errors import StoreConflictError
+from .foldcache import FoldCache
 from .keys import KeySpace
 from .lifecycle import OwnedResource
 from .prefixed import within
@@ -282,6 +283,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
                 "give cache_bytes (a cache of this provider's own) or decode_cache (a shared one), not both"
             )
         self.decode_cache = decode_cache if decode_cache is not None else DecodeCache(validate_cache_bytes(cache_bytes))
+        self._folds = FoldCache(self.decode_cache.max_bytes)  # compacted views, folded once (see foldcache)
         self.driver = within(driver, self.keys.root)
         self._tails: BoundedCache[str, LogTail] = BoundedCache(max_entries=_TAIL_SESSIONS)
         self._turns = _Turns()
@@ -424,7 +426,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
     def _view(self, key: str, payloads: list[bytes]) -> list[Message]:
         if not has_compaction_records(payloads):
             return self._decode(key, payloads)
-        return fold_records(payloads, where=f"history record in {key!r}", cache=self.decode_cache)[1]
+        return self._folds.view(key, payloads, where=f"history record in {key!r}", cache=self.decode_cache)
 
     async def _window(self, key: str, payloads: list[bytes]) -> list[Message]:
         # The newest ``max_messages`` messages: compaction records in the window do not count,
@@ -500,6 +502,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         key = self._key(session_id)
         async with self._turns.turn(key):
             self._tails.pop(key)
+            self._folds.forget(key)
             return await retain_session(self, session_id)
 
     async def append_compaction(
@@ -530,6 +533,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         """Delete the session's whole history; return whether it existed."""
         key = self._key(session_id)
         self._tails.pop(key)
+        self._folds.forget(key)
         staged = await self.driver.delete(staging_key(self, session_id))  # first: a staged retention must not revive it
         return await self.driver.delete(key) or staged
 
