@@ -54,7 +54,7 @@ __all__ = [
 
 #: The identity digest stored beside every compaction record; de-duplication never compares it.
 COMPACTION_DIGEST = "~compaction"
-#: The identity digest of a retention's seal (see :mod:`agent_stores.core.retention`), never compared either.
+#: The identity digest of a retention's seal (see :mod:`agent_stores.core.retain`), never compared either.
 SEAL_DIGEST = "~compaction-seal"
 
 _PREFIX = b'{"type":"compaction",'

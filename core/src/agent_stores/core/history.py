@@ -39,7 +39,7 @@ from .foldcache import FoldCache
 from .keys import KeySpace
 from .lifecycle import OwnedResource
 from .prefixed import within
-from .retention import retain_session, staging_key, waits_for_retention
+from .retain import retain_session, staging_key, waits_for_retention
 from .telemetry import note_conflict, store_operation
 
 __all__ = ["HistoryOptions", "LogHistoryProvider", "hide_unanswered_calls", "trim_orphans", "window_cache_bytes"]
@@ -486,7 +486,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         :meth:`export_messages` no longer returns the excluded ones. A session without stored
         compactions is left as it is.
 
-        Crash-safe and resumable on every backend (see :mod:`agent_stores.core.retention`): if
+        Crash-safe and resumable on every backend (see :mod:`agent_stores.core.retain`): if
         the run stops at any point, every load returns the old transcript or the new one, no
         save is lost, and the next ``retain`` of the session finishes or undoes it. Saves that
         land during the run make it decide again; saves while it swaps the log wait for it.
