@@ -95,3 +95,34 @@ def test_history_marks_what_a_compaction_decided_and_shows_the_model_view(tmp_pa
     assert [r["contents"][0]["text"] for r in json.loads(out)["messages"]] == ["m2"]
     code, out = run("history", url, "s1")
     assert code == 0 and "[x] user       m0" in out and "[x]" not in out.splitlines()[-1], out
+
+
+def test_retain_drops_what_a_compaction_excluded_and_keeps_the_model_view(tmp_path: Path) -> None:
+    from agent_framework import SlidingWindowStrategy
+
+    url = f"sqlite:///{tmp_path / 'agent.db'}"
+    seed(url)
+
+    async def compact() -> None:
+        async with open_stores(url) as stores:
+            history: Any = stores.history_provider()
+            assert await history.compact("s1", SlidingWindowStrategy(keep_last_groups=1))
+
+    asyncio.run(compact())
+    _, sent = run("history", url, "s1", "--model-view", "--json")
+    code, out = run("retain", url, "s1", "--json")
+    assert code == 0, out
+    assert (json.loads(out)["dropped"], json.loads(out)["stored"]) == (2, 1)
+    assert texts(url, "s1") == ["m2"]
+    code, out = run("history", url, "s1", "--model-view", "--json")
+
+    def rows(document: str) -> list[dict[str, Any]]:  # without the marks of a compacted log (position, excluded)
+        return [
+            {k: v for k, v in r.items() if k not in ("stored", "excluded")} for r in json.loads(document)["messages"]
+        ]
+
+    assert rows(out) == rows(sent)
+    code, out = run("retain", url, "s1")
+    assert code == 0 and "dropped 0 messages, 1 record stored" in " ".join(out.split()), out
+    code, out = run("retain", url, "nobody")
+    assert code == 0 and "dropped 0 messages" in out, out

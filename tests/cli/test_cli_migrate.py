@@ -256,3 +256,40 @@ def test_the_worker_pool_runs_at_most_its_limit_at_once_and_stops_on_the_first_e
     with pytest.raises(RuntimeError, match="boom"):
         asyncio.run(run_bounded(range(100), fail_third, 3))
     assert len(started) < 10, "the other workers went on after the first error"
+
+
+def test_compacted_sessions_migrate_with_their_compactions(tmp_path: Path, bucket: Any, s3_prefix: str) -> None:
+    """SQLite to SeaweedFS: the target's model view is the source's, summaries included, and re-runs extend it."""
+    from agent_stores.testing.history import SuiteCompaction
+
+    source, target = f"sqlite:///{tmp_path / 'a.db'}", bucket.url(s3_prefix)
+
+    async def compact(keep: int) -> None:
+        async with open_stores(source) as stores:
+            provider: Any = stores.history_provider()
+            assert await provider.compact("s", SuiteCompaction(keep=keep))
+
+    def history(url: str, *flags: str) -> list[dict[str, Any]]:
+        code, out, err = run("history", url, "s", "--json", *flags)
+        assert code == 0, out + err
+        return json.loads(out)["messages"]
+
+    def same_views() -> None:
+        for flags in ((), ("--model-view",)):
+            assert history(target, *flags) == history(source, *flags), flags
+
+    save(source, "s", *(f"q{i}" for i in range(5)))
+    asyncio.run(compact(keep=2))
+    report = migrate_json(source, target)
+    [item] = [i for i in report["items"] if i["kind"] == "history"]
+    assert (item["action"], item["source_messages"], item["target_messages"], item["verified"]) == ("copy", 5, 5, True)
+    same_views()
+    sent = [r["contents"][0]["text"] for r in history(target, "--model-view")]
+    assert sent == ["summary of 3: q0 | q1 | q2", "q3", "q4"]
+
+    save(source, "s", "q5", "q6")
+    asyncio.run(compact(keep=1))
+    report = migrate_json(source, target)
+    assert [i["action"] for i in report["items"] if i["kind"] == "history"] == ["extend"]
+    same_views()
+    assert held(target, "s") == [f"q{i}" for i in range(7)]

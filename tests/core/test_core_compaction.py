@@ -118,3 +118,38 @@ async def test_tool_call_strategies_load_back_as_the_framework_decided(tmp_path:
         assert [m.to_dict() for m in await history.export_messages("s")] == [m.to_dict() for m in saved]
         view = await stores.history_provider(skip_excluded=True).get_messages("s")
         assert len(view) < len(saved), "the strategy's exclusions were not applied"
+
+
+async def test_a_provider_that_loads_again_sees_what_a_new_provider_sees(tmp_path: Path) -> None:
+    """The fold cache: saves, compactions (rewrites and summaries), retention and a rewritten log of the same length."""
+    from agent_stores.testing.history import SuiteCompaction
+
+    async with open_stores(f"sqlite:///{tmp_path}/folds.db") as stores:
+        cached: Any = stores.history_provider()
+
+        async def same() -> list[dict[str, Any]]:
+            mine = [m.to_dict() for m in await cached.get_messages("s")]
+            assert mine == [m.to_dict() for m in await stores.history_provider().get_messages("s")]
+            return mine
+
+        for i in range(3):
+            await cached.save_messages("s", _turn(i))
+        assert await cached.compact("s", SuiteCompaction(keep=3))
+        first = await same()
+        first[0]["contents"][0]["text"] = "changed by the caller"
+        (await cached.get_messages("s"))[1].additional_properties["_excluded"] = "changed by the caller"
+        await same()
+        await cached.save_messages("s", _turn(3))
+        await same()
+        assert await cached.compact("s", SlidingWindowStrategy(keep_last_groups=1))
+        await same()
+        assert await cached.retain("s")
+        await same()
+        await cached.save_messages("s", _turn(4))
+        assert await cached.compact("s", SuiteCompaction(keep=1))
+        before = await same()
+        await cached.delete_session("s")  # written again with as many records, differently
+        for i in (5, 6, 7):
+            await stores.history_provider().save_messages("s", _turn(i)[:1] if i == 7 else _turn(i))
+        assert await stores.history_provider().compact("s", SuiteCompaction(keep=2))
+        assert await same() != before

@@ -141,3 +141,21 @@ async def test_a_plain_agent_wired_as_documented_stores_its_summaries(store_targ
     assert 1 <= model.summaries < TURNS // 2, f"summaries were not made once and reused: {model.summaries}"
     last = model.sent[-1]
     assert last[0].startswith("SUMMARY#") and "question 0" not in last, f"the model was not sent the view: {last}"
+
+
+@pytest.mark.parametrize("store_target", ["sqlite"], indirect=True)
+async def test_with_retention_the_model_is_sent_the_same_and_the_store_keeps_only_the_view(
+    store_target: StoreTarget,
+) -> None:
+    """``harness_kwargs(compaction=..., retain=True)``: same model calls as the reference, excluded messages gone."""
+    reference = await _reference(_summarizer)
+    model = CountingModel()
+    async with store_target.open() as stores:
+        agent = create_harness_agent(model, **stores.harness_kwargs(compaction=_summarizer(model), retain=True), **BARE)
+        await _converse(model, agent)
+        stored = await stores.history_provider().export_messages(SESSION)
+    assert model.summaries == reference.summaries, "retention changed when summaries are made"
+    assert model.sent == reference.sent, "retention changed what the model is sent"
+    assert len(stored) < TURNS, f"retention kept {len(stored)} messages of {2 * TURNS}"
+    assert not any(m.additional_properties.get("_excluded") for m in stored), "an excluded message is still stored"
+    assert stored[0].text.startswith("SUMMARY#"), "the newest summary is not stored at the start"

@@ -38,8 +38,17 @@ async def test_an_agent_continues_both_branches_of_a_fork_independently(store_ta
         todos = stores.todo_store()
         await todos.save_state(AgentSession(session_id="main"), [TodoItem(1, "write tests")], next_id=2, source_id="t")
 
+        files = stores.file_store()  # the harness's file memory keeps a session's files in its own folder
+        await files.write("main/notes.md", "main's notes")
+        await files.write("~access-/main/draft.md", "main's draft")
+        await files.write("shared/readme.md", "everyone's")
+
         report = await fork_session(stores, "main", "branch", upto=4)
-        assert (report.messages, report.snapshot, report.todos) == (4, True, 1)
+        assert (report.messages, report.snapshot, report.todos, report.files) == (4, True, 1, 2)
+        assert await files.read("branch/notes.md") == "main's notes"
+        assert await files.read("~access-/branch/draft.md") == "main's draft"
+        await files.write("branch/notes.md", "the branch's notes")
+        assert await files.read("main/notes.md") == "main's notes", "changing the branch's files changed main's"
 
         await _turn(stores, model, "branch", "branch 2")
         assert model.sent[-1] == ["main 0", "answer to main 0", "main 1", "answer to main 1", "branch 2"], (

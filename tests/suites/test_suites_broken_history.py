@@ -382,6 +382,24 @@ class CountsRecordsInWindows(LogHistoryOnMemory):
         return self._view(key, payloads)
 
 
+class RetainsInPlace(LogHistoryOnMemory):
+    """Retains by deleting the log and writing the compacted view back: a stop in between empties the session."""
+
+    async def retain(self, session_id: str | None) -> int:
+        kept = [m for m in await self.get_messages(session_id) if not m.additional_properties.get("_excluded")]
+        for _ in range(3):  # as many writes before the new transcript as the staged retention makes
+            await self.delete_session(session_id)
+        await self.import_messages(session_id, kept)
+        return 0
+
+
+class RetainsNothing(LogHistoryOnMemory):
+    """Reports what a retention would drop and keeps every message."""
+
+    async def retain(self, session_id: str | None) -> int:
+        return sum(1 for m in await self.get_messages(session_id) if m.additional_properties.get("_excluded"))
+
+
 _COMPACTION_CAPS = {"stored_compaction": True, "skip_excluded": True, "windowed_load": True}
 _COMPACTION_CASES: list[tuple[type[HistoryProvider], list[str]]] = [
     (CompactsWithoutVersion, ["test_compaction_racing_a_save_decides_again_on_the_new_tail"]),
@@ -390,6 +408,8 @@ _COMPACTION_CASES: list[tuple[type[HistoryProvider], list[str]]] = [
         ["test_compaction_is_stored_and_loaded_verbatim", "test_skip_excluded_loads_the_compacted_view"],
     ),
     (CountsRecordsInWindows, ["test_windows_after_a_compaction_count_messages_and_keep_tool_groups_whole"]),
+    (RetainsInPlace, ["test_retention_stopped_at_any_write_keeps_a_transcript_and_a_rerun_finishes"]),
+    (RetainsNothing, ["test_retention_drops_excluded_messages_and_keeps_the_model_view"]),
 ]
 
 

@@ -296,6 +296,38 @@ def history(
 
 @app.command(
     cls=Command,
+    epilog="[bold]Examples[/]\n\n  agent-stores retain sqlite:///agent.db demo\n\n"
+    "  agent-stores retain redis://localhost:6379/0 s1 --json",
+)
+def retain(
+    url: Annotated[str, typer.Argument(metavar="URL", help="A store URL.")],
+    session: Annotated[str, typer.Argument(metavar="SESSION", help="The session whose excluded messages go.")],
+    tenant: TenantOption = None,
+    source_id: SourceOption = "history",
+    namespace: NamespaceOption = "",
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Drop the messages SESSION's stored compactions excluded, keeping what the model is sent.
+
+    Opt-in retention (docs/compaction.md): the session's log becomes its compacted view. Crash-safe;
+    run it again to finish a retention that stopped. A session without stored compactions is left as it is.
+    """
+    from ._retain import retain as retain_session
+
+    scope = Scope(tenant, namespace, source_id)
+    report = _run(verbose, lambda: retain_session(url, session, scope), as_json=as_json)
+    if as_json:
+        print_json(report)
+        return
+    out.print(
+        f"retained {escape(repr(session))}: dropped {plural(report['dropped'], 'message')}, "
+        f"{plural(report['stored'], 'record')} stored"
+    )
+
+
+@app.command(
+    cls=Command,
     epilog="[bold]Examples[/]\n\n  agent-stores fork sqlite:///agent.db demo demo-b\n\n"
     "  agent-stores fork redis://localhost:6379/0 s1 s1-retry --upto 4 --json",
 )
@@ -312,10 +344,11 @@ def fork(
     as_json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Start session DST as a copy of SRC: its history (the first N messages with --upto), snapshot and todos.
+    """Start session DST as a copy of SRC: its history (the first N messages with --upto), snapshot, todos and files.
 
+    Files: those of SRC's own folders (the harness's file memory, session-scoped file access).
     SRC is not changed; from here on the two sessions continue independently. A DST that
-    already holds history, a snapshot or todos is refused (exit 3) and nothing is copied.
+    already holds history, a snapshot, todos or files is refused (exit 3) and nothing is copied.
     """
     from ._fork import fork as fork_store
 
@@ -328,6 +361,7 @@ def fork(
         f"forked {escape(repr(src))} into {escape(repr(dst))}: {plural(report['messages'], 'message')}"
         f"{', ' + plural(report['compactions'], 'compaction') if report['compactions'] else ''}"
         f", {'a snapshot' if report['snapshot'] else 'no snapshot'}, {plural(report['todos'], 'todo list')}"
+        f"{', ' + plural(report['files'], 'file') if report['files'] else ''}"
     )
 
 

@@ -1,4 +1,4 @@
-"""``agent-stores fork``: start a session as a copy of another (history up to a message, snapshot, todos)."""
+"""``agent-stores fork``: start a session as a copy of another (history up to a message, snapshot, todos, files)."""
 
 from __future__ import annotations
 
@@ -45,4 +45,5 @@ async def fork(url: str, src: str, dst: str, scope: Scope, *, upto: int | None) 
         "compactions": report.compactions,
         "snapshot": report.snapshot,
         "todos": report.todos,
+        "files": report.files,
     }

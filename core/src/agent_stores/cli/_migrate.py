@@ -36,6 +36,8 @@ from agent_framework import AgentFileStore, AgentSession, FileSessionStore, Mess
 
 from agent_stores.core import (
     TENANTS,
+    CompactionRecord,
+    LogHistoryProvider,
     ObjectDriver,
     ObjectSessionStore,
     Stores,
@@ -106,8 +108,21 @@ def _snapshot_digest(session: AgentSession) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _digests(messages: Sequence[Message]) -> list[str]:
-    return [_content_digest(m) for m in messages]
+#: One stored record of a history as a migration copies it: a message, or a compaction record verbatim.
+Entry = Message | CompactionRecord
+
+
+_COMPACTION_PREFIX = "compaction:"
+
+
+def _digests(entries: Sequence[Entry]) -> list[str]:
+    """Content digests of a history's records; a compaction record's is its bytes' under ``compaction:``."""
+    return [
+        _COMPACTION_PREFIX + hashlib.sha256(e.payload).hexdigest()
+        if isinstance(e, CompactionRecord)
+        else _content_digest(e)
+        for e in entries
+    ]
 
 
 def _combined(digests: Sequence[str]) -> str:
@@ -130,6 +145,8 @@ class MigrationItem:
     #: The tenant whose stores hold it (``None``: the unscoped stores).
     tenant: str | None = None
     expected: list[str] = field(default_factory=list[str], repr=False)
+    #: A history's records on the target before the copy (its messages and compaction records).
+    target_records: int = field(default=0, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The item as the ``--json`` report shows it."""
@@ -139,7 +156,8 @@ class MigrationItem:
         if self.kind == "history":
             document |= {"source_messages": self.source_count, "target_messages_before": self.target_count}
             if self.expected:
-                document |= {"target_messages": len(self.expected), "digest": _combined(self.expected)}
+                messages = sum(1 for d in self.expected if not d.startswith(_COMPACTION_PREFIX))
+                document |= {"target_messages": messages, "digest": _combined(self.expected)}
         elif self.expected:
             document["digest"] = self.expected[0]
         if self.kind == "file":
@@ -416,11 +434,28 @@ def _enter(stores: Stores, stack: AsyncExitStack) -> Stores:
 # -- planning, copying, verifying -------------------------------------------------------------------
 
 
-async def _read_history(side: Any, source_id: str, namespace: str, session_id: str | None, name: str) -> list[Message]:
+async def _read_history(side: Any, source_id: str, namespace: str, session_id: str | None, name: str) -> list[Entry]:
+    """The session's records in log order: compaction records too where the side's history keeps them."""
     provider = side.history(source_id, namespace)
     if isinstance(provider, _FrameworkHistory):
-        return await provider.export_messages(session_id, name)
-    return await provider.export_messages(session_id)
+        return list(await provider.export_messages(session_id, name))
+    if isinstance(provider, LogHistoryProvider):
+        return await provider.export_log(session_id)
+    return list(await provider.export_messages(session_id))
+
+
+def _importable(entries: list[Entry], provider: Any) -> list[Entry]:
+    """``entries`` as ``provider`` can store them: a history that keeps no compaction records gets the messages."""
+    if isinstance(provider, LogHistoryProvider):
+        return entries
+    return [e for e in entries if not isinstance(e, CompactionRecord)]
+
+
+async def _import(provider: Any, session_id: str | None, entries: list[Entry]) -> None:
+    if isinstance(provider, LogHistoryProvider):
+        await provider.import_log(session_id, entries)
+    else:
+        await provider.import_messages(session_id, [e for e in entries if not isinstance(e, CompactionRecord)])
 
 
 def _is_prefix(short: Sequence[str], long: Sequence[str]) -> bool:
@@ -699,9 +734,13 @@ async def _plan(
 
     async def plan_history(item: MigrationItem) -> None:
         source_id, namespace, session_id, name = item.where
-        src = _digests(await _read_history(source, source_id, namespace, session_id, name))
-        dst = _digests(await target.history(source_id, namespace).export_messages(session_id))
-        item.source_count, item.target_count = len(src), len(dst)
+        provider = target.history(source_id, namespace)
+        src = _digests(_importable(await _read_history(source, source_id, namespace, session_id, name), provider))
+        dst = _digests(await _read_history(target, source_id, namespace, session_id, ""))
+        item.source_count, item.target_count = (
+            sum(1 for d in x if not d.startswith(_COMPACTION_PREFIX)) for x in (src, dst)
+        )
+        item.target_records = len(dst)
         item.action, item.expected = _history_action(src, dst, conflicts)
 
     for source_id, namespace in pairs:
@@ -800,13 +839,13 @@ async def _walk_children(files: AgentFileStore, path: str) -> list[tuple[str, bo
 async def _copy(item: MigrationItem, source: Any, target: _StoresSide, source_driver: Any, target_driver: Any) -> None:
     if item.kind == "history":
         source_id, namespace, session_id, name = item.where
-        messages = await _read_history(source, source_id, namespace, session_id, name)
         provider = target.history(source_id, namespace)
+        entries = _importable(await _read_history(source, source_id, namespace, session_id, name), provider)
         if item.action == "replace":
             await provider.delete_session(session_id)
         elif item.action == "extend":
-            messages = messages[item.target_count :]
-        await provider.import_messages(session_id, messages)
+            entries = entries[item.target_records :]
+        await _import(provider, session_id, entries)
     elif item.kind == "snapshot":
         rel_key, session_id = item.where
         session = await source.read_snapshot(rel_key, session_id)
@@ -831,7 +870,7 @@ async def _copy(item: MigrationItem, source: Any, target: _StoresSide, source_dr
 async def _verify(item: MigrationItem, target: _StoresSide, target_driver: Any) -> bool:
     if item.kind == "history":
         source_id, namespace, session_id, _ = item.where
-        held = _digests(await target.history(source_id, namespace).export_messages(session_id))
+        held = _digests(await _read_history(target, source_id, namespace, session_id, ""))
         return held == item.expected
     if item.kind == "snapshot":
         rel_key, session_id = item.where

@@ -20,7 +20,7 @@ from .codec import (
     encode_record,
     message_digest,
 )
-from .compaction import StoreCompactionProvider
+from .compaction import CompactionRecord, StoreCompactionProvider
 from .drivers import Listing, LogDriver, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
 from .errors import (
     CorruptRecordError,
@@ -54,6 +54,7 @@ __all__ = [
     "Backend",
     "BackendFactory",
     "BoundedCache",
+    "CompactionRecord",
     "ConnectedBackend",
     "ConnectedStore",
     "Connector",

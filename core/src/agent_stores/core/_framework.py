@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from agent_framework._filesystem import _storage_key_segment  # pyright: ignore[reportPrivateUsage]
 from agent_framework._harness._file_access import (
+    _ENCODED_FILE_ACCESS_SESSION_PREFIX,  # pyright: ignore[reportPrivateUsage]
+    _FILE_ACCESS_WORKSPACE_NAMESPACE,  # pyright: ignore[reportPrivateUsage]
     _matches_glob,  # pyright: ignore[reportPrivateUsage]
     _normalize_relative_path,  # pyright: ignore[reportPrivateUsage]
 )
+from agent_framework._harness._file_memory import _ENCODED_SCOPE_PREFIX  # pyright: ignore[reportPrivateUsage]
 from agent_framework._sessions import (
     _SESSION_SNAPSHOT_DECODER,  # pyright: ignore[reportPrivateUsage]
     _SESSION_SNAPSHOT_ENCODER,  # pyright: ignore[reportPrivateUsage]
@@ -26,6 +29,9 @@ from agent_framework._sessions import (
 )
 
 __all__ = [
+    "FILE_ACCESS_SESSION_PREFIX",
+    "FILE_ACCESS_WORKSPACE",
+    "FILE_MEMORY_SCOPE_PREFIX",
     "SESSION_SNAPSHOT_DECODER",
     "SESSION_SNAPSHOT_ENCODER",
     "SESSION_SNAPSHOT_VERSION",
@@ -42,6 +48,9 @@ __all__ = [
 ]
 
 storage_key_segment = _storage_key_segment
+FILE_MEMORY_SCOPE_PREFIX = _ENCODED_SCOPE_PREFIX
+FILE_ACCESS_SESSION_PREFIX = _ENCODED_FILE_ACCESS_SESSION_PREFIX
+FILE_ACCESS_WORKSPACE = _FILE_ACCESS_WORKSPACE_NAMESPACE
 normalize_relative_path = _normalize_relative_path
 matches_glob = _matches_glob
 json_dumps = _default_json_dumps

@@ -20,7 +20,7 @@ import asyncio
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import msgspec
 from agent_framework import (
@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COMPACTION_DIGEST",
+    "SEAL_DIGEST",
+    "CompactionRecord",
     "StoreCompactionProvider",
     "compaction_diff",
     "encode_compaction",
@@ -52,6 +54,8 @@ __all__ = [
 
 #: The identity digest stored beside every compaction record; de-duplication never compares it.
 COMPACTION_DIGEST = "~compaction"
+#: The identity digest of a retention's seal (see :mod:`agent_stores.core.retain`), never compared either.
+SEAL_DIGEST = "~compaction-seal"
 
 _PREFIX = b'{"type":"compaction",'
 _PREFIX_STR = _PREFIX.decode()
@@ -83,7 +87,17 @@ def has_compaction_records(payloads: Sequence[bytes | str]) -> bool:
 
 def message_digests_only(digests: Sequence[str]) -> list[str]:
     """Return ``digests`` without those of compaction records (what de-duplication compares)."""
-    return [d for d in digests if d != COMPACTION_DIGEST]
+    return [d for d in digests if d != COMPACTION_DIGEST and d != SEAL_DIGEST]
+
+
+class CompactionRecord(NamedTuple):
+    """A stored compaction record as a history export holds it: its bytes, verbatim.
+
+    Its references are relative to its own place in the log, so a copy of a log that keeps
+    every record in order (messages and compaction records) has the same view.
+    """
+
+    payload: bytes
 
 
 @dataclass
@@ -154,25 +168,46 @@ def fold_records(
     Raises:
         CorruptRecordError: A record cannot be decoded.
     """
-    message_at = [i for i, p in enumerate(payloads) if not is_compaction_record(p)]
-    decoded = decode_messages([payloads[i] for i in message_at], where=where, cache=cache)
-    by_index = dict(zip(message_at, decoded, strict=True))
     keys: list[_Key] = []
     view: list[Message] = []
-    for index, payload in enumerate(payloads):
+    fold_onto(payloads, 0, keys, view, set(), where=where, cache=cache)
+    return keys, view
+
+
+def fold_onto(
+    payloads: Sequence[bytes | str],
+    start: int,
+    keys: list[_Key],
+    view: list[Message],
+    replaced: set[_Key],
+    *,
+    where: str,
+    cache: DecodeCache | None = None,
+) -> None:
+    """Fold ``payloads[start:]`` onto the view of ``payloads[:start]`` (``keys``, ``view``), in place.
+
+    ``replaced`` collects the keys of stored messages a compaction rewrote (their view is not
+    their stored record any more).
+
+    Raises:
+        CorruptRecordError: A record cannot be decoded.
+    """
+    message_at = [i for i in range(start, len(payloads)) if not is_compaction_record(payloads[i])]
+    decoded = decode_messages([payloads[i] for i in message_at], where=where, cache=cache)
+    by_index = dict(zip(message_at, decoded, strict=True))
+    for index in range(start, len(payloads)):
         message = by_index.get(index)
         if message is not None:
             keys.append(("m", index))
             view.append(message)
             continue
         try:
-            _apply(payload, index, keys, view)
+            _apply(payloads[index], index, keys, view, replaced)
         except (msgspec.DecodeError, TypeError, ValueError, KeyError, AttributeError, IndexError) as err:
             raise CorruptRecordError(f"{where} #{index} is not a valid compaction record") from err
-    return keys, view
 
 
-def _apply(payload: bytes | str, at: int, keys: list[_Key], view: list[Message]) -> None:
+def _apply(payload: bytes | str, at: int, keys: list[_Key], view: list[Message], replaced: set[_Key]) -> None:
     record: dict[str, Any] = _DECODER.decode(payload)
     position = {key: i for i, key in enumerate(keys)}
     for ref, props, message_id in record["props"]:
@@ -185,6 +220,7 @@ def _apply(payload: bytes | str, at: int, keys: list[_Key], view: list[Message])
         i = position.get(_resolve(ref, at) or ())
         if i is not None:
             view[i] = Message.from_dict(cast(dict[str, Any], payload_dict))
+            replaced.add(keys[i])
     dropped = {_resolve(ref, at) for ref in record["drop"]}
     if dropped:
         kept = [(k, m) for k, m in zip(keys, view, strict=True) if k not in dropped]
@@ -257,7 +293,10 @@ async def compact_session(
     """Run ``strategy`` on the session's stored view and append what it decided; see ``LogHistoryProvider.compact``."""
     key = provider.keys.history(provider.source_id, session_id)
     for attempt in range(_COMPACT_ATTEMPTS):
-        tail = await provider.driver.tail(key, 0)
+        tail = await provider.driver.tail(key, 1)
+        if tail.digests == [SEAL_DIGEST]:  # a retention is swapping the log: wait for it
+            await asyncio.sleep(random.uniform(0, min(_BACKOFF_CAP_S, 0.001 * 2**attempt)))
+            continue
         payloads = await provider.driver.read(key)
         if len(payloads) != tail.length:
             continue  # a save landed between the two reads: read again
@@ -298,6 +337,8 @@ class StoreCompactionProvider(CompactionProvider):
         after_strategy: The strategy whose decisions are stored after each turn.
         tokenizer: As ``CompactionProvider``'s.
         source_id: Provider id (default ``"compaction"``).
+        retain: After storing a decision, drop the messages it excluded from the store
+            (:meth:`LogHistoryProvider.retain`: opt-in retention; by default the log keeps them).
     """
 
     def __init__(
@@ -308,6 +349,7 @@ class StoreCompactionProvider(CompactionProvider):
         after_strategy: CompactionStrategy | None = None,
         tokenizer: TokenizerProtocol | None = None,
         source_id: str = "compaction",
+        retain: bool = False,
     ) -> None:
         super().__init__(
             before_strategy=before_strategy,
@@ -317,10 +359,12 @@ class StoreCompactionProvider(CompactionProvider):
             history_source_id=history.source_id,
         )
         self.history = history
+        self.retain = retain
 
     async def after_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
         """Compact the stored history of the turn's session and store what the strategy decided."""
         if self.after_strategy is None:
             return
         session_id = getattr(context, "session_id", None) or getattr(session, "session_id", None)
-        await self.history.compact(session_id, self.after_strategy, tokenizer=self.tokenizer)
+        if await self.history.compact(session_id, self.after_strategy, tokenizer=self.tokenizer) and self.retain:
+            await self.history.retain(session_id)

@@ -1,4 +1,4 @@
-"""Forking a session: a new session that starts as a copy of another (its history up to a point, snapshot, todos)."""
+"""Forking a session: a new session that starts as a copy of another (history up to a point, snapshot, todos, files)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agent_framework import AgentSession
 
+from ._framework import (
+    FILE_ACCESS_SESSION_PREFIX,
+    FILE_ACCESS_WORKSPACE,
+    FILE_MEMORY_SCOPE_PREFIX,
+    storage_key_segment,
+)
 from .compaction import is_compaction_record
 from .drivers import LogRecord
 from .errors import StoreConflictError
+from .files import ObjectAgentFileStore
 from .history import LogHistoryProvider
 
 if TYPE_CHECKING:
@@ -17,15 +24,17 @@ if TYPE_CHECKING:
 __all__ = ["ForkReport", "fork_session"]
 
 _READ_ATTEMPTS = 8
+_FILE_PAGE = 500
 
 
 class ForkReport(NamedTuple):
-    """What a fork copied: messages (and compaction records), whether a snapshot, how many todo states."""
+    """What a fork copied: messages (and compaction records), whether a snapshot, todo states, files."""
 
     messages: int
     compactions: int
     snapshot: bool
     todos: int
+    files: int = 0
 
 
 async def fork_session(
@@ -45,7 +54,11 @@ async def fork_session(
     them; compactions stored after the cut are left behind, they decided on messages the fork
     does not hold), the session snapshot (with ``dst`` as its id and no service session id:
     the fork's conversation is the copied history) and the harness todo states of every source
-    id. The snapshot and todos are copied as they are now, whatever ``upto`` is. ``src`` is
+    id, and the files of the session's own folders in the file store: the harness's file
+    memory (``FileMemoryProvider`` without a ``scope`` keeps a session's memories in a folder
+    named for the session id) and session-scoped file access (``~access-/<session>``); files an
+    app keeps by another scope (a user id) are shared by both sessions and not copied. The
+    snapshot, todos and files are copied as they are now, whatever ``upto`` is. ``src`` is
     never changed. The history is copied in one atomic append; the copy as a whole is not
     atomic: a writer of ``src`` meanwhile may or may not be included.
 
@@ -69,14 +82,17 @@ async def fork_session(
     records = await _read_log(history, src_key)
     snapshot = await sessions.get(src)
     todo_objects = await _todo_objects(todos, src)
-    if not records and snapshot is None and not todo_objects:
-        raise ValueError(f"session {src!r} holds no history, snapshot or todos to fork")
+    files = stores.file_store(tenant=tenant)
+    file_objects = await _session_files(files, src)
+    if not records and snapshot is None and not todo_objects and not file_objects:
+        raise ValueError(f"session {src!r} holds no history, snapshot, todos or files to fork")
     if (
         (await history.driver.tail(dst_key, 0)).length
         or await sessions.get(dst) is not None
         or await _todo_objects(todos, dst)
+        or await _session_files(files, dst)
     ):
-        raise FileExistsError(f"session {dst!r} already holds history, a snapshot or todos")
+        raise FileExistsError(f"session {dst!r} already holds history, a snapshot, todos or files")
 
     kept = _cut(records, upto)
     if kept:
@@ -93,8 +109,15 @@ async def fork_session(
         for key, data in todo_objects:
             await todos.driver.put(dst_root + key[len(src_root) :], data, if_absent=True)
             copied_todos += 1
+    if file_objects:
+        assert isinstance(files, ObjectAgentFileStore)
+        src_folders, dst_folders = _session_folders(files, src), _session_folders(files, dst)
+        for key, data in file_objects:
+            folder = next(i for i, f in enumerate(src_folders) if key.startswith(f))
+            await files.driver.put(dst_folders[folder] + key[len(src_folders[folder]) :], data, if_absent=True)
     compactions = sum(1 for r in kept if is_compaction_record(r.payload))
-    return ForkReport(len(kept) - compactions, compactions, snapshot is not None, copied_todos)
+    copied_files = sum(1 for key, _ in file_objects if not key.endswith("/"))
+    return ForkReport(len(kept) - compactions, compactions, snapshot is not None, copied_todos, copied_files)
 
 
 async def _read_log(history: LogHistoryProvider, key: str) -> list[LogRecord]:
@@ -123,6 +146,32 @@ def _cut(records: list[LogRecord], upto: int | None) -> list[LogRecord]:
             if seen == upto:
                 return records[: index + 1]
     raise ValueError(f"upto={upto} is past the {seen} messages the session holds")
+
+
+def _session_folders(files: ObjectAgentFileStore, session_id: str) -> list[str]:
+    """The key prefixes of the folders the harness keeps one session's files in (the framework's derivation)."""
+    memory = storage_key_segment(session_id, encoded_prefix=FILE_MEMORY_SCOPE_PREFIX)
+    access = storage_key_segment(session_id, encoded_prefix=FILE_ACCESS_SESSION_PREFIX)
+    return [f"{files.prefix}{memory}/", f"{files.prefix}{FILE_ACCESS_WORKSPACE}/{access}/"]
+
+
+async def _session_files(files: Any, session_id: str) -> list[tuple[str, bytes]]:
+    """Every object in the session's own folders (files, and folder markers ending with ``/``); none on other stores."""
+    if not isinstance(files, ObjectAgentFileStore):
+        return []
+    found: list[tuple[str, bytes]] = []
+    for folder in _session_folders(files, session_id):
+        after: str | None = None
+        while True:
+            listing = await files.driver.list(folder, delimiter=None, after=after, limit=_FILE_PAGE)
+            for key in listing.keys:
+                stored = await files.driver.get(key)
+                if stored is not None:
+                    found.append((key, stored.data))
+            if len(listing.keys) < _FILE_PAGE:
+                break
+            after = listing.keys[-1]
+    return found
 
 
 def _todo_root(todos: Any, session_id: str) -> str:

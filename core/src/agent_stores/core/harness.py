@@ -28,6 +28,7 @@ def harness_kwargs(
     service_history: bool = False,
     default_options: Mapping[str, Any] | None = None,
     compaction: CompactionStrategy | None = None,
+    retain: bool = False,
 ) -> dict[str, Any]:
     """Return ``create_harness_agent`` keyword arguments for ``history`` and ``files``.
 
@@ -36,10 +37,12 @@ def harness_kwargs(
     With ``compaction`` (a framework strategy), the harness compacts with it before every
     model call (``before_compaction_strategy``) and a
     :class:`~agent_stores.core.compaction.StoreCompactionProvider` stores what it decides after
-    every turn (``context_providers``), so the next turn loads the compacted view.
+    every turn (``context_providers``), so the next turn loads the compacted view; with
+    ``retain=True`` it then drops the excluded messages from the store (``LogHistoryProvider.retain``).
 
     Raises:
-        ValueError: ``default_options`` sets ``store`` to something else than ``service_history`` implies.
+        ValueError: ``default_options`` sets ``store`` to something else than ``service_history`` implies,
+            or ``retain`` is set without ``compaction``.
         TypeError: ``compaction`` is given and ``history`` is not one of our history providers.
     """
     options = dict(default_options or {})
@@ -59,7 +62,9 @@ def harness_kwargs(
         if not isinstance(history, LogHistoryProvider):
             raise TypeError(f"compaction is stored by agent-stores history providers, not {type(history).__name__}")
         kwargs["before_compaction_strategy"] = compaction
-        kwargs["context_providers"] = [StoreCompactionProvider(history, after_strategy=compaction)]
+        kwargs["context_providers"] = [StoreCompactionProvider(history, after_strategy=compaction, retain=retain)]
+    elif retain:
+        raise ValueError("retain=True drops what a compaction excluded: give the compaction strategy too")
     return kwargs
 
 

@@ -25,6 +25,8 @@ from .cache import BoundedCache
 from .codec import DecodeCache, count_already_stored, decode_messages, encode_record, validate_cache_bytes
 from .compaction import (
     COMPACTION_DIGEST,
+    SEAL_DIGEST,
+    CompactionRecord,
     compact_session,
     fold_records,
     has_compaction_records,
@@ -33,9 +35,11 @@ from .compaction import (
 )
 from .drivers import LogDriver, LogRecord, LogTail
 from .errors import StoreConflictError
+from .foldcache import FoldCache
 from .keys import KeySpace
 from .lifecycle import OwnedResource
 from .prefixed import within
+from .retain import retain_session, staging_key, waits_for_retention
 from .telemetry import note_conflict, store_operation
 
 __all__ = ["HistoryOptions", "LogHistoryProvider", "hide_unanswered_calls", "trim_orphans", "window_cache_bytes"]
@@ -279,6 +283,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
                 "give cache_bytes (a cache of this provider's own) or decode_cache (a shared one), not both"
             )
         self.decode_cache = decode_cache if decode_cache is not None else DecodeCache(validate_cache_bytes(cache_bytes))
+        self._folds = FoldCache(self.decode_cache.max_bytes)  # compacted views, folded once (see foldcache)
         self.driver = within(driver, self.keys.root)
         self._tails: BoundedCache[str, LogTail] = BoundedCache(max_entries=_TAIL_SESSIONS)
         self._turns = _Turns()
@@ -308,6 +313,8 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         """
         key = self._key(session_id)
         payloads = await self.driver.read(key, last=self.max_messages)
+        if not payloads:  # absent, or swapped out by a retention that is putting it back (see retain)
+            payloads = await self.driver.read(staging_key(self, session_id), last=self.max_messages)
         messages = self._view(key, payloads) if self.max_messages is None else await self._window(key, payloads)
         if self.max_messages is not None:
             messages = trim_orphans(messages)
@@ -367,6 +374,11 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         while (attempt := attempt + 1) < _CONFLICT_ATTEMPTS or time.monotonic() < deadline:
             remembered = self._remembered(key, wanted) if attempt == 0 else None
             tail = remembered or await self._message_tail(key, wanted)
+            if remembered is None and (not tail.length or tail.digests[-1:] == [SEAL_DIGEST]):
+                staging = staging_key(self, session_id)  # a retention may be swapping the log (see retain)
+                if await waits_for_retention(self, key, staging, session_id, sealed=bool(tail.length)):
+                    await asyncio.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** min(attempt, 16))))
+                    continue
             known = count_already_stored(message_digests_only(tail.digests)[-wanted:], digests) if deduplicate else 0
             if known == wanted:
                 if remembered is not None:
@@ -414,7 +426,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
     def _view(self, key: str, payloads: list[bytes]) -> list[Message]:
         if not has_compaction_records(payloads):
             return self._decode(key, payloads)
-        return fold_records(payloads, where=f"history record in {key!r}", cache=self.decode_cache)[1]
+        return self._folds.view(key, payloads, where=f"history record in {key!r}", cache=self.decode_cache)
 
     async def _window(self, key: str, payloads: list[bytes]) -> list[Message]:
         # The newest ``max_messages`` messages: compaction records in the window do not count,
@@ -463,6 +475,36 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         """
         return await compact_session(self, session_id, strategy, tokenizer=tokenizer)
 
+    @store_operation("history", "retain", session=True)
+    async def retain(self, session_id: str | None) -> int:
+        """Drop what stored compactions excluded, physically: the log becomes the compacted view.
+
+        The opt-in retention step (the default keeps the full transcript): the session's log is
+        rewritten as its compacted view without excluded messages, each kept message with its
+        annotations and each summary as a stored message, so :meth:`get_messages` with
+        ``skip_excluded=True`` (what the model is sent) returns the same messages as before and
+        :meth:`export_messages` no longer returns the excluded ones. A session without stored
+        compactions is left as it is.
+
+        Crash-safe and resumable on every backend (see :mod:`agent_stores.core.retain`): if
+        the run stops at any point, every load returns the old transcript or the new one, no
+        save is lost, and the next ``retain`` of the session finishes or undoes it. Saves that
+        land during the run make it decide again; saves while it swaps the log wait for it.
+        Run one retention of a session at a time (a second run is for after a crash).
+
+        Returns:
+            How many stored messages were dropped (0: nothing to do).
+
+        Raises:
+            StoreConflictError: Concurrent saves kept landing for every retry, or another
+                retention of the session is under way.
+        """
+        key = self._key(session_id)
+        async with self._turns.turn(key):
+            self._tails.pop(key)
+            self._folds.forget(key)
+            return await retain_session(self, session_id)
+
     async def append_compaction(
         self, key: str, session_id: str, record: bytes, *, expected_version: int | str | None
     ) -> None:
@@ -491,7 +533,9 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         """Delete the session's whole history; return whether it existed."""
         key = self._key(session_id)
         self._tails.pop(key)
-        return await self.driver.delete(key)
+        self._folds.forget(key)
+        staged = await self.driver.delete(staging_key(self, session_id))  # first: a staged retention must not revive it
+        return await self.driver.delete(key) or staged
 
     @store_operation("history", "list_sessions")
     async def list_sessions(self, *, after: str | None = None, limit: int = 100) -> list[str]:
@@ -520,10 +564,36 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
     async def export_messages(self, session_id: str | None) -> list[Message]:
         """Return every stored message of the session, ignoring ``max_messages`` and ``skip_excluded``."""
         key = self._key(session_id)
-        payloads = await self.driver.read(key)
+        payloads = await self.driver.read(key) or await self.driver.read(staging_key(self, session_id))
         if has_compaction_records(payloads):
             payloads = [p for p in payloads if not is_compaction_record(p)]
         return self._decode(key, payloads)
+
+    @store_operation("history", "export_log", session=True)
+    async def export_log(self, session_id: str | None) -> list[Message | CompactionRecord]:
+        """Return every stored record of the session in log order: messages, and compaction records verbatim.
+
+        What a migration copies: :meth:`import_log` of it into another store gives a session
+        with the same messages and the same compacted view.
+        """
+        key = self._key(session_id)
+        payloads = await self.driver.read(key) or await self.driver.read(staging_key(self, session_id))
+        if not has_compaction_records(payloads):
+            return list(self._decode(key, payloads))
+        at = [i for i, p in enumerate(payloads) if not is_compaction_record(p)]
+        entries: list[Message | CompactionRecord] = [CompactionRecord(bytes(p)) for p in payloads]
+        for i, message in zip(at, self._decode(key, [payloads[i] for i in at]), strict=True):
+            entries[i] = message
+        return entries
+
+    @store_operation("history", "import_log", session=True)
+    async def import_log(self, session_id: str | None, entries: Sequence[Message | CompactionRecord]) -> None:
+        """Append what :meth:`export_log` returned, verbatim, without de-duplication, atomically."""
+        if entries:
+            encoded = [
+                (COMPACTION_DIGEST, e.payload) if isinstance(e, CompactionRecord) else encode_record(e) for e in entries
+            ]
+            await self._append(session_id, encoded, deduplicate=False)
 
     @store_operation("history", "import_messages", session=True)
     async def import_messages(self, session_id: str | None, messages: Sequence[Message]) -> None:

@@ -201,6 +201,7 @@ class Stores(OwnedResource):
         service_history: bool = False,
         default_options: Mapping[str, Any] | None = None,
         compaction: CompactionStrategy | None = None,
+        retain: bool = False,
         **history_options: Any,
     ) -> dict[str, Any]:
         """Return keyword arguments for ``create_harness_agent`` that keep the agent's state in these stores.
@@ -220,7 +221,8 @@ class Stores(OwnedResource):
 
         With ``compaction`` (a framework strategy such as ``ContextWindowCompactionStrategy`` or
         ``SummarizationStrategy``), the harness compacts with it before each model call and
-        what it decides is stored in the history after each turn (see ``docs/compaction.md``).
+        what it decides is stored in the history after each turn (see ``docs/compaction.md``);
+        with ``retain=True`` the messages it excluded are then dropped from the store too.
 
         Raises:
             ValueError: ``default_options`` sets ``store`` to something else than ``service_history`` implies.
@@ -234,6 +236,7 @@ class Stores(OwnedResource):
             service_history=service_history,
             default_options=default_options,
             compaction=compaction,
+            retain=retain,
         )
 
     def tenant(self, tenant: str) -> TenantStores:

@@ -62,6 +62,7 @@ __all__ = [
     "HistoryCapabilities",
     "HistoryProviderConformance",
     "corrupt_log_history",
+    "crash_log_history",
     "sample_contents",
 ]
 
@@ -92,7 +93,10 @@ class HistoryCapabilities:
             as ``LogHistoryProvider``: it runs a framework compaction strategy on the session's
             view and stores what the strategy decided (annotations verbatim, added summaries)
             under the version it read, deciding again when a save lands meanwhile; loads
-            return that view; every stored message stays (``export_messages``).
+            return that view; every stored message stays (``export_messages``) until
+            ``retain(session_id)`` drops the excluded ones, crash-safely. The suite's
+            ``crash_history`` fixture stops a provider's writes (:func:`crash_log_history`, for a
+            ``LogHistoryProvider``); a test class of another provider overrides it.
         corruptible: A stored record that no save writes (:data:`CORRUPT_RECORDS`) makes
             ``get_messages`` raise ``agent_stores.core.CorruptRecordError`` naming the session.
             The suite's ``corrupt_history`` fixture stores one (:func:`corrupt_log_history`,
@@ -470,6 +474,46 @@ CORRUPT_RECORDS: dict[str, bytes] = {
     "a part that is a number": _MESSAGE + b"[5]}",
     "not UTF-8": _MESSAGE + b'[{"type":"text","text":"\xff\xfe"}]}',
 }
+
+
+# A retention's writes: stage, seal, delete the sealed log, append the retained one, drop the staging.
+_SWAP_WRITE = 3
+
+
+class SimulatedCrash(RuntimeError):
+    """The process stopped here: what :func:`crash_log_history` raises instead of a write."""
+
+
+class _CrashingLog:
+    """A log driver that lets ``writes`` appends and deletes through, then raises :class:`SimulatedCrash`."""
+
+    def __init__(self, driver: Any, writes: int) -> None:
+        self._driver = driver
+        self._left = writes
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._driver, name)
+
+    def _write(self) -> None:
+        if self._left <= 0:
+            raise SimulatedCrash("the process stopped before this write")
+        self._left -= 1
+
+    async def append(self, *args: Any, **kwargs: Any) -> Any:
+        self._write()
+        return await self._driver.append(*args, **kwargs)
+
+    async def delete(self, *args: Any, **kwargs: Any) -> Any:
+        self._write()
+        return await self._driver.delete(*args, **kwargs)
+
+
+def crash_log_history(provider: LogHistoryProvider, writes: int) -> None:
+    """Make ``provider`` stop (raise :class:`SimulatedCrash`) at its write number ``writes + 1`` (append or delete).
+
+    The provider is then a crashed process: the clause drops it and opens a new one.
+    """
+    provider.driver = cast(Any, _CrashingLog(provider.driver, writes))
 
 
 async def corrupt_log_history(provider: LogHistoryProvider, session_id: str, record: bytes) -> None:
@@ -1331,6 +1375,105 @@ class HistoryProviderConformance(ConformanceBase):
         for n, ids in expected.items():
             loaded = await history.load(await history.open(max_messages=n), session_id)
             assert _ids(loaded) == ids, f"max_messages={n} loaded {_ids(loaded)}"
+
+    @requires("stored_compaction")
+    async def test_retention_drops_excluded_messages_and_keeps_the_model_view(self, history: HistoryHarness) -> None:
+        """``retain`` drops what stored compactions excluded and leaves what the model is sent as it was.
+
+        Expected: after a compaction and ``retain``, a new provider loads (``skip_excluded``
+        or not) exactly the view the model was sent before: the summary and the kept messages
+        with their annotations; ``export_messages`` returns just those; a second ``retain``
+        drops nothing; a replay of kept messages is stored once, new messages after them, and a
+        later compaction and retention act on the retained transcript. Failure means retention
+        dropped kept messages or summaries, left excluded ones, changed annotations, or broke
+        de-duplication.
+        """
+        provider: Any = await history.open()
+        session_id = unique_id("session")
+        saved = [
+            _msg("user" if i % 2 == 0 else "assistant", f"turn {i}", None if i % 3 else f"m-{i}") for i in range(7)
+        ]
+        await history.save(provider, session_id, saved)
+        assert await provider.compact(session_id, SuiteCompaction(keep=3))
+        sent = _dicts(await history.load(await history.open(skip_excluded=True), session_id))
+        assert await provider.retain(session_id) == 4, "retain did not report the 4 excluded messages it dropped"
+        options: dict[str, Any]
+        for options in ({"skip_excluded": True}, {}):
+            loaded = _dicts(await history.load(await history.open(**options), session_id))
+            assert loaded == sent, f"after retain, a load with {options} is not what the model was sent"
+        reader: Any = await history.open()
+        assert _dicts(await reader.export_messages(session_id)) == sent, "excluded messages are still stored"
+        assert await reader.retain(session_id) == 0, "a second retain dropped more"
+        await history.save(await history.open(), session_id, [*saved[-2:], _msg("user", "turn 7", "m-7")])
+        kept = [*sent, _msg("user", "turn 7", "m-7").to_dict()]
+        assert _dicts(await reader.export_messages(session_id)) == kept, "a replay after retention was stored twice"
+        assert await provider.compact(session_id, SuiteCompaction(keep=1))
+        expected = await _compacted_reference([Message.from_dict(m) for m in kept], SuiteCompaction(keep=1))
+        assert await reader.retain(session_id) == 4, "the stored summary and the 3 kept messages were excluded"
+        assert _dicts(await history.load(await history.open(), session_id)) == [
+            m for m in expected if not m.get("additional_properties", {}).get("_excluded")
+        ], "a retention after a retention did not keep the compacted view"
+
+    @pytest.fixture
+    def crash_history(self) -> Callable[[Any, int], None]:
+        """Make a provider stop at a given write (:func:`crash_log_history`); override it for other providers."""
+        return crash_log_history
+
+    @requires("stored_compaction")
+    async def test_retention_stopped_at_any_write_keeps_a_transcript_and_a_rerun_finishes(
+        self, history: HistoryHarness, request: pytest.FixtureRequest
+    ) -> None:
+        """A retention stopped before any of its writes leaves the old or the new transcript; a rerun finishes it.
+
+        The ``crash_history`` fixture stops the provider before one write of its retention
+        (the fourth; each in turn with ``AGENT_STORES_HEAVY=1``). Then a new provider loads
+        either the whole compacted view or the retained one, and the model's view
+        (``skip_excluded``) unchanged; a ``retain`` through another provider finishes; a save
+        then lands after the retained transcript, once. Failure means a crash can leave a
+        session empty or half rewritten, or a rerun loses or repeats messages.
+        """
+        crash: Callable[[Any, int], None] = request.getfixturevalue("crash_history")
+        saved = [_msg("user" if i % 2 == 0 else "assistant", f"turn {i}", f"m-{i}") for i in range(5)]
+        later = _msg("user", "after the crash", "m-later")
+        failures: list[str] = []
+        # Stopping before the swap's append (an absent log beside a staged one) asks the most of a
+        # driver; every stop runs with AGENT_STORES_HEAVY=1 (the core tests run them on real servers).
+        every_stop = os.environ.get("AGENT_STORES_HEAVY") == "1"
+        writes = 0 if every_stop else _SWAP_WRITE
+        while True:
+            session_id = unique_id("session")
+            provider: Any = await history.open()
+            await history.save(provider, session_id, saved)
+            assert await provider.compact(session_id, SuiteCompaction(keep=2))
+            old = _dicts(await history.load(await history.open(), session_id))
+            sent = _dicts(await history.load(await history.open(skip_excluded=True), session_id))
+            crash(provider, writes)
+            try:
+                await provider.retain(session_id)
+            except SimulatedCrash:
+                pass
+            else:
+                break  # the retention made fewer writes than this: every stop was tried
+            loaded = _dicts(await history.load(await history.open(), session_id))
+            if loaded not in (old, sent):
+                failures.append(
+                    f"stopped before write {writes + 1}: a load returned {[m.get('message_id') for m in loaded]}"
+                )
+            if _dicts(await history.load(await history.open(skip_excluded=True), session_id)) != sent:
+                failures.append(f"stopped before write {writes + 1}: the model's view changed")
+            await cast(Any, await history.open()).retain(session_id)
+            await history.save(await history.open(), session_id, [later])
+            held = _dicts(await cast(Any, await history.open()).export_messages(session_id))
+            if held != [*sent, later.to_dict()]:
+                failures.append(
+                    f"stopped before write {writes + 1}: after a save and a rerun the session holds "
+                    f"{[m.get('message_id') for m in held]}"
+                )
+            writes += 1
+            if not every_stop:
+                break
+        assert writes > _SWAP_WRITE, f"a retention made only {writes} writes: it cannot have staged, sealed and swapped"
+        assert not failures, "\n".join(failures)
 
     @pytest.fixture
     def corrupt_history(self) -> Callable[[Any, str, bytes], Awaitable[None]]:

@@ -1,0 +1,264 @@
+"""Retention: a session's log rewritten without what its compactions excluded, crash-safe and resumable.
+
+The log driver can append under a version and delete a whole log, nothing else, so the rewrite
+goes through a staging log beside the session's (its source segment is ``~retaining.<source>``,
+which no identifier's segment can be) in four steps:
+
+1. **stage**: the retained transcript (the compacted view without excluded messages, annotations
+   kept, summaries as messages) is written to the staging log after a header naming the run;
+2. **seal**: a seal naming the run is appended to the session's log under the version the
+   transcript was read at (a save landing meanwhile makes the run start again); a sealed log
+   takes no more saves, so deleting it loses nothing;
+3. **swap**: the sealed log is deleted, and the staged transcript appended as the new log;
+4. **clean**: the staging log is deleted.
+
+Between the steps a reader sees the old transcript (before the swap; a header and a seal are
+compaction records that change nothing) or the new one (a provider reading an absent log reads
+the staging log instead). A save that finds the log sealed waits for the swap (and makes it,
+once the seal is older than :data:`SEAL_LEASE_S`: its retention stopped); one that finds it
+absent restores the staged transcript first. A later run finishes a run that stopped: it swaps
+and cleans after a seal, and drops a staging log that was never sealed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+import uuid
+from typing import TYPE_CHECKING, Any, cast
+
+import msgspec
+from agent_framework import (
+    EXCLUDED_KEY,
+    GROUP_ANNOTATION_KEY,
+    SUMMARIZED_BY_SUMMARY_ID_KEY,
+    SUMMARY_OF_MESSAGE_IDS_KEY,
+    Message,
+)
+
+from .codec import encode_message, encode_record
+from .compaction import COMPACTION_DIGEST, SEAL_DIGEST, fold_records, is_compaction_record
+from .drivers import LogRecord
+from .errors import CorruptRecordError, StoreConflictError
+from .keys import key_segment
+
+if TYPE_CHECKING:
+    from .history import LogHistoryProvider
+
+__all__ = ["SEAL_LEASE_S", "retain_session", "staging_key", "waits_for_retention"]
+
+_STAGING_SOURCE = "~retaining."
+_ATTEMPTS = 8
+#: How long a seal binds saves: past it, the retention that sealed the log is taken to have stopped,
+#: and a save finishes the swap itself (a running retention swaps within a few round trips).
+SEAL_LEASE_S = 5.0
+_DECODER = msgspec.json.Decoder()
+_SUMMARY_ID = re.compile(r"summary_[0-9]+")
+_ENCODER = msgspec.json.Encoder()
+
+
+def staging_key(provider: LogHistoryProvider, session_id: str | None) -> str:
+    """The key of the session's staging log (relative to the provider's root, as its log keys are)."""
+    keys = provider.keys
+    return (
+        f"{keys.namespace_segment}/{_STAGING_SOURCE}{key_segment(provider.source_id)}/{key_segment(session_id or '')}"
+    )
+
+
+def _record(**fields: Any) -> bytes:
+    # A compaction record that changes nothing: every reader of compacted logs already skips it.
+    return _ENCODER.encode(
+        {"type": "compaction", "format": 1, "props": [], "replace": [], "drop": [], "insert": [], **fields}
+    )
+
+
+def _field(payload: bytes, name: str) -> Any:
+    if not is_compaction_record(payload):
+        return None
+    try:
+        record = _DECODER.decode(payload)
+    except msgspec.DecodeError:
+        return None
+    return record.get(name) if isinstance(record, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+
+
+async def retain_session(provider: LogHistoryProvider, session_id: str | None) -> int:
+    """Rewrite the session's log as its compacted view without excluded messages; return how many messages went.
+
+    See :meth:`LogHistoryProvider.retain`. A run that finds a staging log left by a run that
+    stopped finishes (or drops) that one first.
+    """
+    driver = provider.driver
+    key, staging = provider.keys.history(provider.source_id, session_id), staging_key(provider, session_id)
+    where = f"history record in {key!r}"
+    left = await _read_staged(provider, staging)
+    if left is not None:
+        finished = await _finish(provider, key, staging, left, session_id or "")
+        if finished is not None:
+            return finished
+    for _ in range(_ATTEMPTS):
+        payloads, digests, version = await _read_consistently(provider, key)
+        if not payloads:
+            return 0
+        run = uuid.uuid4().hex
+        retained, dropped = _retained(payloads, digests, where=where, provider=provider, run=run)
+        if dropped < 0:
+            return 0
+        header = LogRecord(COMPACTION_DIGEST, _record(retention={"run": run, "dropped": dropped}))
+        try:
+            await driver.append(
+                staging, [header, *retained], expected_version=None, session_id=session_id or "", ttl=provider.ttl
+            )
+        except StoreConflictError as err:
+            raise StoreConflictError(f"another retention of {key!r} is under way") from err
+        try:
+            await driver.append(
+                key,
+                [LogRecord(SEAL_DIGEST, _record(seal=run, at=time.time()))],
+                expected_version=version,
+                session_id=session_id or "",
+                ttl=provider.ttl,
+            )
+        except StoreConflictError:
+            await driver.delete(staging)  # a save landed after the read: decide again on the new tail
+            continue
+        await _finish(provider, key, staging, [header, *retained], session_id or "")
+        return dropped
+    raise StoreConflictError(f"gave up retaining {key!r} after {_ATTEMPTS} conflicting saves")
+
+
+def _retained(
+    payloads: list[bytes], digests: list[str], *, where: str, provider: LogHistoryProvider, run: str
+) -> tuple[list[LogRecord], int]:
+    """The retained transcript's records, and how many stored messages it leaves out (``-1``: nothing to rewrite)."""
+    if not any(is_compaction_record(p) for p in payloads):
+        return [], -1  # nothing compacted: nothing to drop, nothing to fold in
+    keys, view = fold_records(payloads, where=where, cache=provider.decode_cache)
+    kept = [(k, m) for k, m in zip(keys, view, strict=True) if not m.additional_properties.get(EXCLUDED_KEY)]
+    _rename_summaries([m for _, m in kept], run)
+    retained: list[LogRecord] = []
+    for k, message in kept:
+        if k[0] == "m":  # a stored message keeps its identity digest, so replays of it stay de-duplicated
+            retained.append(LogRecord(digests[k[1]], encode_message(message)))
+        else:
+            retained.append(LogRecord(*encode_record(message)))
+    stored = sum(1 for p in payloads if not is_compaction_record(p))
+    return retained, stored - sum(1 for k, _ in kept if k[0] == "m")
+
+
+def _rename_summaries(messages: list[Message], run: str) -> dict[str, str]:
+    """Give the framework's summaries ids no later summary can take; return the renames.
+
+    ``SummarizationStrategy`` names a summary ``summary_<length of the list>``: once retention
+    shortens the list, a later summary would take the id of a kept one (and the framework would
+    then treat one as summarised by the other). References in kept annotations follow the rename.
+    """
+    renames = {
+        m.message_id: f"{m.message_id}~{run[:8]}"
+        for m in messages
+        if m.message_id and _SUMMARY_ID.fullmatch(m.message_id)
+    }
+    if not renames:
+        return renames
+    for message in messages:
+        if message.message_id in renames:
+            message.message_id = renames[message.message_id]
+        group = message.additional_properties.get(GROUP_ANNOTATION_KEY)
+        if isinstance(group, dict):
+            annotation = cast(dict[str, Any], group)
+            by = annotation.get(SUMMARIZED_BY_SUMMARY_ID_KEY)
+            if isinstance(by, str) and by in renames:
+                annotation[SUMMARIZED_BY_SUMMARY_ID_KEY] = renames[by]
+            of = annotation.get(SUMMARY_OF_MESSAGE_IDS_KEY)
+            if isinstance(of, list):
+                annotation[SUMMARY_OF_MESSAGE_IDS_KEY] = [
+                    renames.get(i, i) if isinstance(i, str) else i for i in cast(list[Any], of)
+                ]
+    return renames
+
+
+async def _read_consistently(provider: LogHistoryProvider, key: str) -> tuple[list[bytes], list[str], Any]:
+    """Every record of the log with its digest and the version they were read at."""
+    driver = provider.driver
+    for _ in range(_ATTEMPTS):
+        head = await driver.tail(key, 0)
+        if not head.length:
+            return [], [], head.version
+        tail = await driver.tail(key, head.length)
+        payloads = await driver.read(key)
+        if tail.version == head.version and len(payloads) == len(tail.digests) == head.length:
+            return payloads, tail.digests, head.version
+    raise StoreConflictError(f"{key!r} kept changing while it was read for a retention")
+
+
+async def _read_staged(provider: LogHistoryProvider, staging: str) -> list[LogRecord] | None:
+    driver = provider.driver
+    head = await driver.tail(staging, 0)
+    if not head.length:
+        return None
+    tail = await driver.tail(staging, head.length)
+    payloads = await driver.read(staging)
+    if len(payloads) != len(tail.digests):
+        raise StoreConflictError(f"the staging log {staging!r} changed while it was read")
+    return [LogRecord(d, p) for d, p in zip(tail.digests, payloads, strict=True)]
+
+
+def _run_of(staged: list[LogRecord], staging: str) -> tuple[str, int]:
+    header = _field(staged[0].payload, "retention")
+    run = cast(dict[str, Any], header).get("run") if isinstance(header, dict) else None
+    if not isinstance(run, str):
+        raise CorruptRecordError(f"the staging log {staging!r} does not start with a retention header")
+    return run, int(cast(dict[str, Any], header).get("dropped") or 0)
+
+
+async def _finish(
+    provider: LogHistoryProvider, key: str, staging: str, staged: list[LogRecord], session_id: str
+) -> int | None:
+    """Swap and clean after the seal; return the messages dropped (``None``: never sealed, staging dropped)."""
+    driver = provider.driver
+    run, dropped = _run_of(staged, staging)
+    retained = staged[1:]
+    current = await driver.read(key)
+    if current and _field(current[-1], "seal") == run:
+        # Sealed by this run: the log takes no more saves, so deleting it loses nothing.
+        await driver.delete(key)
+        current = []
+    if not current:
+        if retained:
+            with contextlib.suppress(StoreConflictError):  # a save restored it first (see waits_for_retention)
+                await driver.append(key, retained, expected_version=None, session_id=session_id, ttl=provider.ttl)
+    elif not (retained and current[: len(retained)] == [r.payload for r in retained]):
+        # The run stopped before sealing: the log is the old transcript, untouched; drop the staging.
+        await driver.delete(staging)
+        return None
+    await driver.delete(staging)
+    return dropped
+
+
+async def waits_for_retention(
+    provider: LogHistoryProvider, key: str, staging: str, session_id: str, *, sealed: bool
+) -> bool:
+    """What a save does on a log that is absent or sealed: whether it must read the log again before appending.
+
+    An absent log with a staged transcript beside it is restored from it (an atomic append that
+    only creates the log); a sealed one is left to the retention that sealed it (the save waits)
+    for :data:`SEAL_LEASE_S`, then swapped by the save. With no staging log the save goes on (a
+    seal whose staging is gone binds nothing).
+    """
+    staged = await _read_staged(provider, staging)
+    if staged is None:
+        return False
+    if sealed:
+        last = await provider.driver.read(key, last=1)
+        at = _field(last[0], "at") if last else None
+        if isinstance(at, int | float) and 0 <= time.time() - at < SEAL_LEASE_S:
+            return True  # the retention that sealed it is swapping it now
+        await _finish(provider, key, staging, staged, session_id)  # it stopped: finish its swap
+        return True
+    retained = staged[1:]
+    if retained:
+        with contextlib.suppress(StoreConflictError):  # the retention or another save restored it first
+            await provider.driver.append(key, retained, expected_version=None, session_id=session_id, ttl=provider.ttl)
+        return True
+    return False
