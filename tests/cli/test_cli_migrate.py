@@ -229,7 +229,7 @@ def test_concurrency_below_one_is_refused(tmp_path: Path) -> None:
 
 
 def test_the_worker_pool_runs_at_most_its_limit_at_once_and_stops_on_the_first_error() -> None:
-    from agent_stores.cli._migrate import run_bounded
+    from agent_stores.core.bounded import run_bounded
 
     running, peak, done = 0, 0, []
 

@@ -222,12 +222,19 @@ class _CountingDriver(MemoryLogDriver):
 
 @pytest.mark.asyncio
 async def test_steady_saves_read_no_tail() -> None:
-    """The provider remembers the end of the log it wrote: later saves need only the conditional append."""
+    """The provider remembers the end of the log it wrote: later saves need only the conditional append.
+
+    The first save of a new session reads the (absent) log and the staging log beside it, where a
+    stopped retention may have left the session's transcript (``core/retain.py``); no save after it
+    reads either.
+    """
     driver = _CountingDriver()
     history = LogHistoryProvider(driver)
-    for n in range(5):
+    await history.save_messages("s", _turn(0))
+    assert driver.tails == 2
+    for n in range(1, 5):
         await history.save_messages("s", _turn(n))
-    assert driver.tails == 1
+    assert driver.tails == 2
     assert [m.text for m in await history.get_messages("s")] == [t for n in range(5) for t in (f"q{n}", f"a{n}")]
 
 

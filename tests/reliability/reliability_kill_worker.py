@@ -96,12 +96,16 @@ class _FreezingObjects:
 
 
 def _freeze_mongodb_after(database: Any, operation: str) -> None:
-    """Freeze the process once the MongoDB operation named ``operation`` (a ``database.run`` label) completed."""
+    """Freeze the process once the MongoDB operation named ``operation`` (a ``database.run`` label) found its document.
+
+    A delete first removes the session's staging log (``core/retain.py``), normally absent: the
+    freeze waits for the operation that found something, the session's own log head.
+    """
     run: Callable[..., Awaitable[Any]] = database.run
 
     async def frozen_after(name: str, *args: Any, **kwargs: Any) -> Any:
         result = await run(name, *args, **kwargs)
-        if name == operation:
+        if name == operation and result is not None:
             _freeze()
         return result
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from agent_framework import Message
 
-from agent_stores.core import open_stores, retention
+from agent_stores.core import open_stores, retain
 from agent_stores.testing.history import SimulatedCrash, SuiteCompaction, crash_log_history
 from reliability_support import Target
 
@@ -29,7 +29,7 @@ def test_a_save_after_a_stopped_retention_lands_and_a_rerun_finishes(
     The seal's lease is 0 here, so a save that finds a sealed log (its retention stopped) swaps
     it itself instead of waiting the real lease out.
     """
-    monkeypatch.setattr(retention, "SEAL_LEASE_S", 0.0)
+    monkeypatch.setattr(retain, "SEAL_LEASE_S", 0.0)
     saved = [Message("user" if i % 2 == 0 else "assistant", [f"turn {i}"], message_id=f"m-{i}") for i in range(6)]
     later = Message("user", ["after the crash"], message_id="m-later")
 
@@ -53,7 +53,7 @@ def test_a_save_after_a_stopped_retention_lands_and_a_rerun_finishes(
                 rerun: Any = stores.history_provider()
                 await rerun.retain(session_id)
                 assert _dicts(await rerun.export_messages(session_id)) == [*sent, later.to_dict()], stop
-                staging = retention.staging_key(rerun, session_id)
+                staging = retain.staging_key(rerun, session_id)
                 assert (await rerun.driver.tail(staging, 0)).length == 0, f"stop {stop}: the staging log is left"
 
     asyncio.run(main())

@@ -21,15 +21,14 @@ back and compares counts and record digests with what it wrote. Per item:
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
 from agent_framework import AgentFileStore, AgentSession, FileSessionStore, Message, SessionStore
@@ -46,6 +45,7 @@ from agent_stores.core import (
     redact_url,
     tenant_root,
 )
+from agent_stores.core.bounded import run_bounded
 from agent_stores.core.listing import iter_pages
 
 from ._errors import CliError
@@ -57,39 +57,11 @@ FRAMEWORK_SCHEME = "framework"
 #: Object-driver prefixes (under each scope's root) copied verbatim between two stores that both have an object driver.
 OBJECT_PREFIXES = ("todos/", "checkpoints/")
 
-_T = TypeVar("_T")
 
 Conflicts = Literal["refuse", "append", "replace"]
 Progress = Callable[[str, int, int], None]
 #: Items planned, copied or verified at once by default (each a few round trips to each store).
 DEFAULT_CONCURRENCY = 16
-
-
-async def run_bounded(items: Iterable[_T], work: Callable[[_T], Awaitable[None]], limit: int) -> None:
-    """Run ``work(item)`` for every item, at most ``limit`` at once.
-
-    A fixed pool of ``limit`` workers takes the items in order, so a million items cost
-    ``limit`` tasks, not a million. The first exception stops the other workers and propagates.
-
-    Raises:
-        ValueError: ``limit`` is below 1.
-    """
-    if limit < 1:
-        raise ValueError(f"concurrency must be at least 1, got {limit}")
-    pending = iter(items)
-
-    async def worker() -> None:
-        for item in pending:
-            await work(item)
-
-    workers = [asyncio.ensure_future(worker()) for _ in range(limit)]
-    try:
-        await asyncio.gather(*workers)
-    except BaseException:
-        for task in workers:
-            task.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
-        raise
 
 
 def _content_digest(message: Message) -> str:

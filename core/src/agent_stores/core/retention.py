@@ -17,16 +17,16 @@ again right before an unconditional delete.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
+from .bounded import run_bounded
 from .checkpoints import index_entry_parts, remove_checkpoint
 from .drivers import ConditionalLogDelete, LogDriver, LogVersion, ObjectDriver
 from .errors import StoreConflictError
@@ -65,7 +65,6 @@ _EPOCH = datetime(1, 1, 1, tzinfo=UTC)
 _ORDER_MAX = 10**18 - 1  # the checkpoint index's inverted timestamp (see core/checkpoints.py)
 
 Progress = Callable[[str, int, int], None]
-_T = TypeVar("_T")
 
 
 def parse_duration(text: str) -> float:
@@ -252,26 +251,6 @@ class SweepReport:
         }
 
 
-async def bounded(items: Iterable[_T], work: Callable[[_T], Awaitable[None]], limit: int) -> None:
-    """Run ``work(item)`` for every item, at most ``limit`` at once (a fixed pool of workers)."""
-    if limit < 1:
-        raise ValueError(f"concurrency must be at least 1, got {limit}")
-    pending = iter(items)
-
-    async def worker() -> None:
-        for item in pending:
-            await work(item)
-
-    workers = [asyncio.ensure_future(worker()) for _ in range(limit)]
-    try:
-        await asyncio.gather(*workers)
-    except BaseException:
-        for task in workers:
-            task.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
-        raise
-
-
 @dataclass(slots=True)
 class _Seen:
     """An item as listed: where it is, its version and activity, before the rule decides."""
@@ -356,7 +335,7 @@ async def plan_sweep(
         if progress is not None:
             progress("looking", done, len(seen))
 
-    await bounded(seen, observe, concurrency)
+    await run_bounded(seen, observe, concurrency)
     for item in seen:
         plan.seen[item.kind] = plan.seen.get(item.kind, 0) + 1
         plan.first_seen += item.since is None
@@ -388,7 +367,7 @@ async def _orphans(
         if current is not None:
             orphans.append((key, current))
 
-    await bounded(keys, version, concurrency)
+    await run_bounded(keys, version, concurrency)
     return sorted(orphans)
 
 
@@ -529,8 +508,8 @@ async def apply_sweep(
             await objects.delete(orphan[0], if_version=orphan[1])
 
     if not plan.dry_run:
-        await bounded(list(plan.items), remove, concurrency)
-        await bounded(plan.orphan_marks, forget_mark, concurrency)
+        await run_bounded(list(plan.items), remove, concurrency)
+        await run_bounded(plan.orphan_marks, forget_mark, concurrency)
     return SweepReport(plan)
 
 
