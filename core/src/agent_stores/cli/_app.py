@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ._command import Command, Group
 from ._errors import EXIT_FAILED, CliError
-from ._output import fail, guarded, out, plural, print_json, print_table, progress_bar
+from ._output import fail, guarded, out, phased_progress, plural, print_json, print_table, progress_bar
 from ._scope import Scope
 
 __all__ = ["app", "main"]
@@ -576,16 +576,7 @@ def sweep(
 
     from ._ops import print_sweep, run_sweep
 
-    with progress_bar(transient=True) as progress:
-        task = progress.add_task("looking", total=None)
-        phases = ["looking"]
-
-        def advance(phase: str, done: int, total: int) -> None:
-            if phase != phases[-1]:
-                phases.append(phase)
-                progress.reset(task, description=phase, total=total or None)
-            progress.update(task, completed=done, total=total or None)
-
+    with phased_progress("looking") as advance:
         report = guarded(
             verbose,
             lambda: asyncio.run(
@@ -691,16 +682,7 @@ def migrate(
 
     if append and replace:
         fail(CliError("--append and --replace exclude each other"), verbose=verbose, as_json=as_json)
-    with progress_bar(transient=True) as progress:
-        task = progress.add_task("listing", total=None)
-        phases = ["listing"]
-
-        def advance(phase: str, done: int, total: int) -> None:
-            if phase != phases[-1]:  # a new phase: its own rate and time left
-                phases.append(phase)
-                progress.reset(task, description=phase, total=total or None)
-            progress.update(task, completed=done, total=total or None)
-
+    with phased_progress("listing") as advance:
         report = guarded(
             verbose,
             lambda: asyncio.run(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any, NoReturn, TypeVar
 
 import typer
@@ -26,7 +27,18 @@ from rich.text import Text
 
 from ._errors import EXIT_USAGE, CliError, CorruptDataError
 
-__all__ = ["err", "fail", "guarded", "out", "plural", "print_json", "print_json_error", "print_table", "progress_bar"]
+__all__ = [
+    "err",
+    "fail",
+    "guarded",
+    "out",
+    "phased_progress",
+    "plural",
+    "print_json",
+    "print_json_error",
+    "print_table",
+    "progress_bar",
+]
 
 
 class _Console(Console):
@@ -126,3 +138,19 @@ def progress_bar(*, transient: bool = False) -> Progress:
         console=err,
         transient=transient,
     )
+
+
+@contextlib.contextmanager
+def phased_progress(first: str) -> Generator[Callable[[str, int, int], None]]:
+    """A transient progress bar; ``advance(phase, done, total)`` gives each new phase its own rate and time left."""
+    with progress_bar(transient=True) as progress:
+        task = progress.add_task(first, total=None)
+        phases = [first]
+
+        def advance(phase: str, done: int, total: int) -> None:
+            if phase != phases[-1]:
+                phases.append(phase)
+                progress.reset(task, description=phase, total=total or None)
+            progress.update(task, completed=done, total=total or None)
+
+        yield advance
