@@ -22,6 +22,7 @@ from agent_stores.postgresql import (
     PostgreSQLSessionStore,
     migrate_schema,
 )
+from agent_stores.postgresql._schema import MIGRATIONS
 from agent_stores.testing import (
     FakeClock,
     FileStoreConformance,
@@ -94,5 +95,5 @@ class TestPooledObjectDriver(ObjectDriverConformance):
 @pytest.mark.asyncio
 async def test_the_schema_is_applied_through_the_pooler(pooler: Server, fresh_postgresql_url: str) -> None:
     pooled_url = database_url(pooler.url, urlsplit(fresh_postgresql_url).path.lstrip("/"))
-    assert await migrate_schema(pooled_url) == [1]
+    assert await migrate_schema(pooled_url) == [version for version, _, _ in MIGRATIONS]
     assert await migrate_schema(pooled_url) == []

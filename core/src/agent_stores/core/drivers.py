@@ -78,6 +78,8 @@ __all__ = [
     "LogVersion",
     "ObjectDriver",
     "StoredObject",
+    "UnseenAppend",
+    "UnseenAppendDriver",
     "prefix_bounds",
 ]
 
@@ -282,5 +284,52 @@ class ConditionalLogDelete(Protocol):
 
         Raises:
             StoreConflictError: The log is absent or at another version; nothing was removed.
+        """
+        ...
+
+
+class UnseenAppend(NamedTuple):
+    """What :meth:`UnseenAppendDriver.append_unseen` did: whether it appended, and the log's end."""
+
+    appended: bool
+    tail: LogTail
+
+
+@runtime_checkable
+class UnseenAppendDriver(Protocol):
+    """A log driver that can read a log's end and append to it in one atomic step (optional).
+
+    What lets a save whose tail the provider does not remember cost one round trip: the core
+    states the conditions under which its rules would append the batch unchanged, and the driver
+    only evaluates them (``LogHistoryProvider`` falls back to reading the tail when they fail).
+    """
+
+    async def append_unseen(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        window: int,
+        stop: Sequence[str],
+        staging: str,
+        read: int,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> UnseenAppend:
+        """Append ``records`` atomically when the log's end allows it; otherwise write nothing.
+
+        It appends exactly when, in one atomic step: the log is live and none of its last
+        ``window`` records has the digest of one of ``records``, and none of its last
+        ``max(window, 1)`` records has a digest in ``stop``; or the log is absent and the log
+        ``staging`` is absent or empty (then the append starts the log, as
+        ``append(expected_version=None)`` does). ``ttl`` and ``session_id`` as in ``append``.
+
+        Returns:
+            ``appended`` and the log's end: after an append, its new length and version and the
+            digests of its last ``read`` records before the batch followed by the batch's;
+            otherwise what ``tail(key, read)`` returns.
+
+        Raises:
+            ValueError: As ``append``; nothing was appended.
         """
         ...

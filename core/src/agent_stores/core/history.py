@@ -41,6 +41,7 @@ from .lifecycle import OwnedResource
 from .prefixed import within
 from .retain import retain_session, staging_key, waits_for_retention
 from .telemetry import note_conflict, store_operation
+from .unseen import UnseenAppender
 
 __all__ = ["HistoryOptions", "LogHistoryProvider", "hide_unanswered_calls", "trim_orphans", "window_cache_bytes"]
 
@@ -287,6 +288,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         self.driver = within(driver, self.keys.root)
         self._tails: BoundedCache[str, LogTail] = BoundedCache(max_entries=_TAIL_SESSIONS)
         self._turns = _Turns()
+        self._unseen = UnseenAppender(self.driver)
         self._adopt(driver, owned=owns_driver)
 
     @property
@@ -373,7 +375,22 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         attempt = -1
         while (attempt := attempt + 1) < _CONFLICT_ATTEMPTS or time.monotonic() < deadline:
             remembered = self._remembered(key, wanted) if attempt == 0 else None
-            tail = remembered or await self._message_tail(key, wanted)
+            fetched = None
+            if attempt == 0 and remembered is None and deduplicate and self._unseen.available:
+                # One round trip when the driver can check the tail and append in one step (see unseen).
+                outcome = await self._unseen(
+                    key,
+                    staging_key(self, session_id),
+                    records,
+                    read=max(wanted, _TAIL_READ),
+                    session_id=session_id,
+                    ttl=self.ttl,
+                )
+                if outcome is not None and outcome.appended:
+                    self._remember(key, outcome.tail)
+                    return
+                fetched = None if outcome is None else outcome.tail
+            tail = remembered or fetched or await self._message_tail(key, wanted)
             if remembered is None and (not tail.length or tail.digests[-1:] == [SEAL_DIGEST]):
                 staging = staging_key(self, session_id)  # a retention may be swapping the log (see retain)
                 if await waits_for_retention(self, key, staging, session_id, sealed=bool(tail.length)):

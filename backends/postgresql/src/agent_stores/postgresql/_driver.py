@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from agent_stores.core import Listing, LogInfo, LogRecord, LogTail, LogVersion, StoreConflictError, StoredObject
-from agent_stores.core.drivers import prefix_bounds
+from agent_stores.core.drivers import UnseenAppend, prefix_bounds
 
 from ._database import PostgreSQLDatabase
 
@@ -31,6 +31,9 @@ LEFT JOIN LATERAL (
 WHERE l.key = %s AND {_LIVE.replace("expires_at", "l.expires_at")}
 ORDER BY m.seq"""
 _APPEND = "SELECT agent_stores_append(%s, %s, %s, %s, %s, %s, %s::text[], %s::bytea[])"
+_APPEND_UNSEEN = (
+    "SELECT * FROM agent_stores_append_unseen(%s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s::text[], %s::bytea[])"
+)
 _READ = f"""
 SELECT m.payload FROM agent_stores_messages AS m
 WHERE m.log_id = (SELECT log_id FROM agent_stores_logs WHERE key = %s AND {_LIVE})
@@ -136,6 +139,47 @@ class PostgreSQLLogDriver:
         except StoreConflictError as err:
             raise StoreConflictError(f"log {key!r} is not at version {expected_version!r}") from err
         return version
+
+    async def append_unseen(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        window: int,
+        stop: Sequence[str],
+        staging: str,
+        read: int,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> UnseenAppend:
+        """Check the log's end and append ``records`` in one call of ``agent_stores_append_unseen``.
+
+        The conditions are :class:`~agent_stores.core.drivers.UnseenAppendDriver`'s, evaluated on
+        the locked log row; when they fail nothing is written and the tail read is returned.
+
+        Raises:
+            ValueError: ``records`` is empty, or a key holds NUL.
+        """
+        if not records:
+            raise ValueError("append needs at least one record")
+        _check_key(key)
+        _check_key(staging)
+        now = self._clock()
+        parameters = (
+            key,
+            _stored_session_id(session_id),
+            secrets.randbits(63),
+            None if ttl is None else now + ttl,
+            now,
+            max(0, window),
+            list(stop),
+            staging,
+            max(0, read),
+            [record.digest for record in records],
+            [bytes(record.payload) for record in records],
+        )
+        appended, length, version, digests = (await self.database.fetch(_APPEND_UNSEEN, parameters))[0]
+        return UnseenAppend(bool(appended), LogTail(length, list(digests), version))
 
     async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
         """Return the live log's payloads in append order; with ``last``, only the newest ``last``."""

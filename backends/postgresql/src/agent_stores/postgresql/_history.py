@@ -23,7 +23,9 @@ class PostgreSQLHistoryProvider(PostgreSQLStore, LogHistoryProvider):
     ``agent_stores_logs`` with its length, version and expiry. A save stores exactly what
     ``InMemoryHistoryProvider`` would and is atomic across connections and processes: one call
     of a function that checks the log's version on its locked row and inserts the batch (one
-    round trip per save). A load is one indexed query; with ``max_messages`` it reads only the
+    round trip per save; a save to a session this provider has not written yet checks the
+    stored tail in the same call, see ``agent_stores.core.unseen``, and needs a second only when
+    the batch overlaps what is stored). A load is one indexed query; with ``max_messages`` it reads only the
     newest N rows. Admin calls are indexed statements, never a scan of other sessions.
 
     ``PostgreSQLHistoryProvider(client)`` borrows a ``psycopg.AsyncConnection`` (autocommit),

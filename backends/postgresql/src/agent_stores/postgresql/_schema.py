@@ -60,6 +60,79 @@ BEGIN
 END
 $body$"""
 
+# A save in one round trip (see ``agent_stores.core.unseen``): lock the live log's row, read the
+# digests of its last records, and append only when the conditions the core states hold; or,
+# with no live log and no staged one beside it, start it. Otherwise nothing is written and the
+# tail read is returned. Output: whether it appended, then the length, version and digests
+# (oldest first) of the log's end.
+_APPEND_UNSEEN_FUNCTION = """
+CREATE OR REPLACE FUNCTION agent_stores_append_unseen(
+    p_key text, p_session_id text, p_version bigint, p_expires_at double precision, p_now double precision,
+    p_window integer, p_stop text[], p_staging text, p_read integer, p_digests text[], p_payloads bytea[],
+    OUT o_appended boolean, OUT o_length bigint, OUT o_version bigint, OUT o_digests text[]
+) LANGUAGE plpgsql AS $body$
+DECLARE
+    v_log bigint;
+    v_tail text[];
+    v_n integer;
+    v_count integer := cardinality(p_payloads);
+BEGIN
+    o_appended := false;
+    SELECT l.log_id, l.length, l.version INTO v_log, o_length, o_version
+    FROM agent_stores_logs AS l
+    WHERE l.key = p_key AND (l.expires_at IS NULL OR l.expires_at > p_now)
+    FOR UPDATE;
+    IF v_log IS NULL THEN
+        o_length := 0;
+        o_version := NULL;
+        o_digests := '{}';
+        IF EXISTS (
+            SELECT 1 FROM agent_stores_logs AS s
+            WHERE s.key = p_staging AND s.length > 0 AND (s.expires_at IS NULL OR s.expires_at > p_now)
+        ) THEN
+            RETURN;
+        END IF;
+        DELETE FROM agent_stores_logs AS l WHERE l.key = p_key AND l.expires_at <= p_now;
+        INSERT INTO agent_stores_logs AS l (key, session_id, length, version, expires_at)
+        VALUES (p_key, p_session_id, v_count, p_version, p_expires_at)
+        ON CONFLICT (key) DO NOTHING
+        RETURNING l.log_id INTO v_log;
+        IF v_log IS NULL THEN
+            RETURN;  -- another writer created it meanwhile: the caller reads it the usual way
+        END IF;
+        INSERT INTO agent_stores_messages (log_id, seq, digest, payload)
+        SELECT v_log, r.n, r.digest, r.payload
+        FROM unnest(p_digests, p_payloads) WITH ORDINALITY AS r(digest, payload, n);
+        o_appended := true;
+        o_length := v_count;
+        o_version := p_version;
+        o_digests := p_digests;
+        RETURN;
+    END IF;
+    SELECT coalesce(array_agg(t.digest ORDER BY t.seq), '{}') INTO v_tail
+    FROM (
+        SELECT m.digest, m.seq FROM agent_stores_messages AS m
+        WHERE m.log_id = v_log ORDER BY m.seq DESC LIMIT greatest(p_read, p_window, 1)
+    ) AS t;
+    v_n := cardinality(v_tail);
+    o_digests := v_tail[greatest(1, v_n - p_read + 1):v_n];
+    IF v_tail[greatest(1, v_n - greatest(p_window, 1) + 1):v_n] && p_stop
+        OR (p_window > 0 AND v_tail[greatest(1, v_n - p_window + 1):v_n] && p_digests) THEN
+        RETURN;
+    END IF;
+    UPDATE agent_stores_logs AS l
+    SET length = l.length + v_count, version = p_version, expires_at = p_expires_at
+    WHERE l.log_id = v_log;
+    INSERT INTO agent_stores_messages (log_id, seq, digest, payload)
+    SELECT v_log, o_length + r.n, r.digest, r.payload
+    FROM unnest(p_digests, p_payloads) WITH ORDINALITY AS r(digest, payload, n);
+    o_appended := true;
+    o_length := o_length + v_count;
+    o_version := p_version;
+    o_digests := o_digests || p_digests;
+END
+$body$"""
+
 #: (number, name, statements): applied in order, each in the transaction that records it.
 MIGRATIONS: Final[tuple[tuple[int, str, tuple[str, ...]], ...]] = (
     (
@@ -92,6 +165,7 @@ MIGRATIONS: Final[tuple[tuple[int, str, tuple[str, ...]], ...]] = (
             )""",
         ),
     ),
+    (2, "a save in one round trip", (_APPEND_UNSEEN_FUNCTION,)),
 )
 
 #: The schema version this release writes: the number of the last migration.
