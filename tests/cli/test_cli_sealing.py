@@ -139,9 +139,13 @@ def test_check_of_a_broken_sealing_layer_fails_the_clauses_its_bug_breaks(
     }
 
 
-def test_the_sealing_suite_needs_a_sealed_url(tmp_path: Path) -> None:
+def test_the_sealing_suite_needs_a_sealed_url_that_can_be_reopened(tmp_path: Path) -> None:
+    """A plain URL has no sealing suite; nor has an in-process one, even with a keyring option in its query."""
     code, _, stderr = run("check", f"sqlite:///{tmp_path / 'agent.db'}", "--suite", "sealing")
     assert code == 2 and "does not open sealed stores" in stderr and "keyring=" in stderr
+    Keyring.create(tmp_path / "keyring.json")
+    code, _, stderr = run("check", f"sqlite://?keyring={tmp_path / 'keyring.json'}", "--suite", "sealing")
+    assert code == 2 and "in-process only" in stderr
 
 
 @pytest.mark.skipif(

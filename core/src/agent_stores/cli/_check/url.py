@@ -86,7 +86,7 @@ def _plan_open_url(
     report: CheckReport,
 ) -> tuple[Plan, Callable[[], Any]]:
     url = scratch.url
-    shared = url.split("://", 1)[1].strip("/") == "" and url.split("://", 1)[0] in ("memory", "sqlite")
+    shared = url.split("://", 1)[1].split("?", 1)[0].strip("/") == "" and url.split("://", 1)[0] in ("memory", "sqlite")
     report.notes.append(scratch.describe())
 
     declared, declared_divergences = backend_declarations(probe)
@@ -106,6 +106,8 @@ def _plan_open_url(
         raise CliError(f"unknown suite {', '.join(unknown)}; suites: {', '.join(SUITES)}")
     if isinstance(probe, SealedStores) and not shared:
         available.append(SEALING)
+    elif isinstance(probe, SealedStores) and SEALING not in selected:
+        report.notes.append("sealing: no sealing suite for an in-process store (it cannot be reopened with other keys)")
     elif SEALING in selected:
         raise CliError(
             f"{redact_url(url)} does not open sealed stores: name its key (keyring=, kms_key_id=, "
