@@ -22,7 +22,7 @@ from agent_stores.core import (
     open_stores,
     redact_url,
 )
-from agent_stores.core.sealing import forget
+from agent_stores.core.sealing import SealedStores, forget
 
 from .footprint import Footprint
 from .plan import close_store
@@ -124,9 +124,13 @@ class ScratchArea:
             if isinstance(provider, LogHistoryProvider):
                 removed += await _delete_logs(provider.driver, self.written_history)
             if offers_drivers:
-                removed += await _delete_logs(stores.log_driver(), self.written_logs)
-                removed += await sweep_logs(stores.log_driver(), "" if self.by_path else f"{self.name}/")
-                removed += await sweep_objects(stores.object_driver(), "" if self.by_path else f"{self.name}/")
+                # Under a sealed store's sealing layer, so a scratch folder's marker and data keys go too.
+                sealed = isinstance(stores, SealedStores)
+                logs = stores.raw_logs if sealed else stores.log_driver()
+                objects = stores.raw_objects if sealed else stores.object_driver()
+                removed += await _delete_logs(logs, self.written_logs)
+                removed += await sweep_logs(logs, "" if self.by_path else f"{self.name}/")
+                removed += await sweep_objects(objects, "" if self.by_path else f"{self.name}/")
             await close_store(provider)
         parts = urlsplit(self.target_url)
         if parts.scheme == "file" and Path(unquote(parts.path)).name == self.name:
