@@ -82,12 +82,70 @@ def check_passes(url: str, *suites: str) -> dict[str, object]:
     return report
 
 
+async def _stored_keys(url: str) -> tuple[list[str], list[str]]:
+    """Every object key and log key of a store, as the drivers under the sealing layer hold them."""
+    async with open_stores(url, encryption=False) as stores:
+        objects = (await stores.object_driver().list("", delimiter=None)).keys
+        logs = [log.key for log in await stores.log_driver().list_logs("", limit=1000)]
+        return objects, logs
+
+
 def test_every_suite_passes_over_a_sealed_sqlite_store(tmp_path: Path) -> None:
-    """``agent-stores check`` runs every suite, driver suites too, through the sealing layer (keyring in the URL)."""
+    """``agent-stores check`` runs every suite, driver suites too, through the sealing layer (keyring in the URL).
+
+    With a sealed URL it runs the encryption clause set too, with the URL's keyring, in tenants
+    of its own that it forgets afterwards: the user's store is left as it was found.
+    """
     keyring_path = tmp_path / "keyring.json"
     Keyring.create(keyring_path)
-    report = check_passes(f"sqlite:///{tmp_path / 'agent.db'}?keyring={keyring_path}")
-    assert set(report["suites"]) == {*STORE_SUITES, "log_driver", "object_driver"}  # type: ignore[arg-type]
+    url = f"sqlite:///{tmp_path / 'agent.db'}?keyring={keyring_path}"
+
+    async def seed() -> None:
+        async with open_stores(url) as stores:
+            await stores.history_provider().save_messages("mine", [Message("user", ["hi"])])
+            await stores.tenant("acme").file_store().write("a.md", "kept")
+
+    asyncio.run(seed())
+    before = asyncio.run(_stored_keys(f"sqlite:///{tmp_path / 'agent.db'}"))
+    report = check_passes(url)
+    assert set(report["suites"]) == {*STORE_SUITES, "log_driver", "object_driver", "sealing"}  # type: ignore[arg-type]
+    sealing = [c for c in report["clauses"] if c["suite"] == "sealing"]  # type: ignore[union-attr,index]
+    assert len(sealing) == 8 and all(c["outcome"] == "passed" for c in sealing), sealing
+    assert asyncio.run(_stored_keys(f"sqlite:///{tmp_path / 'agent.db'}")) == before
+
+
+def test_check_of_a_broken_sealing_layer_fails_the_clauses_its_bug_breaks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``module:attr`` returning sealed stores for a key provider gets the sealing suite: a leaky layer fails it."""
+    (tmp_path / "leaky_stores.py").write_text(
+        "from pathlib import Path\n"
+        "from test_suites_sealing import _LeakyStores, sealed_sqlite\n\n"
+        "def open_leaky(provider):\n"
+        "    return sealed_sqlite(Path('agent.db'), provider, _LeakyStores)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "suites"))
+    code, stdout, _ = run("check", "leaky_stores:open_leaky", "--json")
+    report = json.loads(stdout)
+    assert code == 1 and report["suites"] == ["sealing"]
+    failed = {c["clause"] for c in report["clauses"] if c["outcome"] == "failed"}
+    assert failed == {
+        "test_nothing_below_the_sealing_layer_is_readable",
+        "test_a_wrong_key_provider_is_a_clear_error_and_writes_nothing",
+        "test_tampered_and_truncated_values_are_corrupt",
+        "test_values_copied_to_another_tenant_or_key_are_corrupt",
+        "test_after_forget_a_copy_of_the_data_does_not_decrypt",
+    }
+
+
+def test_the_sealing_suite_needs_a_sealed_url_that_can_be_reopened(tmp_path: Path) -> None:
+    """A plain URL has no sealing suite; nor has an in-process one, even with a keyring option in its query."""
+    code, _, stderr = run("check", f"sqlite:///{tmp_path / 'agent.db'}", "--suite", "sealing")
+    assert code == 2 and "does not open sealed stores" in stderr and "keyring=" in stderr
+    Keyring.create(tmp_path / "keyring.json")
+    code, _, stderr = run("check", f"sqlite://?keyring={tmp_path / 'keyring.json'}", "--suite", "sealing")
+    assert code == 2 and "in-process only" in stderr
 
 
 @pytest.mark.skipif(

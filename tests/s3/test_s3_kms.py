@@ -6,6 +6,7 @@ A second moto server is another AWS account: its provider holds none of the firs
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,9 @@ from typing import Any
 import boto3
 import pytest
 from botocore.config import Config
+from typer.testing import CliRunner
 
+from agent_stores.cli import app
 from agent_stores.core import Stores, StoreUnavailableError, open_stores
 from agent_stores.core.sealing import KEYRING_ENV, KMS_KEY_ENV, KeyProvider, SealedStoreError, SealedStores
 from agent_stores.s3 import KMSKeyProvider
@@ -108,3 +111,27 @@ async def test_a_kms_key_named_in_the_url_or_the_environment_seals_without_code(
         assert await stores.tenant("acme").file_store().read("a.md") == "kms-secret-1"
     with pytest.raises(ValueError, match="not both"):
         open_stores(f"{url}?kms_key_id={key_arn}&keyring={tmp_path / 'k.json'}")
+
+
+def test_check_runs_the_encryption_clause_set_with_the_urls_kms_key(
+    tmp_path: Path, kms_accounts: tuple[S3Endpoint, S3Endpoint], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``agent-stores check URL?kms_key_id=`` seals its clauses with that KMS key; it makes no second key."""
+    endpoint = kms_accounts[0]
+    monkeypatch.setenv("AWS_ENDPOINT_URL_KMS", endpoint.endpoint_url)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", endpoint.access_key or "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", endpoint.secret_key or "test")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", endpoint.region)
+    monkeypatch.delenv(KEYRING_ENV, raising=False)
+    monkeypatch.delenv(KMS_KEY_ENV, raising=False)
+    client = kms_client(endpoint)
+    key_arn = client.create_key()["KeyMetadata"]["Arn"]
+    keys_before = client.list_keys()["Keys"]
+    url = f"sqlite:///{tmp_path / 'agent.db'}?kms_key_id={key_arn}"
+    result = CliRunner().invoke(app, ["check", url, "--suite", "sealing", "--json"])
+    report = json.loads(result.stdout)
+    outcomes = {c["clause"]: c["outcome"] for c in report["clauses"]}
+    assert result.exit_code == 0, report
+    assert outcomes.pop("test_rotation_keeps_old_records_readable") == "not-run"
+    assert len(outcomes) == 7 and set(outcomes.values()) == {"passed"}, outcomes
+    assert client.list_keys()["Keys"] == keys_before

@@ -98,7 +98,7 @@ def check(
             "--suite",
             "-s",
             help="With a URL: run only this suite (history, files, sessions, checkpoints, todos, "
-            "log_driver, object_driver); repeat for more.",
+            "log_driver, object_driver; sealing on a sealed URL); repeat for more.",
         ),
     ] = None,
     capability: Annotated[
@@ -132,7 +132,8 @@ def check(
     history provider, file store, session store, checkpoint storage, todo store, log driver
     or object driver (sync or async, over the same data on every call); its suite is chosen
     by what it returns, its capabilities come from a `capabilities` attribute on it and
-    `--capability` flags.
+    `--capability` flags. A sealed URL (keyring=, kms_key_id=) also runs the encryption
+    clause set (suite sealing), as does a callable taking `provider` and returning sealed stores.
 
     Exit 0 when every clause passes, 1 when any fails, 2 on bad input or an unreachable store.
     """

@@ -50,6 +50,7 @@ def run_check(
         if suites:
             raise CliError("--suite applies to a URL; a factory's suite is chosen by what it returns")
         plan = plan_factory(target, overrides, report)
+    skip |= plan.skip
     try:
         code = run_plan(plan, report, clause_filter=clause_filter, progress=progress, skip=skip)
     finally:

@@ -15,11 +15,14 @@ from agent_framework import AgentFileStore, HistoryProvider, SessionStore
 from agent_framework._harness._todo import TodoStore
 
 from agent_stores.core import LogDriver, ObjectDriver
+from agent_stores.core.sealing import Keyring, SealedStores
 
 from .._errors import CliError
 from .capabilities import factory_declarations, make_capabilities
 from .plan import CORRUPT_FIXTURES, GENERIC_CORRUPTERS, Plan, SuitePlan, close_store
 from .report import CheckReport
+from .sealing import SUITE as SEALING
+from .sealing import plan_sealed_factory, takes_provider
 
 __all__ = ["load_factory", "plan_factory", "suite_of"]
 
@@ -87,7 +90,10 @@ async def _call(factory: Callable[..., Any], **options: Any) -> Any:
 async def _probe_factory(spec: str, factory: Callable[..., Any]) -> str:
     try:
         try:
-            store = await _call(factory)
+            if takes_provider(factory):  # sealed stores for a key provider
+                store = await _call(factory, provider=Keyring.generate())
+            else:
+                store = await _call(factory)
         except TypeError:
             if not _takes_source_id(factory):
                 raise
@@ -95,13 +101,13 @@ async def _probe_factory(spec: str, factory: Callable[..., Any]) -> str:
     except Exception as err:
         raise CliError(f"the factory {spec} raised {type(err).__name__}: {err}") from err
     try:
-        suite = suite_of(store)
+        suite = SEALING if isinstance(store, SealedStores) else suite_of(store)
     finally:
         await close_store(store)
     if suite is None:
         raise CliError(
             f"{spec} returned a {type(store).__name__}: not a history provider, file store, session store, "
-            "checkpoint storage, todo store, log driver or object driver"
+            "checkpoint storage, todo store, log driver, object driver or (given a provider) sealed stores"
         )
     return suite
 
@@ -123,6 +129,12 @@ def plan_factory(spec: str, overrides: dict[str, dict[str, Any]], report: CheckR
     factory = load_factory(spec)
     suite = asyncio.run(_probe_factory(spec, factory))
     declared, divergences = factory_declarations(factory)
+    if suite == SEALING:
+        sealing = plan_sealed_factory(factory)
+        sealing.divergences = divergences
+        report.suites = [suite]
+        report.capabilities = {suite: dataclasses.asdict(sealing.capabilities)}
+        return Plan(url=None, suites=[sealing])
     capabilities = make_capabilities(suite, declared, overrides.get(suite, {}))
     fixtures: dict[str, Any] = {}
     if suite in CORRUPT_FIXTURES:

@@ -20,6 +20,7 @@ from agent_stores.testing import (
     HistoryProviderConformance,
     LogDriverConformance,
     ObjectDriverConformance,
+    SealingConformance,
     SessionStoreConformance,
     TodoStoreConformance,
     corrupt_object_checkpoint,
@@ -46,6 +47,7 @@ SUITES: dict[str, type[ConformanceBase]] = {
     "todos": TodoStoreConformance,
     "log_driver": LogDriverConformance,
     "object_driver": ObjectDriverConformance,
+    "sealing": SealingConformance,
 }
 
 #: The fixture name of each suite's "corrupt a stored record" helper.
@@ -106,6 +108,8 @@ class Plan:
     suites: list[SuitePlan] = field(default_factory=list[SuitePlan])
     #: The URL's stores follow a clock given to ``open_stores`` (the clause's ``clock`` is passed).
     on_clock: bool = False
+    #: ``(suite, clause)`` left out of the run (reported as not run, with the reason).
+    skip: set[tuple[str, str]] = field(default_factory=set[tuple[str, str]])
 
 
 async def close_store(store: Any) -> None:

@@ -22,6 +22,7 @@ from agent_stores.core import (
     open_stores,
     redact_url,
 )
+from agent_stores.core.sealing import SealedStores, forget
 
 from .footprint import Footprint
 from .plan import close_store
@@ -55,6 +56,7 @@ class ScratchArea:
         name: ``agent-stores-check-<random>``.
         written_history: Log keys the history providers appended to.
         written_logs: Log keys the log driver suite appended to.
+        tenants: Tenants the sealing suite's clauses opened: forgotten by :meth:`remove`.
         footprint: The local file or folder the URL names, as it was before the check
             (see :class:`Footprint`): what :meth:`remove` gives back.
     """
@@ -63,6 +65,7 @@ class ScratchArea:
     name: str = field(default_factory=lambda: f"agent-stores-check-{uuid.uuid4().hex[:12]}")
     written_history: set[str] = field(default_factory=set[str])
     written_logs: set[str] = field(default_factory=set[str])
+    tenants: set[str] = field(default_factory=set[str])
     footprint: Footprint | None = None
 
     @property
@@ -107,6 +110,8 @@ class ScratchArea:
         """Remove everything the check wrote (expired logs included); return what was removed, for the report."""
         removed = 0
         async with open_stores(self.target_url) as stores:
+            for tenant in sorted(self.tenants):  # the sealing suite's: keys destroyed, then the data
+                removed += await forget(stores, tenant)
             provider = stores.history_provider(namespace=self.name)
             if isinstance(provider, LogHistoryProvider):
                 removed += await sweep_logs(provider.driver, provider.keys.namespace_segment + "/")
@@ -119,9 +124,13 @@ class ScratchArea:
             if isinstance(provider, LogHistoryProvider):
                 removed += await _delete_logs(provider.driver, self.written_history)
             if offers_drivers:
-                removed += await _delete_logs(stores.log_driver(), self.written_logs)
-                removed += await sweep_logs(stores.log_driver(), "" if self.by_path else f"{self.name}/")
-                removed += await sweep_objects(stores.object_driver(), "" if self.by_path else f"{self.name}/")
+                # Under a sealed store's sealing layer, so a scratch folder's marker and data keys go too.
+                sealed = isinstance(stores, SealedStores)
+                logs = stores.raw_logs if sealed else stores.log_driver()
+                objects = stores.raw_objects if sealed else stores.object_driver()
+                removed += await _delete_logs(logs, self.written_logs)
+                removed += await sweep_logs(logs, "" if self.by_path else f"{self.name}/")
+                removed += await sweep_objects(objects, "" if self.by_path else f"{self.name}/")
             await close_store(provider)
         parts = urlsplit(self.target_url)
         if parts.scheme == "file" and Path(unquote(parts.path)).name == self.name:

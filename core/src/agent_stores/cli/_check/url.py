@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agent_stores.core import Stores, open_stores, redact_url
+from agent_stores.core.sealing import SealedStores
 
 from .._errors import CliError
 from .._open import store_location
@@ -16,6 +17,8 @@ from .footprint import Footprint
 from .plan import CORRUPT_FIXTURES, GENERIC_CORRUPTERS, SUITES, ClauseScope, Plan, SuitePlan, close_store
 from .report import CheckReport, ClauseResult
 from .scratch import ScratchArea
+from .sealing import SUITE as SEALING
+from .sealing import plan_sealed_url
 
 __all__ = ["PURGE_CLAUSES", "REACH_TIMEOUT", "history_from_url", "plan_url"]
 
@@ -83,7 +86,7 @@ def _plan_open_url(
     report: CheckReport,
 ) -> tuple[Plan, Callable[[], Any]]:
     url = scratch.url
-    shared = url.split("://", 1)[1].strip("/") == "" and url.split("://", 1)[0] in ("memory", "sqlite")
+    shared = url.split("://", 1)[1].split("?", 1)[0].strip("/") == "" and url.split("://", 1)[0] in ("memory", "sqlite")
     report.notes.append(scratch.describe())
 
     declared, declared_divergences = backend_declarations(probe)
@@ -101,6 +104,17 @@ def _plan_open_url(
     unknown = [s for s in selected if s not in SUITES]
     if unknown:
         raise CliError(f"unknown suite {', '.join(unknown)}; suites: {', '.join(SUITES)}")
+    if isinstance(probe, SealedStores) and not shared:
+        available.append(SEALING)
+    elif isinstance(probe, SealedStores) and SEALING not in selected:
+        report.notes.append("sealing: no sealing suite for an in-process store (it cannot be reopened with other keys)")
+    elif SEALING in selected:
+        raise CliError(
+            f"{redact_url(url)} does not open sealed stores: name its key (keyring=, kms_key_id=, "
+            "AGENT_STORES_KEYRING or AGENT_STORES_KMS_KEY_ID) to run the sealing suite"
+            if not shared
+            else f"the sealing suite reopens the store with other keys: {redact_url(url)} is in-process only"
+        )
     missing = [s for s in selected if s not in available]
     if missing:
         raise CliError(f"{redact_url(url)} offers no {', '.join(missing)} (its backend hands out no drivers)")
@@ -111,6 +125,13 @@ def _plan_open_url(
     on_clock = bool(getattr(probe.backend, "follows_clock", False))
     plan = Plan(url=scratch.target_url, shared=shared, on_clock=on_clock)
     for suite in suites:
+        if suite == SEALING:
+            sealing, skipped = plan_sealed_url(probe, scratch.target_url, scratch.tenants, report)
+            sealing.divergences = backend_divergences(probe, suite, declared_divergences)
+            plan.suites.append(sealing)
+            plan.skip |= skipped
+            report.capabilities[suite] = dataclasses.asdict(sealing.capabilities)
+            continue
         capabilities = make_capabilities(suite, declared.get(suite), overrides.get(suite, {}))
         fixtures: dict[str, Any] = {}
         if suite in CORRUPT_FIXTURES:

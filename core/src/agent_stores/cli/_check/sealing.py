@@ -1,0 +1,121 @@
+"""The ``sealing`` suite of ``check``: the encryption clause set against a sealed URL or a sealed-stores factory.
+
+A URL that opens sealed stores (``keyring=``, ``kms_key_id=``, ``AGENT_STORES_KEYRING`` or
+``AGENT_STORES_KMS_KEY_ID``) is checked with the key provider it names; a ``module:attr``
+whose one parameter is ``provider`` and which returns sealed stores is checked with fresh
+keyrings. Every clause works in tenants of its own; a URL check forgets them afterwards.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from agent_stores.core import Stores, open_stores
+from agent_stores.core.lifecycle import take_query_option
+from agent_stores.core.sealing import Encryption, KeyProvider, Keyring, SealedStores
+from agent_stores.core.sealmark import take_sealing_options
+from agent_stores.testing import SealingCapabilities
+
+from .plan import ClauseScope, SuitePlan
+from .report import CheckReport, ClauseResult
+
+__all__ = ["ROTATION_CLAUSE", "SUITE", "TenantRecorder", "plan_sealed_factory", "plan_sealed_url", "takes_provider"]
+
+#: The suite's name in ``--suite`` and the report.
+SUITE = "sealing"
+
+#: The clause that needs a second key-encryption key: run for a keyring only (``Keyring.rotated()``).
+ROTATION_CLAUSE = "test_rotation_keeps_old_records_readable"
+
+
+class TenantRecorder:
+    """Sealed stores that note every tenant a clause opens (``tenants``), so the check can forget them afterwards.
+
+    Every other attribute is the wrapped stores'.
+    """
+
+    def __init__(self, stores: Stores, tenants: set[str]) -> None:
+        self.stores = stores
+        self.tenants = tenants
+
+    def tenant(self, tenant: str) -> Any:
+        """The wrapped stores' view of ``tenant``, noted in :attr:`tenants` first."""
+        self.tenants.add(tenant)
+        return self.stores.tenant(tenant)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stores, name)
+
+
+def _unsealed_url(url: str) -> tuple[str, bool]:
+    """``url`` without its sealing options, and whether it adopts plaintext."""
+    url, _ = take_query_option(url, "keyring")
+    url, named = take_sealing_options(url, {})
+    return url, bool(named["adopt_plaintext"])
+
+
+def plan_sealed_url(
+    probe: Stores, url: str, tenants: set[str], report: CheckReport
+) -> tuple[SuitePlan, set[tuple[str, str]]]:
+    """Plan the sealing suite over ``url`` (opened as ``probe``, sealed); return it and the clauses it leaves out.
+
+    The clauses seal with the URL's own key provider; a provider without its keys is a fresh
+    keyring. Every tenant a clause opens is added to ``tenants``.
+    """
+    assert isinstance(probe, SealedStores)
+    provider = probe.encryption.provider
+    base, adopt = _unsealed_url(url)
+
+    def factory(given: KeyProvider | bool) -> Any:
+        if given is False:
+            return TenantRecorder(open_stores(base, encryption=False), tenants)
+        assert not isinstance(given, bool)
+        return TenantRecorder(open_stores(base, encryption=Encryption(given, adopt_plaintext=adopt)), tenants)
+
+    fixtures: dict[str, Any] = {"key_provider": provider}
+    skip: set[tuple[str, str]] = set()
+    if isinstance(provider, Keyring):
+        fixtures["rotate"] = Keyring.rotated
+    else:
+        skip.add((SUITE, ROTATION_CLAUSE))
+        report.results.append(
+            _not_run(
+                f"a second key-encryption key of {type(provider).__name__} would be made in your key service; "
+                "the check makes none (run SealingConformance with a rotate fixture from pytest)"
+            )
+        )
+    report.notes.append(
+        f"sealing: clauses seal with the URL's {type(provider).__name__} ({provider.key_id}) in tenants of their "
+        "own, forgotten afterwards"
+    )
+    return _suite(lambda scope: factory, fixtures), skip
+
+
+def takes_provider(factory: Callable[..., Any]) -> bool:
+    """Whether a ``module:attr`` factory is a sealed-stores factory: its only required parameter is ``provider``."""
+    try:
+        parameters = list(inspect.signature(factory).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    required = [p for p in parameters if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return [p.name for p in required] == ["provider"]
+
+
+def plan_sealed_factory(factory: Callable[..., Any]) -> SuitePlan:
+    """Plan the sealing suite for a factory ``factory(provider)`` returning sealed stores (``False``: without a key)."""
+
+    def opener(scope: ClauseScope) -> Callable[..., Any]:
+        del scope
+        return factory
+
+    return _suite(opener, {})
+
+
+def _suite(opener: Callable[[ClauseScope], Callable[..., Any]], fixtures: dict[str, Any]) -> SuitePlan:
+    return SuitePlan(SUITE, opener, SealingCapabilities(), fixtures=fixtures)
+
+
+def _not_run(reason: str) -> ClauseResult:
+    return ClauseResult(SUITE, ROTATION_CLAUSE, "not-run", explanation=reason)
