@@ -405,7 +405,7 @@ async def test_bad_arguments_are_rejected() -> None:
 class TestObjectLogDriverOnMemoryObjects(LogDriverConformance):
     """The object log over the in-process object driver, which every instance shares."""
 
-    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True, conditional_delete=True)
     divergences = OBJECT_LOG_DIVERGENCES
     fake_clock = True
 
@@ -418,7 +418,7 @@ class TestObjectLogDriverOnMemoryObjects(LogDriverConformance):
 class TestObjectLogDriverWithTailsOnMemoryObjects(LogDriverConformance):
     """The object log writing a tail on every windowed read, so every clause also reads through tails."""
 
-    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True, conditional_delete=True)
     divergences = OBJECT_LOG_DIVERGENCES
     fake_clock = True
 
@@ -431,7 +431,7 @@ class TestObjectLogDriverWithTailsOnMemoryObjects(LogDriverConformance):
 class TestObjectLogDriverOnSQLiteObjects(LogDriverConformance):
     """The object log over SQLite's object table, each driver on its own connection."""
 
-    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True, conditional_delete=True)
     divergences = OBJECT_LOG_DIVERGENCES
     fake_clock = True
 

@@ -26,7 +26,7 @@ KEYRING = Keyring.generate()
 
 
 class TestSealedMemoryLogDriver(LogDriverConformance):
-    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True, conditional_delete=True)
     fake_clock = True
 
     @pytest.fixture
@@ -49,7 +49,7 @@ class TestSealedMemoryObjectDriver(ObjectDriverConformance):
 class TestSealedSQLiteLogDriver(LogDriverConformance):
     """Each driver owns its own connection to one database file, which also holds the data keys."""
 
-    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True, conditional_delete=True)
     fake_clock = True
 
     @pytest.fixture

@@ -135,6 +135,27 @@ class DeleteMatchesPrefix(MemoryLogDriver):
         return found
 
 
+class DeleteIgnoresVersion(MemoryLogDriver):
+    """``delete_if_version`` deletes whatever version the log is at (the version is not checked)."""
+
+    async def delete_if_version(self, key: str, version: LogVersion) -> bool:
+        if not await self.delete(key):
+            raise StoreConflictError(f"log {key!r} is absent")
+        return True
+
+
+class DeleteChecksThenDeletes(MemoryLogDriver):
+    """``delete_if_version`` reads the version, awaits, then deletes: an append landing between is lost."""
+
+    async def delete_if_version(self, key: str, version: LogVersion) -> bool:
+        if (await self.tail(key, 0)).version != version:
+            raise StoreConflictError(f"log {key!r} is not at version {version!r}")
+        for _ in range(8):  # the window between check and delete: other tasks run
+            await asyncio.sleep(0)
+        await self.delete(key)
+        return True
+
+
 class ListRepeatsBoundaryKey(MemoryLogDriver):
     """Lists keys from ``after`` inclusive: a walk that pages on the last key never ends."""
 
@@ -733,7 +754,7 @@ class PutNeverAnswers(MemoryObjectDriver):
 
 # -- the runs ---------------------------------------------------------------------------------
 
-_LOG_CAPS = "LogDriverCapabilities(ttl=True, concurrent_instances=True)"
+_LOG_CAPS = "LogDriverCapabilities(ttl=True, concurrent_instances=True, conditional_delete=True)"
 _OBJECT_CAPS = "ObjectDriverCapabilities(atomic_create_across_instances=True, atomic_if_version_across_instances=True)"
 _HISTORY_CAPS = "HistoryCapabilities(admin=True, ttl=True, concurrent_instances=True)"
 
@@ -778,6 +799,8 @@ _CASES: list[tuple[type[object], str, list[str]]] = [
     (ReadLastReturnsOldest, "log", ["test_read_last_returns_the_newest_records_oldest_first"]),
     (PayloadsAsText, "log", ["test_payloads_round_trip_byte_exact"]),
     (DeleteMatchesPrefix, "log", ["test_logs_with_related_keys_are_independent"]),
+    (DeleteIgnoresVersion, "log", ["test_delete_if_version_removes_only_at_the_current_version"]),
+    (DeleteChecksThenDeletes, "log", ["test_delete_if_version_racing_an_append_exactly_one_wins"]),
     (
         ListRepeatsBoundaryKey,
         "log",

@@ -27,7 +27,7 @@ from test_suites_broken_drivers import RefusesNulInLogKeys
 class TestMemoryLogDriver(LogDriverConformance):
     """One driver instance is one store; its operations never await, so each is atomic in the loop."""
 
-    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True, conditional_delete=True)
     fake_clock = True
 
     @pytest.fixture
@@ -39,7 +39,7 @@ class TestMemoryLogDriver(LogDriverConformance):
 class TestLogDriverRefusingNul(LogDriverConformance):
     """A driver refusing NUL in keys, prefixes and ``after`` with ``ValueError`` passes: ``drivers.py`` allows it."""
 
-    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True, conditional_delete=True)
     fake_clock = True
 
     @pytest.fixture
@@ -62,7 +62,7 @@ class TestMemoryObjectDriver(ObjectDriverConformance):
 class TestSQLiteLogDriver(LogDriverConformance):
     """Each driver owns its own connection to one database file; an append is one conditional INSERT."""
 
-    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True)
+    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True, conditional_delete=True)
     fake_clock = True
 
     @pytest.fixture

@@ -66,7 +66,7 @@ Errors
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, cast, runtime_checkable
 
 __all__ = [
     "ConditionalLogDelete",
@@ -80,6 +80,8 @@ __all__ = [
     "StoredObject",
     "UnseenAppend",
     "UnseenAppendDriver",
+    "conditional_delete",
+    "deletes_conditionally",
     "prefix_bounds",
 ]
 
@@ -333,3 +335,27 @@ class UnseenAppendDriver(Protocol):
             ValueError: As ``append``; nothing was appended.
         """
         ...
+
+
+def deletes_conditionally(driver: object) -> bool:
+    """Whether ``driver`` offers :class:`ConditionalLogDelete`.
+
+    A wrapper that forwards ``delete_if_version`` (a key-prefix view, a sealed driver) answers
+    with a ``deletes_conditionally`` attribute for the driver it wraps; any other driver offers
+    it when it has the method.
+    """
+    declared = getattr(driver, "deletes_conditionally", None)
+    if isinstance(declared, bool):
+        return declared
+    return isinstance(driver, ConditionalLogDelete)
+
+
+def conditional_delete(driver: object) -> ConditionalLogDelete:
+    """``driver`` as a :class:`ConditionalLogDelete`.
+
+    Raises:
+        NotImplementedError: It does not offer one (see :func:`deletes_conditionally`).
+    """
+    if not deletes_conditionally(driver):
+        raise NotImplementedError(f"{type(driver).__name__} cannot delete a log only at a version")
+    return cast(ConditionalLogDelete, driver)

@@ -351,7 +351,7 @@ def adapter_capabilities() -> dict[str, dict[str, Any]]:
             "corruptible": True,
         },
         "todos": {"durable": True, "namespaces": True, "corruptible": True},
-        "log_driver": {"ttl": True, "native_expiry": False, "concurrent_instances": True},
+        "log_driver": {"ttl": True, "native_expiry": False, "concurrent_instances": True, "conditional_delete": True},
         "object_driver": {"atomic_create_across_instances": True, "atomic_if_version_across_instances": True},
     }
 

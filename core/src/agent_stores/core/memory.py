@@ -91,6 +91,13 @@ class MemoryLogDriver:
         self._logs.pop(key, None)
         return live
 
+    async def delete_if_version(self, key: str, version: LogVersion) -> bool:
+        log = self._live(key)
+        if log is None or log.version != version:
+            raise StoreConflictError(f"log {key!r} is not at version {version!r}")
+        del self._logs[key]
+        return True
+
     async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
         keys = sorted(k for k in self._logs if k.startswith(prefix) and (after is None or k > after))
         live = ((k, self._live(k)) for k in keys)

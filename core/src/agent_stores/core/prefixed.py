@@ -5,7 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
-from .drivers import Listing, LogDriver, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
+from .drivers import (
+    Listing,
+    LogDriver,
+    LogInfo,
+    LogRecord,
+    LogTail,
+    LogVersion,
+    ObjectDriver,
+    StoredObject,
+    conditional_delete,
+    deletes_conditionally,
+)
 
 __all__ = ["PrefixedLogDriver", "PrefixedObjectDriver", "within"]
 
@@ -119,6 +130,20 @@ class PrefixedLogDriver:
     async def delete(self, key: str) -> bool:
         """Delete ``prefix + key``."""
         return await self.driver.delete(self.prefix + key)
+
+    @property
+    def deletes_conditionally(self) -> bool:
+        """Whether :meth:`delete_if_version` works: the underlying driver offers it."""
+        return deletes_conditionally(self.driver)
+
+    async def delete_if_version(self, key: str, version: LogVersion) -> bool:
+        """Delete ``prefix + key`` only while it is at ``version`` (see ``ConditionalLogDelete``).
+
+        Raises:
+            StoreConflictError: The log is absent or at another version; nothing was removed.
+            NotImplementedError: The underlying driver cannot delete conditionally.
+        """
+        return await conditional_delete(self.driver).delete_if_version(self.prefix + key, version)
 
     async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
         """List under ``self.prefix + prefix``; keys come back relative to the view."""

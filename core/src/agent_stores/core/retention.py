@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from .bounded import run_bounded
 from .checkpoints import index_entry_parts, remove_checkpoint
-from .drivers import ConditionalLogDelete, LogDriver, LogVersion, ObjectDriver
+from .drivers import LogDriver, LogVersion, ObjectDriver, conditional_delete, deletes_conditionally
 from .errors import StoreConflictError
 from .keys import TENANTS, KeySpace
 from .listing import Segment, iter_pages
-from .prefixed import PrefixedLogDriver, within
+from .prefixed import within
 from .stats import list_keys, log_keys
 
 if TYPE_CHECKING:
@@ -539,11 +539,9 @@ async def _remove(objects: ObjectDriver, logs: LogDriver, item: SweepItem) -> No
 async def _remove_log(logs: LogDriver, root: str, item: SweepItem) -> None:
     version = item._log_version  # pyright: ignore[reportPrivateUsage]
     view = within(logs, root)
-    # a key-prefix view forwards nothing but the protocol: ask the driver under it
-    target, key = (view.driver, view.prefix + item.key) if isinstance(view, PrefixedLogDriver) else (view, item.key)
-    if isinstance(target, ConditionalLogDelete):
+    if deletes_conditionally(view):
         try:
-            await target.delete_if_version(key, version)
+            await conditional_delete(view).delete_if_version(item.key, version)
         except StoreConflictError:
             item.action = "gone" if (await view.tail(item.key, 0)).version is None else "changed"
             return

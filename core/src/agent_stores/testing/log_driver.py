@@ -35,6 +35,7 @@ from typing import Any, ClassVar, cast
 import pytest
 
 from agent_stores.core import LogDriver, LogInfo, LogRecord, LogVersion, StoreConflictError, StoreUnavailableError
+from agent_stores.core.drivers import conditional_delete
 
 from ._base import ConformanceBase, brief, collect_pages, incompressible, raises, relies_on, requires, unique_id
 from .adversarial import ADVERSARIAL_FRAGMENTS, pattern_like
@@ -87,12 +88,18 @@ class LogDriverCapabilities:
             clients) decide conditional appends atomically between them: of N appends racing
             on one expected version, exactly one wins. Atomicity among concurrent calls on one
             instance is always required.
+        conditional_delete: The driver offers ``delete_if_version``
+            (:class:`~agent_stores.core.drivers.ConditionalLogDelete`): it removes a log only
+            while it is at a version, in one atomic step, and an append racing it on that
+            version loses or wins whole. What retention sweeps and opt-in retention rely on to
+            never delete a message written while they ran.
 
     """
 
     ttl: bool = False
     native_expiry: bool = False
     concurrent_instances: bool = False
+    conditional_delete: bool = False
 
 
 async def _refused(call: Callable[[], Awaitable[object]]) -> bool:
@@ -615,6 +622,89 @@ class LogDriverConformance(ConformanceBase):
         two processes saving one session lose or duplicate messages. Let the server decide.
         """
         await self._check_races([await open_driver() for _ in range(4)], prefix)
+
+    # -- conditional delete -------------------------------------------------------------------
+
+    @relies_on(_FRESH_VERSIONS)
+    @requires("conditional_delete")
+    async def test_delete_if_version_removes_only_at_the_current_version(
+        self, open_driver: OpenDriver, prefix: str
+    ) -> None:
+        """``delete_if_version`` removes a log at its current version; a stale version or an absent log conflicts.
+
+        A refused delete removes nothing: the log keeps every record. Failure means the driver
+        ignores the version (a retention sweep would then delete a message written after it
+        looked), or reports success for a log that is not there. Check the version and delete
+        in one atomic step (a conditional statement, a script, a conditional write).
+        """
+        driver = await open_driver()
+        deleter = conditional_delete(driver)
+        key, absent = prefix + "log", prefix + "absent"
+        first, second = _records("a", 2), _records("b", 1)
+        stale = await driver.append(key, first, expected_version=None, session_id="s")
+        current = await driver.append(key, second, expected_version=stale, session_id="s")
+        with raises(StoreConflictError, "delete_if_version at a version the log has left"):
+            await deleter.delete_if_version(key, stale)
+        assert await driver.read(key) == _payloads(first + second), "a refused delete_if_version removed records"
+        assert (await driver.tail(key, 0)).version == current, "a refused delete_if_version moved the version"
+        with raises(StoreConflictError, "delete_if_version of a log never written"):
+            await deleter.delete_if_version(absent, current)
+        await self._assert_absent(driver, absent, prefix, why="a refused delete_if_version of an absent log")
+        assert await deleter.delete_if_version(key, current) is True, "delete_if_version did not return True"
+        await self._assert_absent(driver, key, prefix, why="after delete_if_version at the current version")
+        with raises(StoreConflictError, "delete_if_version of a log already deleted, at its last version"):
+            await deleter.delete_if_version(key, current)
+
+    @relies_on(_CONDITIONAL_APPEND)
+    @requires("conditional_delete")
+    async def test_delete_if_version_racing_an_append_exactly_one_wins(
+        self, open_driver: OpenDriver, prefix: str
+    ) -> None:
+        """An append and a ``delete_if_version`` racing on one version: exactly one wins, and nothing else is lost.
+
+        In four rounds, each on a new log, both start together at a barrier (through two drivers
+        when the driver declares ``concurrent_instances``). When the append wins, the log holds
+        every record and the delete conflicted; when the delete wins, the log is gone and the
+        append conflicted. Failure means the delete checks the version and then deletes in two
+        steps, so a message appended in between is deleted with the log.
+        """
+        drivers = [await open_driver() for _ in range(2 if self.capabilities.concurrent_instances else 1)]
+        for round_ in range(_RACE_ROUNDS):
+            key = f"{prefix}log-{round_}"
+            first, more = _records("first", 2), _records("more", 1)
+            version = await drivers[0].append(key, first, expected_version=None, session_id="s")
+            appended, deleted = await self._race_delete(drivers[-1], drivers[0], key, version, more)
+            assert appended != deleted, (
+                "both the append and delete_if_version on one version succeeded: the appended record was deleted"
+                if appended
+                else "neither the append nor delete_if_version on one version succeeded"
+            )
+            if appended:
+                assert await drivers[0].read(key) == _payloads(first + more), "the log lost records"
+            else:
+                await self._assert_absent(drivers[0], key, prefix, why="after delete_if_version won the race")
+
+    @staticmethod
+    async def _race_delete(
+        appender: LogDriver, deleter: LogDriver, key: str, version: LogVersion, records: list[LogRecord]
+    ) -> tuple[bool, bool]:
+        """Start an append and a ``delete_if_version`` on ``version`` together; return which succeeded."""
+        barrier = asyncio.Barrier(2)
+
+        async def append() -> object:
+            await appender.tail(key, 0)
+            await barrier.wait()
+            return await appender.append(key, records, expected_version=version, session_id="s")
+
+        async def delete() -> object:
+            await deleter.tail(key, 0)
+            await barrier.wait()
+            return await conditional_delete(deleter).delete_if_version(key, version)
+
+        outcomes = await asyncio.gather(append(), delete(), return_exceptions=True)
+        unexpected = [o for o in outcomes if isinstance(o, BaseException) and not isinstance(o, StoreConflictError)]
+        assert not unexpected, f"raised something other than StoreConflictError: {unexpected!r}"
+        return not isinstance(outcomes[0], BaseException), not isinstance(outcomes[1], BaseException)
 
     # -- listing ------------------------------------------------------------------------------
 

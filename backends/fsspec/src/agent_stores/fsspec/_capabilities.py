@@ -58,7 +58,7 @@ class FilesystemCapabilities:
                 "long_names": self.long_names,
             },
             "sessions": {"versioned": self.atomic_compare_and_set},
-            "log_driver": {"concurrent_instances": atomic},
+            "log_driver": {"concurrent_instances": atomic, "conditional_delete": atomic},
             "object_driver": {
                 "atomic_create_across_instances": atomic,
                 "atomic_if_version_across_instances": self.atomic_compare_and_set,

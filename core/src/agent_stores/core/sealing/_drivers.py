@@ -5,7 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..cache import BoundedCache
-from ..drivers import Listing, LogDriver, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
+from ..drivers import (
+    Listing,
+    LogDriver,
+    LogInfo,
+    LogRecord,
+    LogTail,
+    LogVersion,
+    ObjectDriver,
+    StoredObject,
+    conditional_delete,
+    deletes_conditionally,
+)
 from ..errors import CorruptRecordError
 from ..keys import TENANTS, split_tenant
 from ..prefixed import within
@@ -249,6 +260,21 @@ class SealedLogDriver:
         """Remove the whole log."""
         self._positions.pop(self.root + key)
         return await self.driver.delete(key)
+
+    @property
+    def deletes_conditionally(self) -> bool:
+        """Whether :meth:`delete_if_version` works: the driver underneath offers it."""
+        return deletes_conditionally(self.driver)
+
+    async def delete_if_version(self, key: str, version: LogVersion) -> bool:
+        """Remove the whole log only while it is at ``version`` (sealing changes no version).
+
+        Raises:
+            StoreConflictError: The log is absent or at another version; nothing was removed.
+            NotImplementedError: The driver underneath cannot delete conditionally.
+        """
+        self._positions.pop(self.root + key)
+        return await conditional_delete(self.driver).delete_if_version(key, version)
 
     async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
         """List as the driver underneath does."""
