@@ -42,10 +42,18 @@ async def object_segments(
     return [p[len(prefix) : -1] for p in listing.prefixes if len(p) > len(prefix) + 1]
 
 
-async def log_segments(logs: LogDriver, prefix: str, *, after: str | None = None, limit: int = 100) -> list[str]:
+async def log_segments(
+    logs: LogDriver,
+    prefix: str,
+    *,
+    after: str | None = None,
+    limit: int = 100,
+    hidden: Callable[[str], bool] | None = None,
+) -> list[str]:
     """Return the ``limit`` smallest first segments of the log keys under ``prefix`` that sort after ``after``.
 
-    One ``list_logs`` request per segment found.
+    One ``list_logs`` request per segment found; segments ``hidden`` says are skipped (and do
+    not count towards ``limit``).
     """
     found: list[str] = []
     cursor = None if after is None else prefix + after + _PAST_SEGMENT
@@ -54,7 +62,8 @@ async def log_segments(logs: LogDriver, prefix: str, *, after: str | None = None
         if not logs_found:
             break
         segment = logs_found[0].key[len(prefix) :].partition("/")[0]
-        found.append(segment)
+        if hidden is None or not hidden(segment):
+            found.append(segment)
         cursor = prefix + segment + _PAST_SEGMENT
     return found
 

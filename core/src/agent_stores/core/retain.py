@@ -39,14 +39,14 @@ from agent_framework import (
 
 from .codec import encode_message, encode_record
 from .compaction import COMPACTION_DIGEST, SEAL_DIGEST, fold_records, is_compaction_record
-from .drivers import LogRecord
+from .drivers import LogDriver, LogRecord, LogVersion, conditional_delete, deletes_conditionally
 from .errors import CorruptRecordError, StoreConflictError
 from .keys import key_segment
 
 if TYPE_CHECKING:
     from .history import LogHistoryProvider
 
-__all__ = ["SEAL_LEASE_S", "retain_session", "staging_key", "waits_for_retention"]
+__all__ = ["SEAL_LEASE_S", "is_staging_segment", "retain_session", "staging_key", "waits_for_retention"]
 
 _STAGING_SOURCE = "~retaining."
 _ATTEMPTS = 8
@@ -64,6 +64,25 @@ def staging_key(provider: LogHistoryProvider, session_id: str | None) -> str:
     return (
         f"{keys.namespace_segment}/{_STAGING_SOURCE}{key_segment(provider.source_id)}/{key_segment(session_id or '')}"
     )
+
+
+def is_staging_segment(segment: str) -> bool:
+    """Whether ``segment`` (a source id's place in a log key) holds staging logs rather than a source id."""
+    return segment.startswith(_STAGING_SOURCE)
+
+
+async def _delete_at(driver: LogDriver, key: str, version: LogVersion) -> bool:
+    """Delete ``key`` only while it is at ``version`` where the driver can; return whether this call removed it.
+
+    A driver without ``delete_if_version`` deletes after its version was read: what another
+    retention or a save wrote in between goes with it (see ``docs/compaction.md``).
+    """
+    if not deletes_conditionally(driver):
+        return await driver.delete(key)
+    try:
+        return await conditional_delete(driver).delete_if_version(key, version)
+    except StoreConflictError:
+        return False
 
 
 def _record(**fields: Any) -> bytes:
@@ -94,7 +113,7 @@ async def retain_session(provider: LogHistoryProvider, session_id: str | None) -
     where = f"history record in {key!r}"
     left = await _read_staged(provider, staging)
     if left is not None:
-        finished = await _finish(provider, key, staging, left, session_id or "")
+        finished = await _finish(provider, key, staging, *left, session_id or "")
         if finished is not None:
             return finished
     for _ in range(_ATTEMPTS):
@@ -107,7 +126,7 @@ async def retain_session(provider: LogHistoryProvider, session_id: str | None) -
             return 0
         header = LogRecord(COMPACTION_DIGEST, _record(retention={"run": run, "dropped": dropped}))
         try:
-            await driver.append(
+            staged_at = await driver.append(
                 staging, [header, *retained], expected_version=None, session_id=session_id or "", ttl=provider.ttl
             )
         except StoreConflictError as err:
@@ -121,9 +140,9 @@ async def retain_session(provider: LogHistoryProvider, session_id: str | None) -
                 ttl=provider.ttl,
             )
         except StoreConflictError:
-            await driver.delete(staging)  # a save landed after the read: decide again on the new tail
+            await _delete_at(driver, staging, staged_at)  # a save landed after the read: decide again on the new tail
             continue
-        await _finish(provider, key, staging, [header, *retained], session_id or "")
+        await _finish(provider, key, staging, [header, *retained], staged_at, session_id or "")
         return dropped
     raise StoreConflictError(f"gave up retaining {key!r} after {_ATTEMPTS} conflicting saves")
 
@@ -192,7 +211,8 @@ async def _read_consistently(provider: LogHistoryProvider, key: str) -> tuple[li
     raise StoreConflictError(f"{key!r} kept changing while it was read for a retention")
 
 
-async def _read_staged(provider: LogHistoryProvider, staging: str) -> list[LogRecord] | None:
+async def _read_staged(provider: LogHistoryProvider, staging: str) -> tuple[list[LogRecord], LogVersion] | None:
+    """The staging log's records and the version they were read at (``None``: there is none)."""
     driver = provider.driver
     head = await driver.tail(staging, 0)
     if not head.length:
@@ -201,7 +221,7 @@ async def _read_staged(provider: LogHistoryProvider, staging: str) -> list[LogRe
     payloads = await driver.read(staging)
     if len(payloads) != len(tail.digests):
         raise StoreConflictError(f"the staging log {staging!r} changed while it was read")
-    return [LogRecord(d, p) for d, p in zip(tail.digests, payloads, strict=True)]
+    return [LogRecord(d, p) for d, p in zip(tail.digests, payloads, strict=True)], tail.version
 
 
 def _run_of(staged: list[LogRecord], staging: str) -> tuple[str, int]:
@@ -213,26 +233,38 @@ def _run_of(staged: list[LogRecord], staging: str) -> tuple[str, int]:
 
 
 async def _finish(
-    provider: LogHistoryProvider, key: str, staging: str, staged: list[LogRecord], session_id: str
+    provider: LogHistoryProvider,
+    key: str,
+    staging: str,
+    staged: list[LogRecord],
+    staged_at: LogVersion,
+    session_id: str,
 ) -> int | None:
-    """Swap and clean after the seal; return the messages dropped (``None``: never sealed, staging dropped)."""
+    """Swap and clean after the seal; return the messages dropped (``None``: never sealed, staging dropped).
+
+    Several may finish one run at once (the retention that sealed it, a later run, a save past
+    the lease): each deletes the sealed log only at the version it read it at, so the one that
+    comes late finds the swapped log (and what was saved on it since) and leaves it.
+    """
     driver = provider.driver
     run, dropped = _run_of(staged, staging)
     retained = staged[1:]
-    current = await driver.read(key)
+    current, _, version = await _read_consistently(provider, key)
     if current and _field(current[-1], "seal") == run:
         # Sealed by this run: the log takes no more saves, so deleting it loses nothing.
-        await driver.delete(key)
-        current = []
+        if await _delete_at(driver, key, version):
+            current = []
+        else:  # another finisher swapped it first
+            current, _, _ = await _read_consistently(provider, key)
     if not current:
         if retained:
             with contextlib.suppress(StoreConflictError):  # a save restored it first (see waits_for_retention)
                 await driver.append(key, retained, expected_version=None, session_id=session_id, ttl=provider.ttl)
     elif not (retained and current[: len(retained)] == [r.payload for r in retained]):
         # The run stopped before sealing: the log is the old transcript, untouched; drop the staging.
-        await driver.delete(staging)
+        await _delete_at(driver, staging, staged_at)
         return None
-    await driver.delete(staging)
+    await _delete_at(driver, staging, staged_at)
     return dropped
 
 
@@ -246,15 +278,16 @@ async def waits_for_retention(
     for :data:`SEAL_LEASE_S`, then swapped by the save. With no staging log the save goes on (a
     seal whose staging is gone binds nothing).
     """
-    staged = await _read_staged(provider, staging)
-    if staged is None:
+    found = await _read_staged(provider, staging)
+    if found is None:
         return False
+    staged, staged_at = found
     if sealed:
         last = await provider.driver.read(key, last=1)
         at = _field(last[0], "at") if last else None
         if isinstance(at, int | float) and 0 <= time.time() - at < SEAL_LEASE_S:
             return True  # the retention that sealed it is swapping it now
-        await _finish(provider, key, staging, staged, session_id)  # it stopped: finish its swap
+        await _finish(provider, key, staging, staged, staged_at, session_id)  # it stopped: finish its swap
         return True
     retained = staged[1:]
     if retained:

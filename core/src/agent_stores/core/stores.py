@@ -32,6 +32,7 @@ from .listing import Segment, iter_pages, log_segments, object_segments, segment
 from .opencheck import OpenCheck
 from .prefixed import within
 from .redaction import redact_url
+from .retain import is_staging_segment
 from .sealmark import KMS_KEY_ENV, refuse_if_sealed, take_sealing_options
 from .tenants import TenantStores
 from .todos import ObjectTodoStore
@@ -316,7 +317,8 @@ class Stores(OwnedResource):
         prefix = KeySpace(namespace).namespace_segment + "/"
 
         async def from_logs(after: str | None, limit: int) -> list[str]:
-            return await log_segments(logs, prefix, after=after, limit=limit)
+            # a retention's staging logs sit beside the source's (see ``retain``): not a source id
+            return await log_segments(logs, prefix, after=after, limit=limit, hidden=is_staging_segment)
 
         return await segments([from_logs], after=after, limit=limit)
 

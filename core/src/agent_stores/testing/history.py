@@ -52,6 +52,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_stores.core import CorruptRecordError, LogHistoryProvider, LogRecord
+from agent_stores.core.drivers import deletes_conditionally
 
 from ._base import ConformanceBase, collect_pages, maybe_await, misbehaviour, relies_on, requires, unique_id
 from .adversarial import adversarial_ids
@@ -506,6 +507,14 @@ class _CrashingLog:
     async def delete(self, *args: Any, **kwargs: Any) -> Any:
         self._write()
         return await self._driver.delete(*args, **kwargs)
+
+    @property
+    def deletes_conditionally(self) -> bool:
+        return deletes_conditionally(self._driver)
+
+    async def delete_if_version(self, *args: Any, **kwargs: Any) -> Any:
+        self._write()
+        return await self._driver.delete_if_version(*args, **kwargs)
 
 
 def crash_log_history(provider: LogHistoryProvider, writes: int) -> None:

@@ -1,0 +1,80 @@
+"""Two retentions finishing one run on SQLite: the late one deletes nothing a save wrote after the swap.
+
+And the stopped run's staging log is no source id in listings (``migrate`` and ``upgrade`` walk them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_framework import Message
+
+from agent_stores.core import open_stores, retain
+from agent_stores.core.drivers import LogVersion, conditional_delete, deletes_conditionally
+from agent_stores.testing.history import SimulatedCrash, SuiteCompaction, crash_log_history
+
+pytestmark = pytest.mark.asyncio
+
+
+class _LateDelete:
+    """A log driver whose first ``delete_if_version`` of ``key`` lets ``meanwhile`` run first (a forced race)."""
+
+    def __init__(self, driver: Any, key: str, meanwhile: Callable[[], Awaitable[None]]) -> None:
+        self._driver = driver
+        self._key = key
+        self._meanwhile: Callable[[], Awaitable[None]] | None = meanwhile
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._driver, name)
+
+    @property
+    def deletes_conditionally(self) -> bool:
+        return deletes_conditionally(self._driver)
+
+    async def delete_if_version(self, key: str, version: LogVersion) -> bool:
+        if key == self._key and self._meanwhile is not None:
+            meanwhile, self._meanwhile = self._meanwhile, None
+            await meanwhile()
+        return await conditional_delete(self._driver).delete_if_version(key, version)
+
+
+def _dicts(messages: list[Message]) -> list[dict[str, Any]]:
+    return [m.to_dict() for m in messages]
+
+
+async def test_two_retentions_of_one_session_lose_nothing_and_leave_one_transcript(tmp_path: Path) -> None:
+    """A retention stopped after its seal; two later runs finish it, one late: a save between them is kept.
+
+    The late run read the sealed log, then (before its delete) the other run swapped it and a
+    save landed on the new log. Its delete is conditional on the version it read, so it
+    conflicts, and it finds the swapped log instead of deleting the save with it.
+    """
+    saved = [Message("user" if i % 2 == 0 else "assistant", [f"turn {i}"], message_id=f"m-{i}") for i in range(6)]
+    later = Message("user", ["saved between the two runs"], message_id="m-later")
+    async with open_stores(f"sqlite:///{tmp_path / 'race.db'}") as stores:
+        provider: Any = stores.history_provider()
+        await provider.save_messages("s", saved)
+        assert await provider.compact("s", SuiteCompaction(keep=2))
+        sent = _dicts(await stores.history_provider(skip_excluded=True).get_messages("s"))
+        crash_log_history(provider, 2)  # stage and seal, then stop before the swap
+        with pytest.raises(SimulatedCrash):
+            await provider.retain("s")
+        # the stopped run's staging log sits beside the session's: listings show no source id for it
+        assert [s.name for s in await stores.list_source_ids()] == [provider.source_id]
+
+        async def other_run_and_a_save() -> None:
+            await stores.history_provider().retain("s")
+            await stores.history_provider().save_messages("s", [later])
+
+        late: Any = stores.history_provider()
+        key = late.keys.history(late.source_id, "s")
+        late.driver = _LateDelete(late.driver, key, other_run_and_a_save)
+        await late.retain("s")
+        assert late.driver._meanwhile is None, "the late run never deleted the sealed log"
+
+        stored = _dicts(await stores.history_provider().export_messages("s"))
+        assert stored == [*sent, later.to_dict()], "the save between the runs was lost or the transcript doubled"
+        assert (await late.driver.tail(retain.staging_key(late, "s"), 0)).length == 0, "the staging log is left"
