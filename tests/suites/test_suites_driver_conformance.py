@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent_stores.core.memory import MemoryLogDriver, MemoryObjectDriver
+from agent_stores.core.prefixed import PrefixedLogDriver
 from agent_stores.sqlite import SQLiteDatabase, SQLiteLogDriver, SQLiteObjectDriver
 from agent_stores.testing import (
     FakeClock,
@@ -34,6 +35,18 @@ class TestMemoryLogDriver(LogDriverConformance):
     def log_driver_factory(self, clock: FakeClock) -> Callable[[], MemoryLogDriver]:
         driver = MemoryLogDriver(clock=clock)
         return lambda: driver
+
+
+class TestPrefixedLogDriver(LogDriverConformance):
+    """A tenant's view of a driver keeps every promise of the driver under it, conditional delete included."""
+
+    capabilities = LogDriverCapabilities(ttl=True, concurrent_instances=True, conditional_delete=True)
+    fake_clock = True
+
+    @pytest.fixture
+    def log_driver_factory(self, clock: FakeClock) -> Callable[[], PrefixedLogDriver]:
+        driver = MemoryLogDriver(clock=clock)
+        return lambda: PrefixedLogDriver(driver, "tenants/acme/")
 
 
 class TestLogDriverRefusingNul(LogDriverConformance):
