@@ -1,6 +1,6 @@
 """Two retentions finishing one run on SQLite: the late one deletes nothing a save wrote after the swap.
 
-And the stopped run's staging log is no source id in listings (``migrate`` and ``upgrade`` walk them).
+And the stopped run's staging log is no source id, session or sweep item in listings, stats and sweeps.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from agent_framework import Message
 
 from agent_stores.core import open_stores, retain
 from agent_stores.core.drivers import LogVersion, conditional_delete, deletes_conditionally
+from agent_stores.core.retention import RetentionRule, plan_sweep
+from agent_stores.core.stats import collect_stats
 from agent_stores.testing.history import SimulatedCrash, SuiteCompaction, crash_log_history
 
 pytestmark = pytest.mark.asyncio
@@ -64,6 +66,9 @@ async def test_two_retentions_of_one_session_lose_nothing_and_leave_one_transcri
             await provider.retain("s")
         # the stopped run's staging log sits beside the session's: listings show no source id for it
         assert [s.name for s in await stores.list_source_ids()] == [provider.source_id]
+        assert (await collect_stats(stores)).tenants[0].namespaces[0].sessions == 1, "stats count the staging log"
+        plan = await plan_sweep(stores, RetentionRule(keep_last=1), kinds=["history"], dry_run=True)
+        assert plan.seen["history"] == 1, "the sweep would judge the staging log by age"
 
         async def other_run_and_a_save() -> None:
             await stores.history_provider().retain("s")

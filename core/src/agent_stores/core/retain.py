@@ -46,7 +46,14 @@ from .keys import key_segment
 if TYPE_CHECKING:
     from .history import LogHistoryProvider
 
-__all__ = ["SEAL_LEASE_S", "is_staging_segment", "retain_session", "staging_key", "waits_for_retention"]
+__all__ = [
+    "SEAL_LEASE_S",
+    "is_staging_log",
+    "is_staging_segment",
+    "retain_session",
+    "staging_key",
+    "waits_for_retention",
+]
 
 _STAGING_SOURCE = "~retaining."
 _ATTEMPTS = 8
@@ -69,6 +76,12 @@ def staging_key(provider: LogHistoryProvider, session_id: str | None) -> str:
 def is_staging_segment(segment: str) -> bool:
     """Whether ``segment`` (a source id's place in a log key) holds staging logs rather than a source id."""
     return segment.startswith(_STAGING_SOURCE)
+
+
+def is_staging_log(key: str) -> bool:
+    """Whether the history log key ``key`` (``<namespace>/<source>/<session>``) is a staging log."""
+    parts = key.split("/", 2)
+    return len(parts) == 3 and is_staging_segment(parts[1])
 
 
 async def _delete_at(driver: LogDriver, key: str, version: LogVersion) -> bool:

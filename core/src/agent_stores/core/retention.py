@@ -33,6 +33,7 @@ from .errors import StoreConflictError
 from .keys import TENANTS, KeySpace
 from .listing import Segment, iter_pages
 from .prefixed import within
+from .retain import is_staging_log
 from .stats import list_keys, log_keys
 
 if TYPE_CHECKING:
@@ -384,7 +385,8 @@ async def _list(
         ):
             keys, _ = await log_keys(view, f"{namespace.segment}/", _NO_LIMIT)
             for key in keys:
-                found.append(_Seen(kind, scope, key.rpartition("/")[0], key, "", None, None, None))
+                if not is_staging_log(key):  # a retention's staging log goes with its run, not by age
+                    found.append(_Seen(kind, scope, key.rpartition("/")[0], key, "", None, None, None))
         return found
     if kind == "checkpoints":
         keys, _ = await list_keys(objects.list, root + "checkpoints/", _NO_LIMIT)

@@ -20,6 +20,7 @@ from .drivers import LogDriver, ObjectDriver
 from .keys import TENANTS, KeySpace
 from .listing import Segment, iter_pages
 from .prefixed import within
+from .retain import is_staging_log
 
 if TYPE_CHECKING:
     from .stores import Stores
@@ -202,6 +203,7 @@ class _Counter:
         stats = NamespaceStats(entry.name, entry.segment)
         logs = within(self.logs, root)  # the object-store log keeps a tenant's history in its own folder
         keys, stats.complete = await log_keys(logs, f"{entry.segment}/", self.max_keys)
+        keys = [k for k in keys if not is_staging_log(k)]  # a retention's staging log is no session
         stats.sessions = len(keys)
         chosen = keys if len(keys) <= self.sample else self.rng.sample(keys, self.sample)
         stats.sampled = len(chosen) < len(keys)
