@@ -148,6 +148,18 @@ def test_the_sealing_suite_needs_a_sealed_url_that_can_be_reopened(tmp_path: Pat
     assert code == 2 and "in-process only" in stderr
 
 
+def test_file_and_session_suites_pass_over_a_sealed_folder(tmp_path: Path) -> None:
+    """``check`` opens each store through the sealed stores (a folder's file store is its own class, not the driver's).
+
+    A folder keeps directory markers as real directories, which hold no bytes: the sealing layer
+    leaves an empty marker empty, and the open check does not take one for plaintext.
+    """
+    keyring_path = tmp_path / "keyring.json"
+    Keyring.create(keyring_path)
+    report = check_passes(f"file://{tmp_path / 'store'}?keyring={keyring_path}", "files", "sessions")
+    assert set(report["suites"]) == {"files", "sessions"}  # type: ignore[arg-type]
+
+
 @pytest.mark.skipif(
     os.environ.get("AGENT_STORES_HEAVY") != "1", reason="every suite on a live store: set AGENT_STORES_HEAVY=1"
 )

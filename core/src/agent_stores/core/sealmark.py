@@ -189,8 +189,8 @@ async def probe_store(objects: ObjectDriver, logs: LogDriver) -> tuple[str, bool
         rest = split_tenant(key)[1]
         if rest.startswith(_RESERVED):
             return f"object {key!r}", True  # a data keys object: sealed before markers were written
-        if rest.startswith(LOG_OBJECTS):
-            continue  # an object store's log segments: read through the log driver
+        if rest.startswith(LOG_OBJECTS) or key.endswith("/"):
+            continue  # an object store's log segments (read through the log driver); a directory marker
         stored = await objects.get(key)
         if stored is not None:
             return f"object {key!r}", stored.data[:4] == VALUE_MARKER

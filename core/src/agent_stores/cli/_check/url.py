@@ -36,12 +36,13 @@ REACH_TIMEOUT = 10.0
 _STORE_SUITES = ["history", "files", "sessions"]
 _DRIVER_SUITES = ["checkpoints", "todos", "log_driver", "object_driver"]
 
-# How each object-backed store kind is opened from a URL's stores.
-_OPEN: dict[str, Callable[..., Any]] = {
-    "files": Stores.file_store,
-    "sessions": Stores.session_store,
-    "checkpoints": Stores.checkpoint_storage,
-    "todos": Stores.todo_store,
+# The method of a URL's stores that opens each object-backed store kind, looked up on the instance:
+# a subclass (sealed stores) opens its own kind of store.
+_OPEN: dict[str, str] = {
+    "files": "file_store",
+    "sessions": "session_store",
+    "checkpoints": "checkpoint_storage",
+    "todos": "todo_store",
 }
 
 
@@ -181,7 +182,7 @@ def _opener(suite: str, scratch: ScratchArea) -> Callable[[ClauseScope], Callabl
         def open_one(**options: Any) -> Any:
             if suite == "history":
                 return scratch.history_provider(scope.stores(), **options)
-            return _OPEN[suite](scope.stores(), **scratch.options(suite), **options)
+            return getattr(scope.stores(), _OPEN[suite])(**scratch.options(suite), **options)
 
         return open_one
 

@@ -62,7 +62,7 @@ class SealedObjectDriver:
     async def _open(self, key: str, data: bytes) -> bytes:
         where = f"object {key!r}"
         if not is_sealed(data):
-            if self.plaintext_reads:
+            if self.plaintext_reads or (key.endswith("/") and not data):  # a directory marker
                 return data
             raise CorruptRecordError(f"{where} is not sealed")
         data_key = await self.keys.get(scope_of(key), sealed_key_id(data, where=where), where=where)
@@ -83,12 +83,14 @@ class SealedObjectDriver:
         return await self.driver.head(key)
 
     async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
-        """Seal ``data`` and store it (conditions as the driver underneath).
+        """Seal ``data`` and store it (conditions as the driver underneath); an empty directory marker stays empty.
 
         Raises:
             ValueError: ``key`` lies in a scope's reserved ``sealing/`` folder.
         """
         _refuse_reserved(key)
+        if key.endswith("/") and not data:  # a directory marker holds no bytes, sealed or not
+            return await self.driver.put(key, data, if_absent=if_absent, if_version=if_version)
         sealed = (await self.keys.current(scope_of(key))).seal(key, data)
         return await self.driver.put(key, sealed, if_absent=if_absent, if_version=if_version)
 
