@@ -243,9 +243,9 @@ async def test_a_plaintext_store_is_sealed_only_when_adopted_and_then_refuses_pl
     async with sealed(url, keyring) as stores:  # marked now: no option needed
         assert await stores.tenant("alice").file_store().read("a.md") == "before"
         assert not is_sealed((await stores.raw_objects.get("tenants/alice/files/a.md") or EMPTY).data)
-        assert await stores.reseal() == {"scanned": 1, "sealed": 1}
+        assert await stores.reseal() == {"scanned": 1, "sealed": 1, "resealed": 0, "unreadable": 0}
         assert is_sealed((await stores.raw_objects.get("tenants/alice/files/a.md") or EMPTY).data)
-        assert await stores.reseal() == {"scanned": 1, "sealed": 0}  # a second run finds nothing left
+        assert (await stores.reseal())["sealed"] == 0  # a second run finds nothing left
         assert await stores.tenant("alice").file_store().read("a.md") == "before"
     async with open_stores(url, encryption=False) as plain:
         with pytest.raises(SealedStoreError, match=keyring.current) as refused:

@@ -18,10 +18,11 @@ from ..drivers import (
     deletes_conditionally,
 )
 from ..errors import CorruptRecordError
-from ..keys import TENANTS, split_tenant
+from ..keys import split_tenant
 from ..prefixed import within
 from ._format import DataKey, digest_key_id, is_sealed, is_sealed_digest, sealed_key_id, split_header
 from ._keys import RESERVED, DataKeys
+from ._scopes import log_scope_of, object_scope_of
 
 __all__ = ["SealedLogDriver", "SealedObjectDriver", "scope_of"]
 
@@ -29,9 +30,8 @@ _POSITIONS = 4096  # logs whose length after the last append or tail each driver
 
 
 def scope_of(key: str) -> str:
-    """The scope whose data keys seal ``key``: ``tenants/<segment>/`` for a tenant's key, else ``""``."""
-    segment, _ = split_tenant(key)
-    return "" if segment is None else f"{TENANTS}/{segment}/"
+    """The scope whose data keys seal the object ``key`` (log keys: :func:`~._scopes.log_scope_of`)."""
+    return object_scope_of(key)
 
 
 def _refuse_reserved(key: str) -> None:
@@ -168,7 +168,7 @@ class SealedLogDriver:
         self._positions.put(full, (tail.version, tail.length))
         if not any(is_sealed_digest(d) for d in tail.digests):
             return tail
-        scope, where = scope_of(full), f"log {full!r}"
+        scope, where = log_scope_of(full), f"log {full!r}"
         digests: list[str] = []
         for digest in tail.digests:
             if is_sealed_digest(digest):
@@ -195,7 +195,7 @@ class SealedLogDriver:
             )
         full = self.root + key
         start = await self._length_at(key, full, expected_version)
-        data_key = await self.keys.current(scope_of(full))
+        data_key = await self.keys.current(log_scope_of(full))
         sealed = [
             LogRecord(data_key.seal_digest(full, r.digest), data_key.seal(full, r.payload, position=start + i))
             for i, r in enumerate(records)
@@ -225,7 +225,7 @@ class SealedLogDriver:
         """The payloads, unsealed, after checking their positions follow each other."""
         payloads = await self.driver.read(key, last=last)
         full = self.root + key
-        scope, where = scope_of(full), f"log {full!r}"
+        scope, where = log_scope_of(full), f"log {full!r}"
         whole = last is None or len(payloads) < last
         offset: int | None = 0 if whole else None
         plain: list[bytes] = []

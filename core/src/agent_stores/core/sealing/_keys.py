@@ -1,8 +1,9 @@
 """Envelope keys: the :class:`KeyProvider` protocol, the local :class:`Keyring`, and :class:`DataKeys`.
 
-Each scope (a tenant's root ``tenants/<tenant>/``, or ``""`` for everything outside tenants)
-has its own data keys, kept wrapped by a key-encryption key (KEK) of a :class:`KeyProvider` in
-the store itself, at ``<scope>sealing/keys.json``. Unwrapped data keys are cached with a bound.
+Each scope (a tenant's root ``tenants/<tenant>/``, a namespace outside tenants, or ``""`` for
+the rest: see :mod:`._scopes`) has its own data keys, one of them current, kept wrapped by a
+key-encryption key (KEK) of a :class:`KeyProvider` in the store itself. Unwrapped data keys are
+cached with a bound, and a scope's key object is read again after a bounded interval.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import base64
 import json
 import os
 import secrets
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +27,7 @@ from ..errors import CorruptRecordError, StoreConflictError
 from ..sealmark import SealingKeyError
 from ..stores import KEYRING_ENV
 from ._format import DataKey
+from ._scopes import KEYS_OBJECT, RESERVED, is_namespace_scope, keys_object, scope_name
 
 __all__ = [
     "KEYRING_ENV",
@@ -35,11 +38,6 @@ __all__ = [
     "Keyring",
     "SealingKeyError",
 ]
-
-#: The folder, in each scope, that sealing reserves; stores never write under it.
-RESERVED = "sealing/"
-#: The object holding a scope's wrapped data keys.
-KEYS_OBJECT = RESERVED + "keys.json"
 
 _KEYRING_FORMAT = "agent-stores-keyring/1"
 _KEYS_FORMAT = "agent-stores-data-keys/1"
@@ -212,14 +210,15 @@ class Keyring:
 
 
 class _Scope:
-    """What one scope's key object holds, and the data keys unwrapped so far."""
+    """What one scope's key object holds, when it was read, and the data keys unwrapped so far."""
 
-    __slots__ = ("current", "entries", "opened")
+    __slots__ = ("current", "entries", "opened", "read_at")
 
-    def __init__(self, current: str, entries: dict[str, dict[str, str]]) -> None:
+    def __init__(self, current: str, entries: dict[str, dict[str, Any]]) -> None:
         self.current = current
         self.entries = entries
         self.opened: dict[str, DataKey] = {}
+        self.read_at = time.monotonic()
 
 
 class DataKeys:
@@ -227,10 +226,14 @@ class DataKeys:
 
     Args:
         objects: The store's own (unsealed) object driver; key objects live at
-            ``<scope>sealing/keys.json``.
+            :func:`~agent_stores.core.sealing.keys_object` of each scope.
         provider: Wraps new data keys and unwraps stored ones.
         max_scopes: How many scopes' unwrapped keys stay cached.
         before_create: Awaited before a scope's first data key is stored (what marks the store as sealed).
+        refresh: Seconds after which a cached scope's key object is read again before its next
+            use (so a data key another process made current is used here within that bound, and
+            a key another process destroyed stops being used). A value sealed with a data key
+            this process has not seen reads the key object again at once.
     """
 
     def __init__(
@@ -240,11 +243,19 @@ class DataKeys:
         *,
         max_scopes: int = 1024,
         before_create: Callable[[], Awaitable[None]] | None = None,
+        refresh: float = 60.0,
     ) -> None:
         self.objects = objects
         self.provider = provider
         self.before_create = before_create
+        self.refresh = refresh
         self._scopes: BoundedCache[str, _Scope] = BoundedCache(max_entries=max_scopes)
+
+    def _cached(self, scope: str) -> _Scope | None:
+        loaded = self._scopes.get(scope)
+        if loaded is not None and time.monotonic() - loaded.read_at >= self.refresh:
+            return None  # read it again: another process may have rotated or destroyed its keys
+        return loaded
 
     async def current(self, scope: str) -> DataKey:
         """The data key new values of ``scope`` are sealed with; made and stored on first use.
@@ -252,7 +263,7 @@ class DataKeys:
         Raises:
             SealingKeyError: The provider cannot unwrap the scope's current data key.
         """
-        loaded = self._scopes.get(scope) or await self._load(scope)
+        loaded = self._cached(scope) or await self._load(scope)
         if loaded is None:
             loaded = await self._create(scope)
         return await self._open(scope, loaded, loaded.current)
@@ -260,25 +271,37 @@ class DataKeys:
     async def get(self, scope: str, kid: str, *, where: str) -> DataKey:
         """The data key ``kid`` of ``scope``, to open a value ``where`` names.
 
+        A namespace's value sealed before namespaces had data keys of their own is sealed with
+        a data key of the store's root: ``kid`` is looked up there too.
+
         Raises:
             CorruptRecordError: The scope holds no data key ``kid`` (destroyed by ``forget``, or
                 the value was copied from another scope or store).
             SealingKeyError: The provider cannot unwrap it.
         """
-        loaded = self._scopes.get(scope)
-        if loaded is None or kid not in loaded.entries:
-            loaded = await self._load(scope)
-        if loaded is None or kid not in loaded.entries:
-            raise CorruptRecordError(
-                f"{where} is sealed with data key {kid!r}, which {_name(scope)} does not hold: "
-                "the key was destroyed (forget), or the value was copied from elsewhere"
-            )
-        return await self._open(scope, loaded, kid)
+        legacy = is_namespace_scope(scope)
+        for fresh in (False, True):
+            loaded = await self._load(scope) if fresh else self._cached(scope)
+            if loaded is not None and kid in loaded.entries:
+                return await self._open(scope, loaded, kid)
+            if legacy:
+                root = await self._load("") if fresh else self._cached("")
+                if root is not None and kid in root.entries:
+                    return await self._open("", root, kid)
+        raise CorruptRecordError(
+            f"{where} is sealed with data key {kid!r}, which {scope_name(scope)} does not hold: "
+            "the key was destroyed (forget), or the value was copied from elsewhere"
+        )
+
+    async def kids(self, scope: str) -> tuple[str | None, frozenset[str]]:
+        """The id of ``scope``'s current data key (``None``: it has none) and of every data key it holds, read now."""
+        loaded = await self._load(scope)
+        return (None, frozenset()) if loaded is None else (loaded.current, frozenset(loaded.entries))
 
     async def destroy(self, scope: str) -> bool:
         """Delete the scope's data keys from the store and the cache; return whether there were any."""
         self._scopes.pop(scope)
-        return await self.objects.delete(scope + KEYS_OBJECT)
+        return await self.objects.delete(keys_object(scope))
 
     def forget_cached(self, scope: str) -> None:
         """Drop what is cached of ``scope`` (the next use reads the key object again)."""
@@ -291,22 +314,79 @@ class DataKeys:
             key = loaded.opened[kid] = DataKey.derive(kid, material)
         return key
 
-    async def _unwrap(self, scope: str, kid: str, entry: dict[str, str]) -> bytes:
+    async def _unwrap(self, scope: str, kid: str, entry: dict[str, Any]) -> bytes:
         try:
             wrapped = base64.b64decode(entry["wrapped"], validate=True)
             kek = entry["kek"]
         except (KeyError, TypeError, ValueError) as err:
-            raise CorruptRecordError(f"the data key {kid!r} of {_name(scope)} is malformed") from err
+            raise CorruptRecordError(f"the data key {kid!r} of {scope_name(scope)} is malformed") from err
         return await self.provider.unwrap(kek, wrapped, context=_context(scope, kid))
 
     async def _load(self, scope: str) -> _Scope | None:
-        stored = await self.objects.get(scope + KEYS_OBJECT)
+        stored = await self.objects.get(keys_object(scope))
         if stored is None:
             self._scopes.pop(scope)
             return None
-        loaded = _parse(scope, stored.data)
+        return self._remember(scope, _parse(scope, stored.data))
+
+    def _remember(self, scope: str, loaded: _Scope) -> _Scope:
+        """Cache ``loaded``, keeping the keys already unwrapped that it still holds (a key's bytes never change)."""
+        before = self._scopes.get(scope)
+        if before is not None:
+            loaded.opened.update({k: v for k, v in before.opened.items() if k in loaded.entries})
         self._scopes.put(scope, loaded)
         return loaded
+
+    async def rotate(self, scope: str, *, older_than: float | None = None, attempts: int = 16) -> str | None:
+        """Make a new data key current in ``scope``; return its id (``None``: nothing rotated).
+
+        The key object gains the new key under a conditional write (read again on a conflict),
+        and every older key stays in it, so values sealed before keep opening by their key id.
+        New values this process seals use the new key at once; other processes use it once they
+        read the key object again (see ``refresh``). A scope whose current key was made at or
+        after ``older_than`` (a Unix time; default: now) is left alone, so two processes
+        rotating at once add one key, and a run started again with the first run's
+        ``older_than`` skips the scopes already rotated. A scope without data keys has nothing
+        to rotate (its first key is made on its first write).
+
+        Raises:
+            SealingKeyError: The provider cannot wrap (an unreachable provider raises
+                :class:`~agent_stores.core.errors.StoreUnavailableError`; nothing is written).
+            StoreConflictError: The key object kept changing for every attempt.
+        """
+        cutoff = time.time() if older_than is None else older_than
+        for _ in range(attempts):
+            stored = await self.objects.get(keys_object(scope))
+            if stored is None:
+                return None
+            loaded = _parse(scope, stored.data)
+            if _created(loaded.entries[loaded.current]) >= cutoff:
+                self._remember(scope, loaded)
+                return None  # rotated since the cutoff (by another process, or an earlier run)
+            kid, material, entry = await self._new_key(scope)
+            while kid in loaded.entries:
+                kid, material, entry = await self._new_key(scope)
+            loaded.entries[kid] = entry
+            loaded.current = kid
+            try:
+                await self.objects.put(keys_object(scope), _body(loaded), if_version=stored.version)
+            except StoreConflictError:
+                continue
+            loaded.opened[kid] = DataKey.derive(kid, material)
+            self._remember(scope, loaded)
+            return kid
+        raise StoreConflictError(f"the data keys of {scope_name(scope)} kept changing while a new one was added")
+
+    async def _new_key(self, scope: str) -> tuple[str, bytes, dict[str, Any]]:
+        kid = "dk-" + secrets.token_hex(8)
+        material = AESGCM.generate_key(bit_length=256)
+        wrapped = await self.provider.wrap(material, context=_context(scope, kid))
+        entry = {
+            "kek": self.provider.key_id,
+            "wrapped": base64.b64encode(wrapped).decode("ascii"),
+            "created": round(time.time(), 3),
+        }
+        return kid, material, entry
 
     async def rewrap(self, scope: str, *, attempts: int = 16) -> int:
         """Wrap every data key of ``scope`` under the provider's current key-encryption key; return how many changed.
@@ -320,7 +400,7 @@ class DataKeys:
             StoreConflictError: The key object kept changing for every attempt.
         """
         for _ in range(attempts):
-            stored = await self.objects.get(scope + KEYS_OBJECT)
+            stored = await self.objects.get(keys_object(scope))
             if stored is None:
                 return 0
             loaded = _parse(scope, stored.data)
@@ -331,6 +411,7 @@ class DataKeys:
                 material = await self._unwrap(scope, kid, entry)
                 wrapped = await self.provider.wrap(material, context=_context(scope, kid))
                 loaded.entries[kid] = {
+                    **entry,  # what else the entry records (when the key was made) stays
                     "kek": self.provider.key_id,
                     "wrapped": base64.b64encode(wrapped).decode("ascii"),
                 }
@@ -338,22 +419,19 @@ class DataKeys:
             if not changed:
                 return 0
             try:
-                await self.objects.put(scope + KEYS_OBJECT, _body(loaded), if_version=stored.version)
+                await self.objects.put(keys_object(scope), _body(loaded), if_version=stored.version)
             except StoreConflictError:
                 continue
             self._scopes.pop(scope)
             return changed
-        raise StoreConflictError(f"the data keys of {_name(scope)} kept changing while being re-wrapped")
+        raise StoreConflictError(f"the data keys of {scope_name(scope)} kept changing while being re-wrapped")
 
     async def _create(self, scope: str) -> _Scope:
-        kid = "dk-" + secrets.token_hex(8)
-        material = AESGCM.generate_key(bit_length=256)
-        wrapped = await self.provider.wrap(material, context=_context(scope, kid))
+        kid, material, entry = await self._new_key(scope)
         if self.before_create is not None:
             await self.before_create()
-        entry = {"kek": self.provider.key_id, "wrapped": base64.b64encode(wrapped).decode("ascii")}
         try:
-            await self.objects.put(scope + KEYS_OBJECT, _body(_Scope(kid, {kid: entry})), if_absent=True)
+            await self.objects.put(keys_object(scope), _body(_Scope(kid, {kid: entry})), if_absent=True)
         except StoreConflictError:
             loaded = await self._load(scope)  # another writer made the scope's key first: use theirs
             if loaded is None:
@@ -375,7 +453,8 @@ def _parse(scope: str, data: bytes) -> _Scope:
         if loaded.current not in entries:
             raise ValueError("current")
     except (ValueError, KeyError, TypeError, AttributeError) as err:
-        raise CorruptRecordError(f"the data keys of {_name(scope)} ({scope + KEYS_OBJECT!r}) are malformed") from err
+        where = f"{scope_name(scope)} ({keys_object(scope)!r})"
+        raise CorruptRecordError(f"the data keys of {where} are malformed") from err
     return loaded
 
 
@@ -387,5 +466,7 @@ def _context(scope: str, kid: str) -> bytes:
     return f"agent-stores data key\x00{scope}\x00{kid}".encode()
 
 
-def _name(scope: str) -> str:
-    return f"the scope {scope!r}" if scope else "the store's root"
+def _created(entry: dict[str, Any]) -> float:
+    """When a data key was made (0 for keys stored before the time was recorded)."""
+    created = entry.get("created", 0)
+    return float(created) if isinstance(created, int | float) else 0.0

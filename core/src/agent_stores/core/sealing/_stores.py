@@ -1,9 +1,10 @@
-"""``SealedStores``: every store of a backend built over sealing drivers, and ``forget(tenant)``."""
+"""``SealedStores``: every store of a backend built over sealing drivers; ``forget`` a tenant or a namespace."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
@@ -13,14 +14,15 @@ from agent_framework import AgentFileStore, HistoryProvider, SessionStore
 from ..drivers import LogDriver, ObjectDriver
 from ..files import ObjectAgentFileStore
 from ..history import LogHistoryProvider
-from ..keys import TENANTS, tenant_root
+from ..keys import TENANTS, key_segment, tenant_root
 from ..prefixed import within
 from ..redaction import redact_url
 from ..sealmark import KMS_KEY_ENV, PlaintextStoreError, SealMarker, probe_store, read_marker, write_marker
 from ..sessions import ObjectSessionStore
 from ..stores import Backend, DriverBackend, Stores
 from ._drivers import SealedLogDriver, SealedObjectDriver
-from ._keys import KEYRING_ENV, KEYS_OBJECT, DataKeys, KeyProvider, Keyring
+from ._keys import KEYRING_ENV, DataKeys, KeyProvider, Keyring
+from ._scopes import NAMESPACE_SCOPES, keys_object, namespace_scope
 from ._sweep import reseal_objects
 
 __all__ = ["KEY_PROVIDERS", "Encryption", "SealedStores", "forget", "kms_provider", "resolve_encryption"]
@@ -41,12 +43,16 @@ class Encryption:
         adopt_plaintext: Open a store that holds plaintext and is not marked as sealed, and
             seal it from now on (marking it: opens without a key refuse it from then on).
             Without it such a store is a :class:`~agent_stores.core.sealmark.PlaintextStoreError`.
+        key_refresh: Seconds after which a scope's data keys are read from the store again
+            before their next use: a data key another process made current is used here, and
+            one another process destroyed (``forget``) stops being used, within this bound.
     """
 
     provider: KeyProvider
     plaintext_reads: bool = True
     max_scopes: int = 1024
     adopt_plaintext: bool = False
+    key_refresh: float = 60.0
 
 
 def kms_provider(key_id: str) -> KeyProvider:
@@ -153,7 +159,11 @@ class SealedStores(Stores):
         self.raw_objects: ObjectDriver = backend.object_driver()
         self.raw_logs: LogDriver = backend.log_driver()
         self.data_keys = DataKeys(
-            self.raw_objects, encryption.provider, max_scopes=encryption.max_scopes, before_create=self._mark
+            self.raw_objects,
+            encryption.provider,
+            max_scopes=encryption.max_scopes,
+            before_create=self._mark,
+            refresh=encryption.key_refresh,
         )
         self._marked = False
         self._objects = SealedObjectDriver(self.raw_objects, self.data_keys, plaintext_reads=encryption.plaintext_reads)
@@ -212,18 +222,44 @@ class SealedStores(Stores):
         """Return a sealed session store."""
         return self.open_check.attach(ObjectSessionStore(self._objects, tenant=tenant, **options))
 
-    async def forget(self, tenant: str) -> int:
-        """Erase a tenant: destroy its data keys first, then delete everything under its root (see :func:`forget`)."""
-        deleted = await forget(self, tenant)
-        self.data_keys.forget_cached(tenant_root(tenant))
-        return deleted
+    async def forget(self, tenant: str | None = None, *, namespace: str | None = None) -> int:
+        """Erase a tenant, or a namespace outside tenants: destroy its data keys first, then delete its data.
+
+        See :func:`forget`.
+        """
+        return await forget(self, tenant, namespace=namespace)
+
+    async def scopes(self) -> AsyncIterator[str]:
+        """Yield every scope that may hold data keys: the root, each namespace with keys, each tenant."""
+        yield ""
+        after: str | None = None
+        while True:
+            listing = await self.raw_objects.list(NAMESPACE_SCOPES, delimiter="/", after=after, limit=500)
+            for prefix in listing.prefixes:
+                yield prefix
+            if len(listing.prefixes) + len(listing.keys) < 500:
+                break
+            after = max([*listing.prefixes, *listing.keys])
+        async for tenant in self.iter_tenants():
+            yield f"{TENANTS}/{tenant.segment}/"
+
+    def _chosen(self, tenant: str | None, namespace: str | None) -> list[str] | None:
+        """The one scope ``tenant`` or ``namespace`` names (``None``: every scope)."""
+        if tenant is not None and namespace is not None:
+            raise ValueError("name a tenant or a namespace, not both")
+        if tenant is not None:
+            return [tenant_root(tenant)]
+        if namespace is not None:
+            return [namespace_scope(key_segment(namespace))]
+        return None
 
     async def rekey(self) -> dict[str, int]:
         """Re-wrap every scope's data keys under the provider's current key-encryption key.
 
-        Works in scopes (the root and each tenant), never in records; safe while agents write,
-        and resumable (see :meth:`DataKeys.rewrap`). Once it has run, a keyring holding only
-        the new key-encryption key opens everything, and the store's marker names that key.
+        Works in scopes (the root, each namespace and each tenant), never in records; safe
+        while agents write, and resumable (see :meth:`DataKeys.rewrap`). Once it has run, a
+        keyring holding only the new key-encryption key opens everything, and the store's
+        marker names that key.
 
         Returns:
             ``{"scopes": scopes visited, "rewrapped": data keys re-wrapped}``.
@@ -233,72 +269,158 @@ class SealedStores(Stores):
             PlaintextStoreError: The store holds plaintext and was not opened with ``adopt_plaintext``.
         """
         await self.open_check.wait()
-        scopes, rewrapped = 1, await self.data_keys.rewrap("")
-        async for tenant in self.iter_tenants():
+        scopes = rewrapped = 0
+        async for scope in self.scopes():
             scopes += 1
-            rewrapped += await self.data_keys.rewrap(f"{TENANTS}/{tenant.segment}/")
+            rewrapped += await self.data_keys.rewrap(scope)
         if self._marked or rewrapped:  # a store never sealed stays unmarked
             await write_marker(self.raw_objects, self._marker(), replace=True)
             self._marked = True
         return {"scopes": scopes, "rewrapped": rewrapped}
 
-    async def reseal(self, *, after: str | None = None) -> dict[str, int]:
-        """Seal in place every object the store held in plaintext (a store opened with ``adopt_plaintext``).
+    async def rotate_data_keys(
+        self, *, tenant: str | None = None, namespace: str | None = None, older_than: float | None = None
+    ) -> dict[str, Any]:
+        """Give every scope (or the one ``tenant`` or ``namespace`` names) a new current data key.
 
-        Files, session snapshots, todo lists and checkpoints of the root and every tenant; safe
-        while agents write and resumable (see :func:`~agent_stores.core.sealing.reseal_objects`).
-        History records written before sealing stay plaintext (logs are append-only).
+        New values are sealed with it at once in this process, and in others once they read the
+        scope's key object again (:attr:`Encryption.key_refresh`; a value sealed with a key a
+        process has not seen reads it at once). Older data keys stay, so every record sealed
+        before keeps opening by its key id; :meth:`reseal` then seals the objects again under
+        the new keys. Each scope changes under a conditional write (see :meth:`DataKeys.rotate`):
+        safe while agents write and while another process rotates. A scope whose current key was
+        made at or after ``older_than`` (a Unix time; default: when this call started) is
+        skipped, so running it again with the ``older_than`` an interrupted run returned
+        finishes that run without adding a second key. Scopes without data keys are skipped.
 
         Returns:
-            ``{"scanned": objects looked at, "sealed": objects sealed}``.
+            ``{"scopes": scopes visited, "rotated": scopes given a new key, "older_than": the cutoff}``.
 
         Raises:
+            ValueError: Both ``tenant`` and ``namespace`` are given, or ``tenant`` is empty.
+            SealingKeyError: The provider cannot wrap the new keys.
             PlaintextStoreError: The store holds plaintext and was not opened with ``adopt_plaintext``.
         """
+        chosen = self._chosen(tenant, namespace)
         await self.open_check.wait()
-        return await reseal_objects(self.raw_objects, self._objects, after=after)
+        cutoff = time.time() if older_than is None else older_than
+        scopes = rotated = 0
+        async for scope in _each(chosen, self.scopes):
+            scopes += 1
+            rotated += await self.data_keys.rotate(scope, older_than=cutoff) is not None
+        return {"scopes": scopes, "rotated": rotated, "older_than": cutoff}
+
+    async def reseal(
+        self, *, after: str | None = None, tenant: str | None = None, namespace: str | None = None
+    ) -> dict[str, int]:
+        """Seal again in place every object not sealed with its scope's current data key.
+
+        Files, session snapshots, todo lists and checkpoints of the root, every namespace and
+        every tenant (or only of ``tenant``, or of ``namespace`` outside tenants) that are still
+        plaintext (a store opened with ``adopt_plaintext``), or sealed with an older data key
+        (after :meth:`rotate_data_keys`, or a namespace's values sealed with the root's key
+        before namespaces had keys of their own). Safe while agents write and resumable (see
+        :func:`~agent_stores.core.sealing.reseal_objects`). History records are not rewritten
+        (logs are append-only; ``docs/encryption.md`` says why).
+
+        Returns:
+            ``{"scanned", "sealed", "resealed", "unreadable"}``: objects looked at, plaintext
+            ones sealed, ones sealed again under the current key, ones that do not open.
+
+        Raises:
+            ValueError: Both ``tenant`` and ``namespace`` are given, or ``tenant`` is empty.
+            PlaintextStoreError: The store holds plaintext and was not opened with ``adopt_plaintext``.
+        """
+        self._chosen(tenant, namespace)  # refuses both at once
+        prefixes: Sequence[str] = ("",)
+        if tenant is not None:
+            prefixes = (tenant_root(tenant),)
+        elif namespace is not None:
+            prefixes = _namespace_objects(key_segment(namespace))
+        await self.open_check.wait()
+        return await reseal_objects(self.raw_objects, self._objects, after=after, prefixes=prefixes)
 
     def __repr__(self) -> str:
         return f"Sealed{super().__repr__()}"
 
 
-async def forget(stores: Stores, tenant: str) -> int:
-    """Erase a tenant of any store: destroy its data keys first, then delete its logs and objects.
+async def _each(chosen: list[str] | None, every: Callable[[], AsyncIterator[str]]) -> AsyncIterator[str]:
+    if chosen is not None:
+        for scope in chosen:
+            yield scope
+        return
+    async for scope in every():
+        yield scope
 
-    Once the keys are gone nothing sealed for the tenant decrypts — the live store, and every
-    replica, snapshot or backup taken from then on — so an interrupted call leaves nothing
-    readable, and calling again finishes the deletion. It needs no key-encryption key, so a
-    store opened without one can be erased too; a store that was never sealed has its data
-    deleted. A backup taken *before* the call still holds the wrapped key: it opens with the
-    key-encryption key until that key is rotated away and destroyed (``docs/encryption.md``).
-    A process that had the tenant's data key cached keeps it until it reads the key object again.
+
+def _namespace_objects(segment: str) -> tuple[str, str]:
+    """The object folders of the namespace ``segment`` outside tenants: its todo lists and checkpoints."""
+    return (f"todos/{segment}/", f"checkpoints/{segment}/")
+
+
+async def forget(stores: Stores, tenant: str | None = None, *, namespace: str | None = None) -> int:
+    """Erase a tenant, or a namespace outside tenants, of any store: destroy its data keys first, then delete its data.
+
+    A tenant's data is everything under ``tenants/<tenant>/``: its history logs and every
+    object. A namespace's data (outside tenants) is its history logs ``<namespace>/...``, its
+    todo lists ``todos/<namespace>/...`` and checkpoints ``checkpoints/<namespace>/...``;
+    files and sessions take no namespace and stay (they are sealed with the root's keys).
+
+    Once the keys are gone nothing sealed for the tenant or namespace decrypts — the live
+    store, and every replica, snapshot or backup taken from then on — so an interrupted call
+    leaves nothing readable, and calling again finishes the deletion. It needs no
+    key-encryption key, so a store opened without one can be erased too; a store that was
+    never sealed has its data deleted. A backup taken *before* the call still holds the
+    wrapped key: it opens with the key-encryption key until that key is rotated away and
+    destroyed (``docs/encryption.md``). A namespace's values sealed before namespaces had
+    data keys of their own are sealed with the root's key: a copy of those taken before the
+    call still opens (``SealedStores.reseal`` seals such objects under the namespace's key).
+    Another process that had the keys cached stops using them once it reads the key object
+    again (:attr:`Encryption.key_refresh`).
 
     Returns:
         How many logs and objects were deleted (the key object not counted).
 
     Raises:
         TypeError: The backend does not hand out its drivers.
-        ValueError: ``tenant`` is not a non-empty string.
+        ValueError: Neither or both of ``tenant`` and ``namespace`` are given, or ``tenant`` is
+            not a non-empty string.
     """
-    root = tenant_root(tenant)
+    if (tenant is None) == (namespace is None):
+        raise ValueError("forget erases a tenant or a namespace: name exactly one")
+    if tenant is not None:
+        scope = root = tenant_root(tenant)
+        log_prefix, object_prefixes = "", (root,)
+    else:
+        assert namespace is not None
+        segment = key_segment(namespace)
+        scope, root = namespace_scope(segment), ""
+        # outside tenants, the log prefix ``tenants/`` holds every tenant's logs, never a namespace's
+        log_prefix = "" if segment == TENANTS else f"{segment}/"
+        object_prefixes = _namespace_objects(segment)
     if isinstance(stores, SealedStores):
         objects, logs = stores.raw_objects, stores.raw_logs
-        stores.data_keys.forget_cached(root)
+        stores.data_keys.forget_cached(scope)
     else:
         objects, logs = stores.object_driver(), stores.log_driver()
-    await objects.delete(root + KEYS_OBJECT)
+    await objects.delete(keys_object(scope))
     deleted = 0
-    scoped_logs = within(logs, root)
-    after_log: str | None = None
-    while page := await scoped_logs.list_logs("", after=after_log, limit=100):
-        for log in page:
-            deleted += await scoped_logs.delete(log.key)
-        after_log = page[-1].key
-    after: str | None = None
-    while True:
-        listing = await objects.list(root, delimiter=None, after=after, limit=500)
-        for key in listing.keys:
-            deleted += await objects.delete(key)
-        if len(listing.keys) < 500:
-            return deleted
-        after = listing.keys[-1]
+    if log_prefix or tenant is not None:
+        scoped_logs = within(logs, root)
+        after_log: str | None = None
+        while page := await scoped_logs.list_logs(log_prefix, after=after_log, limit=100):
+            for log in page:
+                deleted += await scoped_logs.delete(log.key)
+            after_log = page[-1].key
+    for prefix in object_prefixes:
+        after: str | None = None
+        while True:
+            listing = await objects.list(prefix, delimiter=None, after=after, limit=500)
+            for key in listing.keys:
+                deleted += await objects.delete(key)
+            if len(listing.keys) < 500:
+                break
+            after = listing.keys[-1]
+    if isinstance(stores, SealedStores):
+        stores.data_keys.forget_cached(scope)
+    return deleted
