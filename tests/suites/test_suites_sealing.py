@@ -12,18 +12,22 @@ from typing import Any
 
 import pytest
 
-from agent_stores.core import StoredObject, Stores, open_stores, tenant_root
+from agent_stores.core import StoredObject, Stores, open_stores
+from agent_stores.core.keys import key_segment
 from agent_stores.core.prefixed import within
 from agent_stores.core.sealing import (
-    KEYS_OBJECT,
     Encryption,
     KeyProvider,
     SealedLogDriver,
     SealedObjectDriver,
     SealedStores,
     forget,
+    keys_object,
+    log_scope_of,
+    namespace_scope,
+    scope_of,
+    tenant_scope,
 )
-from agent_stores.core.sealing._drivers import scope_of
 from agent_stores.core.sealing._format import is_sealed, sealed_key_id
 from agent_stores.sqlite import SQLiteBackend
 from agent_stores.testing import SealingCapabilities, SealingConformance
@@ -73,7 +77,7 @@ class UnpositionedLogs(SealedLogDriver):
         full = self.root + key
         plain: list[bytes] = []
         for payload in await self.driver.read(key, last=last):
-            data_key = await self.keys.get(scope_of(full), sealed_key_id(payload, where=key), where=key)
+            data_key = await self.keys.get(log_scope_of(full), sealed_key_id(payload, where=key), where=key)
             plain.append(data_key.open(full, payload, where=key)[0])
         return plain
 
@@ -115,12 +119,13 @@ class _LeakyStores(_Rewired):
 
 
 class _KeepsKeysStores(_Rewired):
-    """Deletes the tenant's data but leaves its data keys: a copy of the data still opens."""
+    """Deletes the tenant's or namespace's data but leaves its data keys: a copy of the data still opens."""
 
-    async def forget(self, tenant: str) -> int:
-        key = tenant_root(tenant) + KEYS_OBJECT
+    async def forget(self, tenant: str | None = None, *, namespace: str | None = None) -> int:
+        scope = tenant_scope(tenant) if tenant is not None else namespace_scope(key_segment(namespace or ""))
+        key = keys_object(scope)
         saved = await self.raw_objects.get(key)
-        deleted = await forget(self, tenant)
+        deleted = await forget(self, tenant, namespace=namespace)
         if saved is not None:
             await self.raw_objects.put(key, saved.data)
         return deleted
@@ -144,7 +149,10 @@ class _Broken(SealingConformance):
 
 class TestUnboundObjectsAreCaught(_Broken):
     stores_type = _UnboundStores
-    divergences = {"test_values_copied_to_another_tenant_or_key_are_corrupt": "seals objects without their key"}
+    divergences = {
+        "test_values_copied_to_another_tenant_or_key_are_corrupt": "seals objects without their key",
+        "test_resealed_objects_need_only_the_new_data_key": "the sweep cannot open objects sealed unbound",
+    }
 
 
 class TestUnpositionedLogsAreCaught(_Broken):
@@ -160,12 +168,17 @@ class TestLeakyFilesAreCaught(_Broken):
         "test_tampered_and_truncated_values_are_corrupt": "plaintext files are not authenticated",
         "test_values_copied_to_another_tenant_or_key_are_corrupt": "plaintext files are not bound to their key",
         "test_after_forget_a_copy_of_the_data_does_not_decrypt": "plaintext files need no key",
+        "test_a_new_data_key_seals_new_writes_and_old_records_stay_readable": "new files carry no data key",
+        "test_resealed_objects_need_only_the_new_data_key": "plaintext files carry no data key",
     }
 
 
 class TestForgetKeepingKeysIsCaught(_Broken):
     stores_type = _KeepsKeysStores
-    divergences = {"test_after_forget_a_copy_of_the_data_does_not_decrypt": "leaves the tenant's data keys in place"}
+    divergences = {
+        "test_after_forget_a_copy_of_the_data_does_not_decrypt": "leaves the tenant's data keys in place",
+        "test_forget_namespace_leaves_nothing_of_it_decryptable_and_the_rest_intact": "leaves the namespace's keys",
+    }
 
 
 class TestUnmarkedStoresAreCaught(_Broken):

@@ -3,9 +3,11 @@
 Subclass :class:`SealingConformance` and provide a ``sealed_stores_factory`` fixture: a
 callable taking a key provider and returning sealed stores over the **same** backing data on
 every call (as ``open_stores(url, encryption=provider)`` does), each with ``raw_objects`` and
-``raw_logs`` (the drivers underneath the sealing layer, to copy and alter what is stored) and
-``forget(tenant)``; given ``False`` instead of a provider, it returns the same stores opened
-without a key (as ``open_stores(url, encryption=False)`` does)::
+``raw_logs`` (the drivers underneath the sealing layer, to copy and alter what is stored),
+``forget(tenant)`` and ``forget(namespace=...)``, ``rotate_data_keys(tenant=...)`` and
+``reseal(tenant=...)`` (as :class:`~agent_stores.core.sealing.SealedStores` has them, with its
+key objects); given ``False`` instead of a provider, it returns the same stores opened without a
+key (as ``open_stores(url, encryption=False)`` does)::
 
     import pytest
     from agent_stores.core import open_stores
@@ -20,12 +22,13 @@ without a key (as ``open_stores(url, encryption=False)`` does)::
 
 The ``key_provider``, ``other_key_provider`` and ``rotate`` fixtures default to local keyrings;
 override them to run the clauses against another key provider (a KMS). Every clause works in
-tenants of its own, so the suite can run against a live store that holds data.
+tenants (and namespaces) of its own, so the suite can run against a live store that holds data.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -33,11 +36,13 @@ from typing import Any, ClassVar
 
 import pytest
 from agent_framework import AgentSession, Message
+from agent_framework._harness._todo import TodoItem
 
 from agent_stores.core import CorruptRecordError, LogRecord, SealedStoreError, StoreError, tenant_root
+from agent_stores.core.keys import key_segment, split_tenant
 from agent_stores.core.prefixed import within
-from agent_stores.core.sealing import KeyProvider, Keyring
-from agent_stores.core.sealmark import read_marker
+from agent_stores.core.sealing import KeyProvider, Keyring, is_sealed, keys_object, sealed_key_id
+from agent_stores.core.sealmark import LOG_OBJECTS, read_marker
 
 from ._base import ConformanceBase, unique_id
 
@@ -320,3 +325,134 @@ class SealingConformance(ConformanceBase):
             await self._expect_corrupt(view.file_store().read(_FILE), "a file restored after forget")
             await self._expect_corrupt(view.history_provider().get_messages("chat"), "history restored after forget")
             await stores.forget(tenant)
+
+    async def test_a_new_data_key_seals_new_writes_and_old_records_stay_readable(
+        self, open_sealed: Callable[[KeyProvider], Any], key_provider: KeyProvider
+    ) -> None:
+        """After ``rotate_data_keys``, new values carry the new data key's id and every older value still opens.
+
+        Another process that cached the tenant's keys before the rotation reads the values
+        sealed with the key it has not seen, and a second rotation with the first one's cutoff
+        adds no key. Failure means a rotation loses access to existing records, new writes keep
+        the old key, or other processes cannot read what the rotating one writes.
+        """
+        tenant, secret = unique_id("sealed"), unique_id("secret")
+        file_key = self._file_key(None, tenant)
+        async with open_sealed(key_provider) as stores, open_sealed(key_provider) as other:
+            await self._write(stores, tenant, secret)
+            old = sealed_key_id((await self._raw(stores, tenant))[0][file_key], where=file_key)
+            assert await other.tenant(tenant).file_store().read(_FILE) == f"notes {secret}"  # caches the old key
+            report = await stores.rotate_data_keys(tenant=tenant)
+            assert report["rotated"] == 1, report
+            view = stores.tenant(tenant)
+            await view.file_store().write("new.md", f"new {secret}")
+            await view.history_provider().save_messages("chat", [Message("user", [f"third {secret}"])])
+            objects, logs = await self._raw(stores, tenant)
+            new = sealed_key_id(objects[tenant_root(tenant) + "files/new.md"], where="new.md")
+            assert new != old, "a write after the rotation is sealed with the old data key"
+            (records,) = logs.values()
+            kids = [sealed_key_id(r.payload, where="a record") for r in records]
+            assert kids == [old, old, new], f"history records' data keys {kids}: the append after it kept the old key"
+            transcript = [f"first {secret}", f"second {secret}", f"third {secret}"]
+            for reader in (stores, other):
+                view = reader.tenant(tenant)
+                assert await view.file_store().read(_FILE) == f"notes {secret}"
+                assert await view.file_store().read("new.md") == f"new {secret}"
+                assert [m.text for m in await view.history_provider().get_messages("chat")] == transcript
+            again = await stores.rotate_data_keys(tenant=tenant, older_than=report["older_than"])
+            assert again["rotated"] == 0, "a rotation run again with its cutoff added a second key"
+            await stores.forget(tenant)
+
+    async def test_resealed_objects_need_only_the_new_data_key(
+        self, open_sealed: Callable[[KeyProvider], Any], key_provider: KeyProvider
+    ) -> None:
+        """After a rotation, ``reseal`` seals every object again under the new key; the old key no longer opens them.
+
+        The clause rotates, reseals, then removes the old data key from the tenant's key object:
+        the resealed file still reads, and its pre-rotation bytes put back are a
+        CorruptRecordError. A second reseal finds nothing to do. Failure means the sweep left
+        objects under the old key, rewrote them unchanged, or is not resumable.
+        """
+        tenant, secret = unique_id("sealed"), unique_id("secret")
+        file_key = self._file_key(None, tenant)
+        async with open_sealed(key_provider) as stores:
+            await self._write(stores, tenant, secret)
+            before = (await self._raw(stores, tenant))[0][file_key]
+            old = sealed_key_id(before, where=file_key)
+            assert (await stores.rotate_data_keys(tenant=tenant))["rotated"] == 1
+            report = await stores.reseal(tenant=tenant)
+            assert report["resealed"] >= 2 and report["unreadable"] == 0, report  # the file and the session
+            objects, _ = await self._raw(stores, tenant)
+            keys_key = keys_object(tenant_root(tenant))
+            held = [
+                sealed_key_id(data, where=key)
+                for key, data in objects.items()
+                if is_sealed(data) and not split_tenant(key)[1].startswith(LOG_OBJECTS)  # not log segments
+            ]
+            assert old not in held, "an object is still sealed with the old data key after reseal"
+            assert (await stores.reseal(tenant=tenant))["resealed"] == 0, "a second reseal rewrote objects again"
+            stored = await stores.raw_objects.get(keys_key)
+            assert stored is not None, "the tenant's key object is missing"
+            keys = json.loads(stored.data)
+            del keys["keys"][old]
+            await stores.raw_objects.put(keys_key, json.dumps(keys).encode())
+        async with open_sealed(key_provider) as stores:
+            files = stores.tenant(tenant).file_store()
+            assert await files.read(_FILE) == f"notes {secret}"
+            await stores.raw_objects.put(file_key, before)
+            await self._expect_corrupt(files.read(_FILE), "a value sealed with a removed data key")
+            await stores.forget(tenant)
+
+    async def test_forget_namespace_leaves_nothing_of_it_decryptable_and_the_rest_intact(
+        self, open_sealed: Callable[[KeyProvider], Any], key_provider: KeyProvider
+    ) -> None:
+        """Outside tenants, ``forget(namespace=...)`` destroys the namespace's keys and data; other namespaces stay.
+
+        The clause writes history and a todo list in two namespaces, copies the raw bytes of one,
+        forgets it and puts the copies back: they open as CorruptRecordError only, and the
+        other namespace reads as before. Failure means a namespace shares its data key with
+        the rest of the store (a copy of it stays readable), or forget reaches beyond it.
+        """
+        gone, kept, secret = unique_id("ns"), unique_id("ns"), unique_id("secret")
+        session = AgentSession(session_id="chat")
+        async with open_sealed(key_provider) as stores:
+            for namespace in (gone, kept):
+                await stores.history_provider(namespace=namespace).save_messages(
+                    "chat", [Message("user", [f"{namespace} {secret}"])]
+                )
+                await stores.todo_store(namespace=namespace).save_state(
+                    session, [TodoItem(id=1, title=f"{namespace} {secret}")], next_id=2, source_id="todos"
+                )
+            segment = key_segment(gone)
+            logs, in_namespace = stores.raw_logs, segment + "/"  # log keys outside tenants start with it
+            copied_logs: dict[str, list[LogRecord]] = {}
+            for log in await logs.list_logs(in_namespace, limit=1000):
+                payloads = await logs.read(log.key)
+                tail = await logs.tail(log.key, len(payloads))
+                copied_logs[log.key] = [LogRecord(d, p) for d, p in zip(tail.digests, payloads, strict=True)]
+            todo_prefix = f"todos/{segment}/"
+            copied = {
+                k: await stores.raw_objects.get(k)
+                for k in (await stores.raw_objects.list(todo_prefix, delimiter=None)).keys
+            }
+            assert copied_logs and copied, "the clause found nothing stored for the namespace"
+            assert await stores.forget(namespace=gone) >= 2
+            assert not await logs.list_logs(in_namespace, limit=10), "forget left a log of the namespace"
+            assert not (await stores.raw_objects.list(todo_prefix, delimiter=None)).keys, "forget left an object"
+            for key, records in copied_logs.items():
+                await logs.append(key, records, expected_version=None, session_id="chat")
+            for key, value in copied.items():
+                assert value is not None
+                await stores.raw_objects.put(key, value.data)
+            history = stores.history_provider(namespace=gone)
+            await self._expect_corrupt(history.get_messages("chat"), "history restored after forget")
+            todos = stores.todo_store(namespace=gone)
+            await self._expect_corrupt(
+                todos.load_state(session, source_id="todos"), "a todo list restored after forget"
+            )
+            other = stores.history_provider(namespace=kept)
+            assert [m.text for m in await other.get_messages("chat")] == [f"{kept} {secret}"]
+            items, _ = await stores.todo_store(namespace=kept).load_state(session, source_id="todos")
+            assert [i.title for i in items] == [f"{kept} {secret}"]
+            await stores.forget(namespace=gone)
+            await stores.forget(namespace=kept)

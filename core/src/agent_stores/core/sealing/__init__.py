@@ -11,7 +11,7 @@ from ..sealmark import KMS_KEY_ENV, SEALED_MARKER, PlaintextStoreError, SealedSt
 from ._drivers import SealedLogDriver, SealedObjectDriver, scope_of
 from ._format import MARKER, DataKey, is_sealed, sealed_key_id
 from ._keys import KEYRING_ENV, KEYS_OBJECT, RESERVED, DataKeys, KeyProvider, Keyring, SealingKeyError
-from ._scopes import NAMESPACE_SCOPES, keys_object, log_scope_of, namespace_scope, object_scope_of
+from ._scopes import NAMESPACE_SCOPES, keys_object, log_scope_of, namespace_scope, object_scope_of, tenant_scope
 from ._stores import KEY_PROVIDERS, Encryption, SealedStores, forget, kms_provider, resolve_encryption
 from ._sweep import reseal_objects
 
@@ -47,4 +47,5 @@ __all__ = [
     "resolve_encryption",
     "scope_of",
     "sealed_key_id",
+    "tenant_scope",
 ]

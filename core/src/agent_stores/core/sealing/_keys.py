@@ -384,7 +384,7 @@ class DataKeys:
         entry = {
             "kek": self.provider.key_id,
             "wrapped": base64.b64encode(wrapped).decode("ascii"),
-            "created": round(time.time(), 3),
+            "created": time.time(),  # exact: a rotation compares it with its cutoff
         }
         return kid, material, entry
 
