@@ -103,6 +103,7 @@ def test_every_suite_passes_over_a_sealed_sqlite_store(tmp_path: Path) -> None:
     async def seed() -> None:
         async with open_stores(url) as stores:
             await stores.history_provider().save_messages("mine", [Message("user", ["hi"])])
+            await stores.file_store().write("mine.md", "kept")  # the root's data key exists before the check
             await stores.tenant("acme").file_store().write("a.md", "kept")
 
     asyncio.run(seed())
@@ -110,7 +111,7 @@ def test_every_suite_passes_over_a_sealed_sqlite_store(tmp_path: Path) -> None:
     report = check_passes(url)
     assert set(report["suites"]) == {*STORE_SUITES, "log_driver", "object_driver", "sealing"}  # type: ignore[arg-type]
     sealing = [c for c in report["clauses"] if c["suite"] == "sealing"]  # type: ignore[union-attr,index]
-    assert len(sealing) == 8 and all(c["outcome"] == "passed" for c in sealing), sealing
+    assert len(sealing) == 11 and all(c["outcome"] == "passed" for c in sealing), sealing
     assert asyncio.run(_stored_keys(f"sqlite:///{tmp_path / 'agent.db'}")) == before
 
 
@@ -136,6 +137,8 @@ def test_check_of_a_broken_sealing_layer_fails_the_clauses_its_bug_breaks(
         "test_tampered_and_truncated_values_are_corrupt",
         "test_values_copied_to_another_tenant_or_key_are_corrupt",
         "test_after_forget_a_copy_of_the_data_does_not_decrypt",
+        "test_a_new_data_key_seals_new_writes_and_old_records_stay_readable",
+        "test_resealed_objects_need_only_the_new_data_key",
     }
 
 
@@ -264,3 +267,46 @@ async def _raw_file(url: str, key: str) -> bytes:
         stored = await stores.object_driver().get(key)
         assert stored is not None
         return stored.data
+
+
+def test_rekey_data_keys_then_reseal_then_forget_a_namespace(tmp_path: Path) -> None:
+    """A new data key per scope, the objects sealed again under it, then one namespace erased, from the command line."""
+    keyring_path = tmp_path / "keyring.json"
+    Keyring.create(keyring_path)
+    plain = f"sqlite:///{tmp_path / 'agent.db'}"
+    url = f"{plain}?keyring={keyring_path}"
+
+    async def write() -> None:
+        async with open_stores(url) as stores:
+            await stores.tenant("acme").file_store().write("a.md", "tenant")
+            for namespace in ("support", "billing"):
+                await stores.history_provider(namespace=namespace).save_messages("chat", [Message("user", ["x"])])
+
+    async def read(namespace: str) -> list[str]:
+        async with open_stores(url) as stores:
+            return [m.text for m in await stores.history_provider(namespace=namespace).get_messages("chat")]
+
+    asyncio.run(write())
+    code, stdout, stderr = run("rekey", url, "--data-keys", "--json")
+    assert code == 0, stderr
+    rotated = json.loads(stdout)
+    assert (rotated["scopes"], rotated["rotated"]) == (4, 3)  # the root, visited, has no data key yet
+    code, stdout, stderr = run("rekey", url, "--data-keys", "--older-than", str(rotated["older_than"]), "--json")
+    assert code == 0 and json.loads(stdout)["rotated"] == 0, stderr  # an interrupted run finished: nothing left
+    code, stdout, stderr = run("rekey", url, "--data-keys", "--namespace", "support")
+    assert code == 0 and "a new data key in 1 scope of 1" in stdout, stderr
+    code, stdout, stderr = run("reseal", url, "--json")
+    assert code == 0, stderr
+    assert json.loads(stdout)["resealed"] == 1  # the tenant's file (history logs are not rewritten)
+    assert asyncio.run(read("support")) == ["x"]
+    code, stdout, stderr = run("forget", plain, "--namespace", "support", "--json")  # no keyring needed
+    assert code == 0, stderr
+    assert json.loads(stdout) == {"url": plain, "namespace": "support", "deleted": 1}
+    assert asyncio.run(read("support")) == [] and asyncio.run(read("billing")) == ["x"]
+    for args, message in (
+        (("forget", plain), "--tenant TENANT, or --namespace"),
+        (("forget", plain, "--tenant", "acme", "--namespace", "support"), "not both"),
+        (("rekey", url, "--tenant", "acme"), "go with --data-keys"),
+    ):
+        code, _, stderr = run(*args)
+        assert code == 2 and message in stderr, (args, stderr)

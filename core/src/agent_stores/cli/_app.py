@@ -917,31 +917,76 @@ def keyring_rotate(
     out.print(f"{escape(file)}: new current key {escape(rotated['key_id'])} ({plural(len(rotated['keys']), 'key')})")
 
 
+ScopeTenantOption = Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")]
+ScopeNamespaceOption = Annotated[
+    str | None, typer.Option("--namespace", help="Only this namespace (outside tenants: history, todos, checkpoints).")
+]
+
+
 @app.command(
     cls=Command,
     epilog="[bold]Examples[/]\n\n  agent-stores rekey 'sqlite:///agent.db?keyring=keyring.json'\n\n"
+    "  agent-stores rekey 'sqlite:///agent.db?keyring=keyring.json' --data-keys\n\n"
+    "  agent-stores rekey 'sqlite:///agent.db?keyring=keyring.json' --data-keys --older-than 1764892800.5\n\n"
     "  AGENT_STORES_KEYRING=keyring.json agent-stores rekey s3://bucket/agents --json",
 )
 def rekey(
     url: Annotated[
         str, typer.Argument(metavar="URL", help="A sealed store's URL (the keyring in it or the environment).")
     ],
+    data_keys: Annotated[
+        bool, typer.Option("--data-keys", help="Give each scope a new current data key instead of re-wrapping.")
+    ] = False,
+    tenant: ScopeTenantOption = None,
+    namespace: ScopeNamespaceOption = None,
+    older_than: Annotated[
+        float | None,
+        typer.Option(
+            "--older-than",
+            metavar="UNIX-TIME",
+            help="With --data-keys: skip scopes whose current data key was made since then "
+            "(the older_than an interrupted run printed, to finish it without a second key).",
+        ),
+    ] = None,
     as_json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Re-wrap every tenant's data keys under the keyring's current key-encryption key.
+    """Re-wrap every scope's data keys under the keyring's current key-encryption key, or (--data-keys) rotate them.
 
-    Touches one key object per tenant, never a record; safe while agents write, and running it
-    again finishes an interrupted run. The keyring must still hold the old key.
+    Without --data-keys: touches one key object per scope (the root, each namespace, each
+    tenant), never a record; safe while agents write, and running it again finishes an
+    interrupted run. The keyring must still hold the old key.
+
+    With --data-keys: adds a new current data key to each scope (or to --tenant or --namespace
+    only). New writes use it at once here, and in running processes within their key refresh
+    interval (60 s by default); records sealed before stay readable by their key id. Then run
+    [bold]agent-stores reseal URL[/] to seal the objects again under the new keys.
     """
-    from ._sealing import rekey_store
+    from ._sealing import rekey_store, rotate_data_keys
 
-    report = _run(verbose, lambda: rekey_store(url), as_json=as_json)
+    if not data_keys:
+        if tenant is not None or namespace is not None or older_than is not None:
+            misplaced = CliError("--tenant, --namespace and --older-than go with --data-keys")
+            fail(misplaced, verbose=verbose, as_json=as_json)
+        report = _run(verbose, lambda: rekey_store(url), as_json=as_json)
+        if as_json:
+            print_json(report)
+            return
+        scopes = plural(report["scopes"], "scope")
+        out.print(f"[bold green]ok[/]: {plural(report['rewrapped'], 'data key')} re-wrapped in {scopes}")
+        return
+    report = _run(
+        verbose,
+        lambda: rotate_data_keys(url, tenant=tenant, namespace=namespace, older_than=older_than),
+        as_json=as_json,
+    )
     if as_json:
         print_json(report)
         return
-    scopes = plural(report["scopes"], "scope")
-    out.print(f"[bold green]ok[/]: {plural(report['rewrapped'], 'data key')} re-wrapped in {scopes}")
+    out.print(
+        f"[bold green]ok[/]: a new data key in {plural(report['rotated'], 'scope')} of {report['scopes']} "
+        f"(to finish an interrupted run: --older-than {report['older_than']!r})"
+    )
 
 
 @app.command(
@@ -951,53 +996,64 @@ def rekey(
 )
 def reseal(
     url: Annotated[str, typer.Argument(metavar="URL", help="A sealed store's URL (the key in it or the environment).")],
+    tenant: ScopeTenantOption = None,
+    namespace: ScopeNamespaceOption = None,
     as_json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Seal in place the files, sessions, todo lists and checkpoints a store still holds in plaintext.
+    """Seal in place the files, sessions, todo lists and checkpoints not sealed with their scope's current data key.
 
-    For a store that held plaintext before it was sealed (opened with adopt_plaintext=true).
-    Each object is rewritten only if unchanged since read, so it is safe while agents write;
-    running it again finishes an interrupted run. History records from before stay plaintext
-    (logs are append-only): move them with agent-stores migrate.
+    Objects still in plaintext (a store opened with adopt_plaintext=true), and objects sealed
+    with an older data key (after agent-stores rekey --data-keys). Each object is rewritten
+    only if unchanged since read, so it is safe while agents write; running it again finishes
+    an interrupted run. History records are not rewritten (logs are append-only): plaintext
+    ones move with agent-stores migrate; ones under an older data key stay readable by it.
     """
     from ._sealing import reseal_store
 
-    report = _run(verbose, lambda: reseal_store(url), as_json=as_json)
+    report = _run(verbose, lambda: reseal_store(url, tenant=tenant, namespace=namespace), as_json=as_json)
     if as_json:
         print_json(report)
         return
-    out.print(f"[bold green]ok[/]: {plural(report['sealed'], 'object')} sealed of {report['scanned']} looked at")
+    unreadable = f"; {plural(report['unreadable'], 'object')} do not open" if report["unreadable"] else ""
+    out.print(
+        f"[bold green]ok[/]: {plural(report['sealed'], 'object')} sealed, {report['resealed']} sealed again "
+        f"under the current data key, of {report['scanned']} looked at{unreadable}"
+    )
 
 
 @app.command(
     cls=Command,
     epilog="[bold]Examples[/]\n\n  agent-stores forget sqlite:///agent.db --tenant acme\n\n"
+    "  agent-stores forget sqlite:///agent.db --namespace support-bot\n\n"
     "  agent-stores forget 'file:///srv/agent?keyring=/etc/agent/keyring.json' --tenant acme --json",
 )
 def forget(
     url: Annotated[str, typer.Argument(metavar="URL", help="A store URL.")],
-    tenant: Annotated[str, typer.Option("--tenant", help="The tenant to erase.")],
+    tenant: Annotated[str | None, typer.Option("--tenant", help="The tenant to erase.")] = None,
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", help="The namespace to erase, outside tenants (a store without them).")
+    ] = None,
     as_json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Erase a tenant: destroy its data keys first, then delete its history, files, sessions, todos and checkpoints.
+    """Erase a tenant or a namespace: destroy its data keys first, then delete its data.
 
-    Once the keys are gone nothing sealed for the tenant decrypts, in the store or in any copy
-    taken from then on; an interrupted run leaves nothing readable, and running it again
-    finishes the deletion. No keyring is needed. A store that was never sealed has the
-    tenant's data deleted.
+    A tenant's history, files, sessions, todos and checkpoints; or, outside tenants, a
+    namespace's history, todos and checkpoints (files and sessions take no namespace). Once the
+    keys are gone nothing sealed for it decrypts, in the store or in any copy taken from then
+    on; an interrupted run leaves nothing readable, and running it again finishes the deletion.
+    No keyring is needed. A store that was never sealed has the data deleted.
     """
     from ._sealing import forget_tenant
 
-    report = _run(verbose, lambda: forget_tenant(url, tenant), as_json=as_json)
+    report = _run(verbose, lambda: forget_tenant(url, tenant, namespace), as_json=as_json)
     if as_json:
         print_json(report)
         return
     deleted = plural(report["deleted"], "item")
-    out.print(
-        f"[bold green]ok[/]: tenant {escape(repr(tenant))} forgotten: data keys destroyed first, {deleted} deleted"
-    )
+    what = f"tenant {escape(repr(tenant))}" if tenant is not None else f"namespace {escape(repr(namespace))}"
+    out.print(f"[bold green]ok[/]: {what} forgotten: data keys destroyed first, {deleted} deleted")
 
 
 # -- demo ------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""``agent-stores keyring create`` and ``agent-stores forget``: the keyring that seals stores, and erasing a tenant."""
+"""The sealing commands: ``keyring create|rotate``, ``rekey`` (and ``--data-keys``), ``reseal``, ``forget``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,21 @@ from agent_stores.core.sealing import KEYRING_ENV, KMS_KEY_ENV, Keyring, SealedS
 from ._errors import CliError
 from ._open import open_url
 
-__all__ = ["create_keyring", "forget_tenant", "rekey_store", "reseal_store", "rotate_keyring"]
+__all__ = ["create_keyring", "forget_tenant", "rekey_store", "reseal_store", "rotate_data_keys", "rotate_keyring"]
+
+_NO_KEY = (
+    f"name the key: {KEYRING_ENV}=FILE or the URL option ?keyring=FILE (AWS KMS: {KMS_KEY_ENV}=ID or ?kms_key_id=ID)"
+)
+
+
+def _one_scope(tenant: str | None, namespace: str | None, *, required: bool) -> None:
+    """Refuse both ``--tenant`` and ``--namespace`` (and neither, when ``required``), and an empty tenant."""
+    if tenant is not None and namespace is not None:
+        raise CliError("name a tenant (--tenant) or a namespace (--namespace), not both")
+    if required and tenant is None and namespace is None:
+        raise CliError("name what to erase: --tenant TENANT, or --namespace NAMESPACE for a store without tenants")
+    if tenant is not None and not tenant:
+        raise CliError("--tenant must name a tenant")
 
 
 def create_keyring(path: str) -> dict[str, Any]:
@@ -28,19 +42,20 @@ def create_keyring(path: str) -> dict[str, Any]:
     return {"file": path, "key_id": keyring.key_id, "environment": KEYRING_ENV}
 
 
-async def forget_tenant(url: str, tenant: str) -> dict[str, Any]:
-    """Destroy the tenant's data keys, then delete its data of every kind (:func:`agent_stores.core.sealing.forget`).
+async def forget_tenant(url: str, tenant: str | None, namespace: str | None = None) -> dict[str, Any]:
+    """Destroy a tenant's (or a namespace's) data keys, then delete its data (:func:`agent_stores.core.sealing.forget`).
 
     Raises:
-        CliError: The URL is malformed, the store does not exist, or ``tenant`` is empty.
+        CliError: The URL is malformed, the store does not exist, ``tenant`` is empty, or not
+            exactly one of ``tenant`` and ``namespace`` is given.
     """
-    if not tenant:
-        raise CliError("--tenant must name a tenant")
+    _one_scope(tenant, namespace, required=True)
     async with open_url(url, must_exist=True) as stores:
         if not stores.offers_drivers:
             raise CliError(f"the backend for {redact_url(url)!r} does not offer its drivers; forget needs them")
-        deleted = await forget(stores, tenant)
-        return {"url": redact_url(url), "tenant": tenant, "deleted": deleted}
+        deleted = await forget(stores, tenant, namespace=namespace)
+        named = {"tenant": tenant} if tenant is not None else {"namespace": namespace}
+        return {"url": redact_url(url), **named, "deleted": deleted}
 
 
 def rotate_keyring(path: str) -> dict[str, Any]:
@@ -65,23 +80,38 @@ async def rekey_store(url: str) -> dict[str, Any]:
     """
     async with open_url(url, must_exist=True) as stores:
         if not isinstance(stores, SealedStores):
-            raise CliError(
-                f"name the key: {KEYRING_ENV}=FILE or the URL option ?keyring=FILE "
-                f"(AWS KMS: {KMS_KEY_ENV}=ID or ?kms_key_id=ID)"
-            )
+            raise CliError(_NO_KEY)
         return {"url": redact_url(url), **await stores.rekey()}
 
 
-async def reseal_store(url: str) -> dict[str, Any]:
-    """Seal in place every object a sealed store still holds in plaintext (see ``SealedStores.reseal``).
+async def rotate_data_keys(
+    url: str, *, tenant: str | None = None, namespace: str | None = None, older_than: float | None = None
+) -> dict[str, Any]:
+    """Give every scope of a sealed store (or one tenant or namespace) a new current data key (``rotate_data_keys``).
 
     Raises:
-        CliError: The store is not opened with a key, or does not exist.
+        CliError: The store is not opened with a key, does not exist, or both a tenant and a
+            namespace are named.
     """
+    _one_scope(tenant, namespace, required=False)
     async with open_url(url, must_exist=True) as stores:
         if not isinstance(stores, SealedStores):
-            raise CliError(
-                f"name the key: {KEYRING_ENV}=FILE or the URL option ?keyring=FILE "
-                f"(AWS KMS: {KMS_KEY_ENV}=ID or ?kms_key_id=ID)"
-            )
-        return {"url": redact_url(url), **await stores.reseal()}
+            raise CliError(_NO_KEY)
+        report = await stores.rotate_data_keys(tenant=tenant, namespace=namespace, older_than=older_than)
+        return {"url": redact_url(url), **report}
+
+
+async def reseal_store(
+    url: str, *, tenant: str | None = None, namespace: str | None = None, after: str | None = None
+) -> dict[str, Any]:
+    """Seal again every object not sealed with its scope's current data key (see ``SealedStores.reseal``).
+
+    Raises:
+        CliError: The store is not opened with a key, does not exist, or both a tenant and a
+            namespace are named.
+    """
+    _one_scope(tenant, namespace, required=False)
+    async with open_url(url, must_exist=True) as stores:
+        if not isinstance(stores, SealedStores):
+            raise CliError(_NO_KEY)
+        return {"url": redact_url(url), **await stores.reseal(tenant=tenant, namespace=namespace, after=after)}

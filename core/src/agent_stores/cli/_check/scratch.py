@@ -57,6 +57,7 @@ class ScratchArea:
         written_history: Log keys the history providers appended to.
         written_logs: Log keys the log driver suite appended to.
         tenants: Tenants the sealing suite's clauses opened: forgotten by :meth:`remove`.
+        namespaces: Namespaces outside tenants the sealing suite's clauses opened: forgotten too.
         footprint: The local file or folder the URL names, as it was before the check
             (see :class:`Footprint`): what :meth:`remove` gives back.
     """
@@ -66,6 +67,7 @@ class ScratchArea:
     written_history: set[str] = field(default_factory=set[str])
     written_logs: set[str] = field(default_factory=set[str])
     tenants: set[str] = field(default_factory=set[str])
+    namespaces: set[str] = field(default_factory=set[str])
     footprint: Footprint | None = None
 
     @property
@@ -112,6 +114,10 @@ class ScratchArea:
         async with open_stores(self.target_url) as stores:
             for tenant in sorted(self.tenants):  # the sealing suite's: keys destroyed, then the data
                 removed += await forget(stores, tenant)
+            # the sealing suite's namespaces, and on a sealed store the area's own (its history's data keys)
+            namespaces = self.namespaces | ({self.name} if isinstance(stores, SealedStores) else set[str]())
+            for namespace in sorted(namespaces):
+                removed += await forget(stores, namespace=namespace)
             provider = stores.history_provider(namespace=self.name)
             if isinstance(provider, LogHistoryProvider):
                 removed += await sweep_logs(provider.driver, provider.keys.namespace_segment + "/")

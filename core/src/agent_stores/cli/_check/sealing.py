@@ -3,7 +3,7 @@
 A URL that opens sealed stores (``keyring=``, ``kms_key_id=``, ``AGENT_STORES_KEYRING`` or
 ``AGENT_STORES_KMS_KEY_ID``) is checked with the key provider it names; a ``module:attr``
 whose one parameter is ``provider`` and which returns sealed stores is checked with fresh
-keyrings. Every clause works in tenants of its own; a URL check forgets them afterwards.
+keyrings. Every clause works in tenants (and namespaces) of its own; a URL check forgets them afterwards.
 """
 
 from __future__ import annotations
@@ -31,19 +31,42 @@ ROTATION_CLAUSE = "test_rotation_keeps_old_records_readable"
 
 
 class TenantRecorder:
-    """Sealed stores that note every tenant a clause opens (``tenants``), so the check can forget them afterwards.
+    """Sealed stores that note the tenants and namespaces a clause opens, so the check can forget them afterwards.
+
+    Tenants go to ``tenants``; namespaces outside tenants to ``namespaces``.
 
     Every other attribute is the wrapped stores'.
     """
 
-    def __init__(self, stores: Stores, tenants: set[str]) -> None:
+    def __init__(self, stores: Stores, tenants: set[str], namespaces: set[str] | None = None) -> None:
         self.stores = stores
         self.tenants = tenants
+        self.namespaces: set[str] = set() if namespaces is None else namespaces
 
     def tenant(self, tenant: str) -> Any:
         """The wrapped stores' view of ``tenant``, noted in :attr:`tenants` first."""
         self.tenants.add(tenant)
         return self.stores.tenant(tenant)
+
+    def _note(self, options: dict[str, Any]) -> None:
+        namespace = options.get("namespace")
+        if isinstance(namespace, str) and options.get("tenant") is None:
+            self.namespaces.add(namespace)
+
+    def history_provider(self, *args: Any, **options: Any) -> Any:
+        """The wrapped stores' history provider, its namespace noted first."""
+        self._note(options)
+        return self.stores.history_provider(*args, **options)
+
+    def todo_store(self, **options: Any) -> Any:
+        """The wrapped stores' todo store, its namespace noted first."""
+        self._note(options)
+        return self.stores.todo_store(**options)
+
+    def checkpoint_storage(self, **options: Any) -> Any:
+        """The wrapped stores' checkpoint storage, its namespace noted first."""
+        self._note(options)
+        return self.stores.checkpoint_storage(**options)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stores, name)
@@ -57,12 +80,13 @@ def _unsealed_url(url: str) -> tuple[str, bool]:
 
 
 def plan_sealed_url(
-    probe: Stores, url: str, tenants: set[str], report: CheckReport
+    probe: Stores, url: str, tenants: set[str], report: CheckReport, namespaces: set[str] | None = None
 ) -> tuple[SuitePlan, set[tuple[str, str]]]:
     """Plan the sealing suite over ``url`` (opened as ``probe``, sealed); return it and the clauses it leaves out.
 
     The clauses seal with the URL's own key provider; a provider without its keys is a fresh
-    keyring. Every tenant a clause opens is added to ``tenants``.
+    keyring. Every tenant a clause opens is added to ``tenants``, every namespace outside
+    tenants to ``namespaces``.
     """
     assert isinstance(probe, SealedStores)
     provider = probe.encryption.provider
@@ -70,9 +94,10 @@ def plan_sealed_url(
 
     def factory(given: KeyProvider | bool) -> Any:
         if given is False:
-            return TenantRecorder(open_stores(base, encryption=False), tenants)
+            return TenantRecorder(open_stores(base, encryption=False), tenants, namespaces)
         assert not isinstance(given, bool)
-        return TenantRecorder(open_stores(base, encryption=Encryption(given, adopt_plaintext=adopt)), tenants)
+        sealed = open_stores(base, encryption=Encryption(given, adopt_plaintext=adopt))
+        return TenantRecorder(sealed, tenants, namespaces)
 
     fixtures: dict[str, Any] = {"key_provider": provider}
     skip: set[tuple[str, str]] = set()
@@ -87,8 +112,8 @@ def plan_sealed_url(
             )
         )
     report.notes.append(
-        f"sealing: clauses seal with the URL's {type(provider).__name__} ({provider.key_id}) in tenants of their "
-        "own, forgotten afterwards"
+        f"sealing: clauses seal with the URL's {type(provider).__name__} ({provider.key_id}) in tenants and "
+        "namespaces of their own, forgotten afterwards"
     )
     return _suite(lambda scope: factory, fixtures), skip
 

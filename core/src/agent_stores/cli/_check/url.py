@@ -127,7 +127,9 @@ def _plan_open_url(
     plan = Plan(url=scratch.target_url, shared=shared, on_clock=on_clock)
     for suite in suites:
         if suite == SEALING:
-            sealing, skipped = plan_sealed_url(probe, scratch.target_url, scratch.tenants, report)
+            sealing, skipped = plan_sealed_url(
+                probe, scratch.target_url, scratch.tenants, report, namespaces=scratch.namespaces
+            )
             sealing.divergences = backend_divergences(probe, suite, declared_divergences)
             plan.suites.append(sealing)
             plan.skip |= skipped
