@@ -238,3 +238,17 @@ async def test_a_keys_object_records_when_each_key_was_made(url: str, keyring: K
         assert stored is not None
         (entry,) = json.loads(stored.data)["keys"].values()
         assert isinstance(entry["created"], float) and entry["kek"] == keyring.current
+
+
+async def test_reseal_leaves_a_value_that_does_not_open_as_it_is_and_counts_it(url: str, keyring: Keyring) -> None:
+    async with sealed(url, keyring) as stores:
+        await stores.tenant("acme").file_store().write("a.md", "acme")
+        await stores.tenant("other").file_store().write("b.md", "other")
+        foreign = await stores.raw_objects.get("tenants/other/files/b.md")
+        assert foreign is not None
+        await stores.raw_objects.put("tenants/acme/files/b.md", foreign.data)  # another tenant's key id
+        await stores.rotate_data_keys(tenant="acme")
+        report = await stores.reseal(tenant="acme")
+        assert (report["resealed"], report["unreadable"]) == (1, 1), report
+        assert (await stores.raw_objects.get("tenants/acme/files/b.md") or foreign).data == foreign.data
+        assert await stores.tenant("acme").file_store().read("a.md") == "acme"
