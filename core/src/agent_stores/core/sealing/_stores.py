@@ -39,7 +39,7 @@ class Encryption:
         provider: Wraps the data keys (a :class:`Keyring`, a KMS provider).
         plaintext_reads: Keep reading values written before sealing was switched on (they are
             told apart by a format marker). ``False`` treats them as corrupt.
-        max_scopes: How many tenants' unwrapped data keys stay cached.
+        max_scopes: How many scopes' (tenants', namespaces') unwrapped data keys stay cached.
         adopt_plaintext: Open a store that holds plaintext and is not marked as sealed, and
             seal it from now on (marking it: opens without a key refuse it from then on).
             Without it such a store is a :class:`~agent_stores.core.sealmark.PlaintextStoreError`.
@@ -138,7 +138,8 @@ class SealedStores(Stores):
     Every store is the core's own, built over the backend's drivers wrapped in
     :class:`SealedObjectDriver` and :class:`SealedLogDriver`: history, files, sessions, todos
     and checkpoints, for the store's root and for every tenant (each tenant with its own data
-    key). A backend's own search push-down is not used (it would search ciphertext).
+    keys; outside tenants, each namespace's history, todos and checkpoints with its own). A
+    backend's own search push-down is not used (it would search ciphertext).
 
     The store is marked as sealed (:data:`~agent_stores.core.sealmark.SEALED_MARKER`) before
     its first data key is made, so an open without a key refuses it. Before the first operation
