@@ -12,9 +12,9 @@ import asyncio
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 from urllib.parse import urlsplit
 
 from botocore.exceptions import ClientError
@@ -22,6 +22,7 @@ from botocore.exceptions import ClientError
 from agent_stores.core import Listing, StoreConflictError, StoredObject, StoreUnavailableError
 
 from ._errors import error_code, is_conflict, is_missing, translate
+from ._listing import LISTED_KEYS
 
 if TYPE_CHECKING:
     from types_boto3_s3.client import S3Client
@@ -404,7 +405,11 @@ class S3ObjectDriver:
                 else:
                     wanted = _PAGE
                 answer = client.list_objects_v2(**request, MaxKeys=wanted)
-                page = [(o["Key"], False) for o in answer.get("Contents", ()) if "Key" in o]
+                skimmed: list[str] | None = cast(Mapping[str, Any], answer).get(LISTED_KEYS)
+                if skimmed is not None:  # a client we made: its keys, without a dict per object
+                    page = [(k, False) for k in skimmed]
+                else:
+                    page = [(o["Key"], False) for o in answer.get("Contents", ()) if "Key" in o]
                 page += [(p["Prefix"], True) for p in answer.get("CommonPrefixes", ()) if "Prefix" in p]
                 token = answer.get("NextContinuationToken")
                 if trust_first_page:
