@@ -8,6 +8,10 @@ records: the index alone decides), then, in rotated order per repetition, times:
   parsed by botocore into a dict with a ``datetime``;
 * ``raw boto3``: ``list_objects_v2`` pages of 1,000 with a plain client and nothing else (keys only).
 
+With ``--gets``, every entry is then read once with raw boto3 (32 threads) and through our
+driver's ``get_many`` (256 at a time, as ``list_checkpoints`` asks): one GET per checkpoint is
+what bounds ``list_checkpoints`` on S3.
+
 Nothing asserts a speed. Results: ``benchmarks/results/checkpoint-listing/s3-lean-<entries>.{json,md}``.
 
     uv run --group bench benchmarks/s3_listing_bench.py --entries 10000 --reps 5
@@ -65,7 +69,7 @@ def _raw_list(client: Any, bucket: str, prefix: str) -> int:
         request["ContinuationToken"] = answer["NextContinuationToken"]
 
 
-async def run(entries: int, reps: int) -> dict[str, Any]:
+async def run(entries: int, reps: int, with_gets: bool = False) -> dict[str, Any]:
     from _subjects_s3 import _bucket, _declared, s3_server  # pyright: ignore[reportPrivateUsage]
     from agent_stores.core.checkpoints import ObjectCheckpointStorage
     from agent_stores.s3 import S3ObjectDriver
@@ -118,6 +122,19 @@ async def run(entries: int, reps: int) -> dict[str, Any]:
             count = await subjects[name]()
             times[name].append((time.perf_counter() - began) * 1000)
             assert count == entries, (name, count)
+    gets: dict[str, float] = {}
+    if with_gets:  # the ceiling of list_checkpoints: one GET per checkpoint, whoever sends them
+        with ThreadPoolExecutor(32) as pool:
+            began = time.perf_counter()
+            await asyncio.get_running_loop().run_in_executor(
+                None, lambda: list(pool.map(lambda k: raw_client.get_object(Bucket=bucket, Key=k)["Body"].read(), keys))
+            )
+            gets["raw boto3, 32 threads"] = (time.perf_counter() - began) * 1000
+        driver: Any = storages["lean"].driver
+        began = time.perf_counter()
+        for start in range(0, len(keys), 256):  # as list_checkpoints asks for them
+            await driver.get_many(keys[start : start + 256])
+        gets["ours: get_many, 256 at a time"] = (time.perf_counter() - began) * 1000
     for storage in storages.values():
         await storage.aclose()
     rows = [
@@ -139,6 +156,7 @@ async def run(entries: int, reps: int) -> dict[str, Any]:
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
         "load_average": [round(x, 1) for x in os.getloadavg()],
         "rows": rows,
+        "gets_ms": {name: round(value, 1) for name, value in gets.items()},
     }
 
 
@@ -159,6 +177,9 @@ def markdown(summary: dict[str, Any]) -> str:
     lines += [
         f"| {r['subject']} | {r['median_ms']:,} | {r['min_ms']:,} | {r['x_botocore']:.2f}x |" for r in summary["rows"]
     ]
+    if summary.get("gets_ms"):
+        lines += ["", f"GET of each of the {summary['entries']:,} entries (one pass each):", ""]
+        lines += [f"- {name}: {value:,} ms" for name, value in summary["gets_ms"].items()]
     return "\n".join(lines) + "\n"
 
 
@@ -166,9 +187,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--gets", action="store_true", help="also GET every entry once (list_checkpoints' ceiling)")
     parser.add_argument("--out", type=Path, default=None, help="results path without suffix")
     args = parser.parse_args(argv)
-    summary = asyncio.run(run(args.entries, args.reps))
+    summary = asyncio.run(run(args.entries, args.reps, args.gets))
     out: Path = args.out or RESULTS / f"s3-lean-{args.entries}"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(summary, indent=2) + "\n")
