@@ -111,6 +111,26 @@ async def test_seaweedfs_lists_in_component_order(seaweedfs: S3Target, s3_prefix
 
 
 @pytest.mark.asyncio
+async def test_get_many_spread_over_the_threads_keeps_the_order(s3: S3Target, s3_prefix: str) -> None:
+    """More keys than threads: each thread GETs a share, and the answer is still ``get`` of each, in order."""
+    client = s3.client()
+    objects = S3ObjectDriver(client, s3.bucket, max_concurrency=4, **s3.driver_options)
+    try:
+        keys = [f"{s3_prefix}/many/{i:03d}" for i in range(30)]
+        await asyncio.gather(*(objects.put(k, k.encode()) for k in keys if not k.endswith("7")))
+        asked = [*reversed(keys), f"{s3_prefix}/many/absent", keys[0], keys[0]]
+        found = await objects.get_many(asked)
+        assert found == [await objects.get(k) for k in asked]
+        assert [None if f is None else f.data.decode() for f in found[:3]] == [keys[29], keys[28], None]
+        assert await objects.get_many([keys[1]]) == [await objects.get(keys[1])]
+        with pytest.raises(ValueError):
+            await objects.get_many([keys[0], ""])
+    finally:
+        await objects.aclose()
+        client.close()
+
+
+@pytest.mark.asyncio
 async def test_list_rejects_a_limit_that_is_not_positive(driver: S3ObjectDriver) -> None:
     with pytest.raises(ValueError, match="limit"):
         await driver.list("x/", limit=0)
