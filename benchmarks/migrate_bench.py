@@ -8,6 +8,11 @@ servers the other benchmarks use (local binaries on free loopback ports, or
 
     uv run benchmarks/migrate_bench.py                      # 1,000 sessions, concurrency 1 and 16
     uv run benchmarks/migrate_bench.py --sessions 10000 --concurrency 1 16 64
+    uv run benchmarks/migrate_bench.py --s3-rtt-ms 10   # each S3 request waits 10 ms, as across a network
+
+On loopback servers a migration is bound by the client's CPU (a few ms per S3 request), which
+concurrency cannot add on a small machine; ``--s3-rtt-ms`` adds the round trip a store across a
+network has, which is what concurrency overlaps.
 """
 
 from __future__ import annotations
@@ -58,7 +63,24 @@ async def seed(url: str, sessions: int, messages: int) -> None:
         await asyncio.gather(*(one(i) for i in range(sessions)))
 
 
-def run(sessions: int, messages: int, concurrencies: Sequence[int]) -> dict[str, Any]:
+def _s3_round_trip(rtt_ms: float) -> None:
+    """Make every S3 request of the stores' own clients wait ``rtt_ms`` first, as a network round trip would.
+
+    The loopback server answers in well under a millisecond, so on it a migration is bound by
+    CPU, not by waiting; a store across a network is not. The wait is a ``before-send`` hook
+    on the ``boto3.Session`` the S3 backend makes its clients from (the worker thread sleeps,
+    as it would blocked on a socket).
+    """
+    import boto3
+
+    from agent_stores.s3 import _connect
+
+    session = boto3.Session()
+    session.events.register("before-send.s3", lambda **_: time.sleep(rtt_ms / 1000))
+    _connect._SESSIONS[None] = session  # pyright: ignore[reportPrivateUsage]
+
+
+def run(sessions: int, messages: int, concurrencies: Sequence[int], s3_rtt_ms: float = 0.0) -> dict[str, Any]:
     from _subjects_redis import _redis  # pyright: ignore[reportPrivateUsage]
     from _subjects_s3 import _url, s3_server  # pyright: ignore[reportPrivateUsage]
     from agent_stores.cli._migrate import migrate
@@ -69,6 +91,8 @@ def run(sessions: int, messages: int, concurrencies: Sequence[int]) -> dict[str,
         # The CLI reads S3 credentials from the environment, as a user's shell gives them.
         credentials = {"AWS_ACCESS_KEY_ID": endpoint.access_key, "AWS_SECRET_ACCESS_KEY": endpoint.secret_key}
         stack.enter_context(patch.dict(os.environ, {k: v for k, v in credentials.items() if v is not None}))
+        if s3_rtt_ms:
+            _s3_round_trip(s3_rtt_ms)
         source = f"{redis_url}?key_prefix=migrate-{uuid.uuid4().hex[:8]}:"
         started = time.perf_counter()
         asyncio.run(seed(source, sessions, messages))
@@ -100,8 +124,11 @@ def run(sessions: int, messages: int, concurrencies: Sequence[int]) -> dict[str,
             "sessions": sessions,
             "messages_per_session": messages,
             "seed_seconds": round(seeded, 2),
+            "s3_round_trip_ms": s3_rtt_ms,
             "servers": {"redis": redis_description, "s3": f"{server.description} via {server.via}"},
             "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+            # Other work may share the machine: the load average at the end says how much.
+            "load_average": [round(x, 1) for x in os.getloadavg()],
             "rows": rows,
         }
 
@@ -111,7 +138,12 @@ def markdown(summary: dict[str, Any]) -> str:
         "# agent-stores migrate: Redis -> S3",
         "",
         f"{summary['sessions']:,} sessions of {summary['messages_per_session']} messages and a snapshot each "
-        f"({summary['rows'][0]['items']:,} items); plan, copy and verify timed together.",
+        f"({summary['rows'][0]['items']:,} items); plan, copy and verify timed together."
+        + (
+            f" Every S3 request waits {summary['s3_round_trip_ms']:g} ms first (a simulated network round trip)."
+            if summary.get("s3_round_trip_ms")
+            else ""
+        ),
         "",
         "| concurrency | seconds | items/s | speed-up vs the first row |",
         "|---:|---:|---:|---:|",
@@ -122,6 +154,8 @@ def markdown(summary: dict[str, Any]) -> str:
     ]
     lines += ["", "- servers: " + "; ".join(f"{k}: {v}" for k, v in summary["servers"].items())]
     lines += [f"- machine: {summary['machine']}"]
+    if "load_average" in summary:
+        lines += [f"- load average at the end: {' / '.join(str(x) for x in summary['load_average'])} (shared machine)"]
     return "\n".join(lines) + "\n"
 
 
@@ -130,9 +164,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--messages", type=int, default=20)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16])
+    parser.add_argument(
+        "--s3-rtt-ms", type=float, default=0.0, help="simulated network round trip of each S3 request (default 0)"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "migrate", help="results path without suffix")
     args = parser.parse_args(argv)
-    summary = run(args.sessions, args.messages, args.concurrency)
+    summary = run(args.sessions, args.messages, args.concurrency, args.s3_rtt_ms)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(summary, indent=2) + "\n")
     args.out.with_suffix(".md").write_text(markdown(summary))

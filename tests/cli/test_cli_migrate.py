@@ -293,3 +293,46 @@ def test_compacted_sessions_migrate_with_their_compactions(tmp_path: Path, bucke
     assert [i["action"] for i in report["items"] if i["kind"] == "history"] == ["extend"]
     same_views()
     assert held(target, "s") == [f"q{i}" for i in range(7)]
+
+
+def test_planning_reads_on_the_target_only_what_the_target_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session or snapshot the target does not list is planned as absent without a read there."""
+    from agent_stores.cli import _migrate
+
+    source, target = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
+
+    async def seed(url: str, sessions: list[str]) -> None:
+        async with open_stores(url) as stores:
+            for session_id in sessions:
+                await stores.history_provider().save_messages(session_id, [msg(f"{session_id}-{url[-4:]}")])
+                await stores.session_store().set(session_id, AgentSession(session_id=session_id))
+
+    asyncio.run(seed(source, [f"s{i}" for i in range(12)]))
+    asyncio.run(seed(target, ["s3"]))  # the target holds one of them: another history, the same snapshot
+    reads: list[tuple[str, str | None]] = []
+    read_history, read_snapshot = _migrate._read_history, _migrate._StoresSide.read_snapshot  # pyright: ignore[reportPrivateUsage]
+
+    async def counted_history(side: Any, source_id: str, namespace: str, session_id: str | None, name: str) -> Any:
+        if side.url == target:
+            reads.append(("history", session_id))
+        return await read_history(side, source_id, namespace, session_id, name)
+
+    async def counted_snapshot(self: Any, rel_key: str, session_id: str | None) -> Any:
+        if self.url == target:
+            reads.append(("snapshot", session_id))
+        return await read_snapshot(self, rel_key, session_id)
+
+    monkeypatch.setattr(_migrate, "_read_history", counted_history)
+    monkeypatch.setattr(_migrate._StoresSide, "read_snapshot", counted_snapshot)  # pyright: ignore[reportPrivateUsage]
+    report = asyncio.run(_migrate.migrate(source, target, dry_run=True))
+    assert sorted(reads) == [("history", "s3"), ("snapshot", "s3")]
+    actions = {item.name: item.action for item in report.items if item.kind in ("history", "snapshot")}
+    assert actions.pop("history/s3") == "conflict"  # read there, and found to differ
+    assert actions.pop("s3") == "skip"  # read there, and found equal
+    assert set(actions.values()) == {"copy"} and len(actions) == 22
+    held_before = held(target, "s3")
+    reads.clear()
+    report = asyncio.run(_migrate.migrate(source, target, conflicts="append"))
+    assert report.ok and held(target, "s5") == ["s5-a.db"] and held(target, "s3") == [*held_before, "s3-a.db"]

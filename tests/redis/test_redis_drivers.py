@@ -6,6 +6,7 @@ key prefix, as separate processes would; each clause gets a fresh key prefix.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import pytest
@@ -78,3 +79,26 @@ class TestClusterLogDriver(_Log):
 
 class TestClusterObjectDriver(_Objects):
     server_fixture = "redis_cluster"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("server_fixture", ["redis_single", "redis_cluster"])
+@pytest.mark.parametrize("shards", [1, 16])
+async def test_get_many_of_more_keys_than_one_script_reads(
+    request: pytest.FixtureRequest, key_prefix: str, server_fixture: str, shards: int
+) -> None:
+    """Over 512 keys of one shard go in several scripts; the answer is still ``get`` of each, in order."""
+    server: Server = request.getfixturevalue(server_fixture)
+    driver = RedisObjectDriver(RedisConnection.from_url(server.url, key_prefix=key_prefix, shards=shards))
+    try:
+        keys = [f"many/{i:04d}" for i in range(1_200)]
+        for start in range(0, len(keys), 100):
+            await asyncio.gather(*(driver.put(k, k.encode()) for k in keys[start : start + 100] if k[-1] != "7"))
+        asked = [*reversed(keys), "many/absent", keys[3]]
+        found = await driver.get_many(asked)
+        assert found == [await driver.get(k) for k in asked]
+        first = [None if item is None else item.data.decode() for item in found[:4]]
+        assert first == ["many/1199", "many/1198", None, "many/1196"]
+        assert sum(item is None for item in found) == 121  # the 120 never written, and the absent one
+    finally:
+        await driver.aclose()

@@ -14,6 +14,7 @@ import boto3
 import pytest
 
 from agent_stores.s3 import S3AgentFileStore, S3ObjectDriver, S3SessionStore
+from agent_stores.s3._listing import skim_listings
 from agent_stores.testing.servers.s3 import S3Endpoint
 
 __all__ = ["HEAVY", "S3Target", "every_store_suite"]
@@ -51,14 +52,20 @@ class S3Target:
         """This target's boto3 session, shared (making one costs about 0.2 s); clients are made under a lock."""
         return _session(self.endpoint)
 
-    def client(self) -> Any:
-        """A new client with the settings the stores' own clients get (standard-mode retries, timeouts)."""
+    def client(self, *, skimmed: bool = True) -> Any:
+        """A new client as the stores make their own (standard-mode retries, timeouts, lean listings).
+
+        ``skimmed=False``: without the lean listings, as a client a user passes in.
+        """
         from agent_stores.s3 import _connect
 
         location = _connect.S3Location(bucket=self.bucket, endpoint_url=self.endpoint.endpoint_url)
         config = _connect.client_config(location)
         with _connect._CLIENT_LOCK:  # pyright: ignore[reportPrivateUsage]
-            return self.session().client("s3", endpoint_url=self.endpoint.endpoint_url, config=config)  # pyright: ignore[reportUnknownMemberType]
+            client = self.session().client("s3", endpoint_url=self.endpoint.endpoint_url, config=config)  # pyright: ignore[reportUnknownMemberType]
+        if skimmed:
+            skim_listings(client)
+        return client
 
     def url(self, prefix: str = "", **query: str) -> str:
         declared = {k: str(v).lower() for k, v in self.driver_options.items()}

@@ -704,11 +704,18 @@ async def _plan(
 
         steps.append(run)
 
+    # What the target holds, from its listings (a page per 100 sessions or 500 snapshots): an item
+    # the target does not list is planned as absent without reading it there. Every copied item
+    # is read back from the target in the verify phase all the same.
+    held: dict[tuple[str, str], set[str] | None] = {}
+
     async def plan_history(item: MigrationItem) -> None:
         source_id, namespace, session_id, name = item.where
         provider = target.history(source_id, namespace)
         src = _digests(_importable(await _read_history(source, source_id, namespace, session_id, name), provider))
-        dst = _digests(await _read_history(target, source_id, namespace, session_id, ""))
+        listed = held.get((source_id, namespace))
+        present = listed is None or session_id in listed
+        dst = _digests(await _read_history(target, source_id, namespace, session_id, "")) if present else []
         item.source_count, item.target_count = (
             sum(1 for d in x if not d.startswith(_COMPACTION_PREFIX)) for x in (src, dst)
         )
@@ -716,6 +723,7 @@ async def _plan(
         item.action, item.expected = _history_action(src, dst, conflicts)
 
     for source_id, namespace in pairs:
+        held[(source_id, namespace)] = await _target_sessions(target, source_id, namespace)
         async for session_id, name in source.history_sessions(source_id, namespace):
             label = _label(tenant, namespace, source_id, session_id or name)
             item = MigrationItem("history", label, where=(source_id, namespace, session_id, name), tenant=tenant)
@@ -738,7 +746,8 @@ async def _plan(
             item.detail = "the session id is a digest and cannot be recovered" if session_id is None else "vanished"
             return
         try:
-            mine = await target.read_snapshot(rel_key, session_id)
+            present = held_snapshots is None or session_id is None or session_id in held_snapshots
+            mine = await target.read_snapshot(rel_key, session_id) if present else None
         except ValueError as err:
             item.action, item.detail = "error", f"the target's snapshot is unreadable: {err}"
             return
@@ -746,6 +755,7 @@ async def _plan(
         item.action = _single_action(item.expected[0], None if mine is None else _snapshot_digest(mine), conflicts)
         item.source_count, item.target_count = 1, int(mine is not None)
 
+    held_snapshots = await _target_snapshots(target)
     async for rel_key, session_id in source.snapshots():
         step(
             MigrationItem(
@@ -797,6 +807,22 @@ async def _plan(
             for key in await _walk_objects(source_driver, target.root + prefix):
                 step(MigrationItem("object", key, where=key, tenant=tenant), plan_object)
     return steps
+
+
+async def _target_sessions(target: _StoresSide, source_id: str, namespace: str) -> set[str] | None:
+    """The session ids the target lists for ``source_id`` in ``namespace``; ``None`` if it cannot list them."""
+    try:
+        return {session_id async for session_id, _ in target.history_sessions(source_id, namespace) if session_id}
+    except CliError:
+        return None
+
+
+async def _target_snapshots(target: _StoresSide) -> set[str] | None:
+    """The session ids of the target's snapshots; ``None`` if its session store cannot list them."""
+    try:
+        return {session_id async for _, session_id in target.snapshots() if session_id is not None}
+    except CliError:
+        return None
 
 
 async def _walk_children(files: AgentFileStore, path: str) -> list[tuple[str, bool]]:

@@ -843,12 +843,7 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         :meth:`_entry_record` (which heals what it finds).
         """
         record_keys = [self._record_key_of_entry(k) for k in index_keys]
-        get_many = getattr(self.driver, "get_many", None)
-        stored: list[StoredObject | None] = []
-        if get_many is not None:
-            stored.extend(cast(list[StoredObject | None], await get_many(record_keys)))
-        else:  # one batch in flight at once: drivers that pipeline or batch (Redis, fsspec) send it together
-            stored.extend(await asyncio.gather(*(self.driver.get(k) for k in record_keys)))
+        stored = await self._get_many(record_keys)
         checkpoints: list[WorkflowCheckpoint | None] = []
         for index_key, record_key, item in zip(index_keys, record_keys, stored, strict=True):
             if item is not None:
@@ -858,6 +853,14 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
                     continue
             checkpoints.append(await self._entry_record(index_key))
         return checkpoints
+
+    async def _get_many(self, keys: list[str]) -> list[StoredObject | None]:
+        """``get`` of each key, in order: the driver's ``get_many`` if it offers one, else the gets concurrently."""
+        get_many = getattr(self.driver, "get_many", None)
+        if get_many is not None:
+            return list(cast(list[StoredObject | None], await get_many(keys)))
+        # One batch in flight at once: drivers that pipeline or batch (Redis, fsspec) send it together.
+        return list(await asyncio.gather(*(self.driver.get(k) for k in keys)))
 
     @store_operation("checkpoints", "list_checkpoints")
     async def list_checkpoints(self, *, workflow_name: str) -> list[WorkflowCheckpoint]:
@@ -889,24 +892,24 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
 
         Walks the records, not the index: a record whose save was stopped before it wrote its
         index entry (an orphan, never listed) is removed too once it expires. Corrupt records
-        are left for inspection.
+        are left for inspection. Costs one listing of the namespace's records, their reads in
+        batches (``get_many`` where the driver has it) and a removal per expired checkpoint.
         """
+        # One listing, then the records in batches: a listing resumed page by page after each batch
+        # of removals costs a whole listing per page on a server that lists out of byte order.
+        record_keys = await self._entries(f"{self._root}records/")
         removed = 0
-        after: str | None = None
-        prefix = f"{self._root}records/"
-        while True:
-            page = await self.driver.list(prefix, delimiter=None, after=after, limit=_PAGE)
-            for record_key in page.keys:
-                stored = await self.driver.get(record_key)
+        for start in range(0, len(record_keys), _BATCH):
+            batch = record_keys[start : start + _BATCH]
+            expired: list[tuple[str, str, str]] = []  # (record key, version, index key)
+            for record_key, stored in zip(batch, await self._get_many(batch), strict=True):
                 found = None if stored is None else self._peek(stored.data, record_key)
-                if stored is None or found is None or not self._expired(found[1]):
-                    continue
-                if await self._remove(record_key, stored.version, found[0]):
-                    removed += 1
-            entries = [*page.keys, *page.prefixes]
-            if len(entries) < _PAGE:
-                return removed
-            after = max(entries)
+                if stored is not None and found is not None and self._expired(found[1]):
+                    expired.append((record_key, stored.version, found[0]))
+            for first in range(0, len(expired), _PARALLEL):
+                done = await asyncio.gather(*(self._remove(*item) for item in expired[first : first + _PARALLEL]))
+                removed += sum(done)
+        return removed
 
     @store_operation("checkpoints", "upgrade_index")
     async def upgrade_index(self, *, dry_run: bool = False) -> int:

@@ -436,6 +436,7 @@ class RedisConnection:
         self.log_purge = Script(send, _scripts.LOG_PURGE)
         self.object_put = Script(send, _scripts.OBJECT_PUT)
         self.object_delete = Script(send, _scripts.OBJECT_DELETE)
+        self.object_get_many = Script(send, _scripts.OBJECT_GET_MANY)
         self.object_list = Script(send, _scripts.OBJECT_LIST)
         self.object_find = Script(send, _scripts.OBJECT_FIND)
         self.object_match = Script(send, _scripts.OBJECT_MATCH)

@@ -29,6 +29,8 @@ __all__ = ["RedisLogDriver", "RedisObjectDriver", "lex_range", "listing_bounds",
 
 # Candidates a search tests in one script: one command of a bounded size, however many match.
 _MATCH_BATCH: Final = 256
+#: Objects one ``get_many`` script reads at most (one shard's keys; more go in further scripts).
+_GET_MANY: Final = 512
 
 
 def prefix_upper_bound(prefix: str) -> bytes | None:
@@ -244,8 +246,8 @@ class RedisLogDriver:
 class RedisObjectDriver:
     """A :class:`~agent_stores.core.ObjectDriver` in Redis hashes (data and version), indexed per shard.
 
-    ``get`` is one ``HMGET``, ``head`` one ``HGET``; ``put`` and ``delete`` one script each
-    (the condition, the write and the index update together). A version is a random token
+    ``get`` is one ``HMGET``, ``head`` one ``HGET``, ``get_many`` one script per shard; ``put``
+    and ``delete`` one script each (the condition, the write and the index update together). A version is a random token
     drawn for every put, so a version never comes back after a delete and a new write.
     ``list`` runs one script per shard concurrently, each folding its keys at the delimiter
     and returning its first ``limit`` entries; the smallest ``limit`` of their union are
@@ -269,6 +271,32 @@ class RedisObjectDriver:
         if data is None or version is None:
             return None
         return StoredObject(as_bytes(data), as_str(version))
+
+    async def get_many(self, keys: Sequence[str]) -> list[StoredObject | None]:
+        """Return :meth:`get` of every key, in order: one script per shard holding some of them (up to 512 keys each).
+
+        The shards' scripts go out together (one pipeline; on a cluster, each node its own), so
+        a listing's thousands of reads cost a few round trips, not a command each.
+        """
+        c = self.connection
+        hashes: list[str] = []
+        shards: dict[str, list[int]] = {}
+        for position, key in enumerate(keys):
+            object_key, index = c.object_keys(key)
+            hashes.append(object_key)
+            shards.setdefault(index, []).append(position)
+        chunks = [p[start : start + _GET_MANY] for p in shards.values() for start in range(0, len(p), _GET_MANY)]
+        replies = await asyncio.gather(
+            *(c.run("get", c.object_get_many([hashes[i] for i in chunk], [])) for chunk in chunks)
+        )
+        found: list[StoredObject | None] = [None] * len(keys)
+        for chunk, reply in zip(chunks, replies, strict=True):
+            flat = cast(list[Any], reply)
+            for n, position in enumerate(chunk):
+                data, version = flat[2 * n], flat[2 * n + 1]
+                if data is not None and version is not None:
+                    found[position] = StoredObject(as_bytes(data), as_str(version))
+        return found
 
     async def head(self, key: str) -> str | None:
         """Return the object's version, or ``None`` when absent."""

@@ -248,6 +248,18 @@ redis.call('ZADD', KEYS[2], 0, ARGV[5])
 return 1
 """
 
+#: KEYS: objects (hashes) of one shard. ARGV: none. Returns {data1, version1, data2, ...}, nil
+#: for an absent object's fields (``HMGET`` of each, in KEYS order).
+OBJECT_GET_MANY: Final = """
+local out = {}
+for i, key in ipairs(KEYS) do
+  local fields = redis.call('HMGET', key, 'd', 'v')
+  out[2 * i - 1] = fields[1]
+  out[2 * i] = fields[2]
+end
+return out
+"""
+
 #: KEYS: object, index. ARGV: object key, expected version ('' = any).
 #: Returns 1 deleted, 0 absent, -1 not at the expected version.
 OBJECT_DELETE: Final = """

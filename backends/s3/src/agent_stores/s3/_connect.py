@@ -20,6 +20,7 @@ from agent_stores.core import MUST_EXIST, ConnectedStore, Connector, redact_url
 from agent_stores.core.urls import check_user_part, parse_bool
 
 from ._driver import S3ObjectDriver, check_key
+from ._listing import skim_listings
 
 if TYPE_CHECKING:
     from types_boto3_s3.client import S3Client
@@ -206,7 +207,8 @@ def client_factory(location: S3Location, session: boto3.Session | None = None) -
     """Return a callable making the S3 client ``location`` describes (from ``session`` or the standard chain).
 
     Clients made from the standard chain share one ``boto3.Session`` per profile per process
-    (credentials are resolved once, and refreshed by botocore when they are temporary).
+    (credentials are resolved once, and refreshed by botocore when they are temporary). The
+    client's listings carry their keys as a plain list (see :func:`skim_listings`).
     """
 
     def make() -> S3Client:
@@ -219,8 +221,10 @@ def client_factory(location: S3Location, session: boto3.Session | None = None) -
             # The stubs type every service's overload; only S3's is installed, so go through Any.
             make_client: Any = getattr(source, "client")  # noqa: B009
             config = client_config(location)
-            client = make_client("s3", endpoint_url=location.endpoint_url, config=config, verify=location.ca_bundle)
-            return cast("S3Client", client)
+            made = make_client("s3", endpoint_url=location.endpoint_url, config=config, verify=location.ca_bundle)
+            client = cast("S3Client", made)
+        skim_listings(client)  # ours alone: listings hand over keys, not one parsed dict per object
+        return client
 
     return make
 

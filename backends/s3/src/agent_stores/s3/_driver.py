@@ -12,9 +12,9 @@ import asyncio
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 from urllib.parse import urlsplit
 
 from botocore.exceptions import ClientError
@@ -22,6 +22,7 @@ from botocore.exceptions import ClientError
 from agent_stores.core import Listing, StoreConflictError, StoredObject, StoreUnavailableError
 
 from ._errors import error_code, is_conflict, is_missing, translate
+from ._listing import LISTED_KEYS
 
 if TYPE_CHECKING:
     from types_boto3_s3.client import S3Client
@@ -243,22 +244,28 @@ class S3ObjectDriver:
         """Return the object's bytes and ETag, or ``None`` when absent (one GET)."""
         check_key(key, path_keys=self.path_keys)
         bucket = self.bucket
-
-        def call(client: S3Client) -> StoredObject | None:
-            try:
-                answer = client.get_object(Bucket=bucket, Key=key)
-            except ClientError as err:
-                if is_missing(err):
-                    return None
-                raise
-            with answer["Body"] as body:
-                return StoredObject(body.read(), answer["ETag"])
-
-        return await self._run(call, key=key)
+        return await self._run(lambda client: _get(client, bucket, key), key=key)
 
     async def get_many(self, keys: Sequence[str]) -> list[StoredObject | None]:
-        """Return :meth:`get` of every key, in order, the GETs in flight in parallel."""
-        return list(await asyncio.gather(*(self.get(k) for k in keys)))
+        """Return :meth:`get` of every key, in order: the GETs spread over the worker threads, one hop each.
+
+        Each thread GETs its share one after another, so ``max_concurrency`` requests are in
+        flight and the event loop wakes once per thread, not once per key.
+        """
+        wanted = [check_key(key, path_keys=self.path_keys) for key in keys]
+        if len(wanted) <= 1:
+            return [await self.get(key) for key in wanted]
+        bucket = self.bucket
+        shares = min(self.max_concurrency, len(wanted))
+
+        def call(share: int) -> Callable[[S3Client], list[StoredObject | None]]:
+            return lambda client: [_get(client, bucket, key) for key in wanted[share::shares]]
+
+        answers = await asyncio.gather(*(self._run(call(share)) for share in range(shares)))
+        found: list[StoredObject | None] = [None] * len(wanted)
+        for share, answer in enumerate(answers):
+            found[share::shares] = answer
+        return found
 
     async def head(self, key: str) -> str | None:
         """Return the object's ETag, or ``None`` when absent (one HEAD)."""
@@ -404,7 +411,11 @@ class S3ObjectDriver:
                 else:
                     wanted = _PAGE
                 answer = client.list_objects_v2(**request, MaxKeys=wanted)
-                page = [(o["Key"], False) for o in answer.get("Contents", ()) if "Key" in o]
+                skimmed: list[str] | None = cast(Mapping[str, Any], answer).get(LISTED_KEYS)
+                if skimmed is not None:  # a client we made: its keys, without a dict per object
+                    page = [(k, False) for k in skimmed]
+                else:
+                    page = [(o["Key"], False) for o in answer.get("Contents", ()) if "Key" in o]
                 page += [(p["Prefix"], True) for p in answer.get("CommonPrefixes", ()) if "Prefix" in p]
                 token = answer.get("NextContinuationToken")
                 if trust_first_page:
@@ -441,6 +452,18 @@ class S3ObjectDriver:
 
     def __repr__(self) -> str:
         return f"S3ObjectDriver(bucket={self.bucket!r})"
+
+
+def _get(client: S3Client, bucket: str, key: str) -> StoredObject | None:
+    """One GET: the object's bytes and ETag, or ``None`` when absent."""
+    try:
+        answer = client.get_object(Bucket=bucket, Key=key)
+    except ClientError as err:
+        if is_missing(err):
+            return None
+        raise
+    with answer["Body"] as body:
+        return StoredObject(body.read(), answer["ETag"])
 
 
 def _head(client: S3Client, bucket: str, key: str) -> str | None:
