@@ -382,6 +382,18 @@ def test_a_remembered_record_is_one_object_for_the_garbage_collector() -> None:
     inside = [part for entry in kept for part in gc.get_referents(entry)]
     assert inside, "an entry holds what rebuilds its message"
     assert [type(part).__name__ for part in inside if gc.is_tracked(part)] == []
+    # and after one young collection no part of an entry is tracked at all: the collector skips them
+    fresh = [codec.encode_message(Message("user", [f"asked at step {n}"])) for n in range(3)] + [
+        codec.encode_message(
+            Message(
+                "assistant", [Content.from_function_call(f"c{n}", "forecast", arguments={"city": "Oslo", "days": n})]
+            )
+        )
+        for n in range(3)
+    ]
+    codec.decode_messages(fresh, cache=cache)
+    gc.collect(0)
+    assert [gc.is_tracked(cache.entries.peek(r)) for r in fresh] == [False] * len(fresh)
     # and what they rebuild is still the framework's message
     assert [m.to_dict() for m in codec.decode_messages(records, cache=cache)] == [
         Message.from_dict(json_loads(r)).to_dict() for r in records

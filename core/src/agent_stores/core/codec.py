@@ -20,7 +20,7 @@ from agent_framework import Message
 from ._framework import filter_new_messages, get_message_identity, json_dumps, json_loads
 from .cache import BoundedCache
 from .errors import CorruptRecordError
-from .fastcodec import Prototype, fast_decode, fast_to_dict, from_prototype, prototype
+from .fastcodec import Prototype, fast_decode, fast_to_dict, from_prototype, prototype, prototype_parts
 
 __all__ = [
     "CODEC_VERSION",
@@ -180,7 +180,7 @@ _LOOKUP_WINDOW = 32768
 
 
 def _entry_cost(record: bytes | str, parts: Prototype) -> int:
-    return 2 * len(record) + _ENTRY_COST + _PART_COST * ((len(parts) - 3) // 2)
+    return 2 * len(record) + _ENTRY_COST + _PART_COST * prototype_parts(parts)
 
 
 def validate_cache_bytes(cache_bytes: int | str | None) -> int:
