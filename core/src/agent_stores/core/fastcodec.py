@@ -451,16 +451,20 @@ def from_prototype(parts: Prototype) -> Message:
     return _message(parts[0], _thaw_contents(parts, 3), parts[1], parts[2])
 
 
-def prototype_parts(parts: Prototype) -> int:
-    """How many Contents (nested ones not counted) a prototype rebuilds."""
-    count = 0
+def prototype_parts(parts: Prototype) -> tuple[int, int]:
+    """How many plain text Contents and how many other Contents (nested ones not counted) a prototype rebuilds."""
+    texts = others = 0
     index = 3
     end = len(parts)
     while index < end:
         segment = parts[index]
-        index += 1 if type(segment) is str else segment + parts[index + segment + 1] + 2
-        count += 1
-    return count
+        if type(segment) is str:
+            texts += 1
+            index += 1
+        else:
+            others += 1
+            index += segment + parts[index + segment + 1] + 2
+    return texts, others
 
 
 # -- is the installed framework the one this path reproduces? -------------------------------------
