@@ -16,6 +16,7 @@ otherwise gets its own path everywhere.
 
 from __future__ import annotations
 
+import gc
 import inspect
 import operator
 from collections.abc import Callable
@@ -150,27 +151,51 @@ def _content(content: Content) -> dict[str, Any]:
     return result
 
 
+_MESSAGE_VALUES: Callable[[Message], tuple[Any, ...]] = operator.attrgetter(*_MESSAGE_KEYS)  # pyright: ignore[reportUnknownVariableType]
+_MESSAGE_ITEMS: Callable[[dict[str, Any]], tuple[Any, ...]] = operator.itemgetter(*_MESSAGE_KEYS)  # pyright: ignore[reportUnknownVariableType]
+
+
+def _message_values(message: Message) -> tuple[Any, ...] | None:
+    """The values of the message's six attributes, or ``None`` when it holds others besides.
+
+    A ``Message`` built by ``Message.__init__`` keeps its attributes in the object itself, with
+    no dict: reading ``__dict__`` would build one and attach it for the message's lifetime (one
+    more object for the collector per saved message). The collector's own view of the object
+    (its referents: each attribute value held, then its type) tells whether it holds exactly the
+    six, without building anything; a message that already has its dict is read through it.
+    """
+    held = gc.get_referents(message)
+    if len(held) == len(_MESSAGE_KEYS) + 1 and held[-1] is Message:
+        try:
+            values = _MESSAGE_VALUES(message)
+        except AttributeError:
+            return None
+        return values if all(map(operator.is_, values, held)) else None
+    attrs = message.__dict__
+    return _MESSAGE_ITEMS(attrs) if tuple(attrs) == _MESSAGE_KEYS else None
+
+
 def fast_to_dict(message: Message) -> dict[str, Any] | None:
     """Return ``message.to_dict()``, or ``None`` when the message needs the framework's path."""
     if not _enabled or type(message) is not Message:
         return None
-    attrs = message.__dict__
-    if tuple(attrs) != _MESSAGE_KEYS or attrs["additional_properties"] != {} or type(attrs["role"]) is not str:
+    values = _message_values(message)
+    if values is None:
         return None
-    author_name = attrs["author_name"]
-    message_id = attrs["message_id"]
+    role, contents, author_name, message_id, properties, _ = values
+    if properties != {} or type(role) is not str:
+        return None
     if (author_name is not None and type(author_name) is not str) or (
         message_id is not None and type(message_id) is not str
     ):
         return None
-    contents = attrs["contents"]
     if type(contents) is not list or any(type(c) is not Content for c in cast(list[Any], contents)):
         return None
     try:
         encoded = [_content(c) for c in cast(list[Content], contents)]
     except _NotFast:
         return None
-    result: dict[str, Any] = {"type": "message", "role": attrs["role"], "contents": encoded}
+    result: dict[str, Any] = {"type": "message", "role": role, "contents": encoded}
     if author_name is not None:
         result["author_name"] = author_name
     if message_id is not None:
