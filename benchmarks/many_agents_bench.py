@@ -501,6 +501,8 @@ class Config:
     idle: tuple[int, int] | None = (50, 150)
     #: The young generation's collection threshold (``gc.set_threshold``) for the run; None: Python's default.
     gc_threshold: int | None = None
+    #: Only the stores whose name contains one of these (ours always runs: the ratios' reference); empty: all.
+    stores: tuple[str, ...] = ()
 
 
 def _missing(store: Store) -> str | None:
@@ -661,8 +663,13 @@ async def idle_session_bytes(store: Store, url: str, config: Config) -> float:
     return (traced[many] - traced[few]) / (many - few)
 
 
-def _factories(backend: str) -> list[type[Store]]:
-    return [factory for factory in STORES if factory.backend == backend]
+def _factories(backend: str, stores: Sequence[str] = ()) -> list[type[Store]]:
+    return [
+        factory
+        for factory in STORES
+        if factory.backend == backend
+        and (not stores or factory is OURS[backend] or any(s in factory.name for s in stores))
+    ]
 
 
 async def run(config: Config) -> dict[str, Any]:
@@ -681,7 +688,7 @@ async def run(config: Config) -> dict[str, Any]:
             continue
         try:
             servers[backend] = description
-            factories = [f for f in _factories(backend) if not _note_missing(f(), missing)]
+            factories = [f for f in _factories(backend, config.stores) if not _note_missing(f(), missing)]
             for rep in range(config.reps):
                 for agents in config.agents:
                     shift = rep % len(factories)
@@ -700,7 +707,7 @@ async def run(config: Config) -> dict[str, Any]:
             server.__exit__(None, None, None)
     rows: list[dict[str, Any]] = []
     for backend in config.backends:
-        for factory in _factories(backend):
+        for factory in _factories(backend, config.stores):
             name = factory.name
             for agents in config.agents:
                 if name in missing:
@@ -744,6 +751,7 @@ async def run(config: Config) -> dict[str, Any]:
             "backends": list(config.backends),
             "idle": list(config.idle) if config.idle else None,
             "gc_threshold": config.gc_threshold,
+            "stores": list(config.stores),
         },
         "rows": rows,
     }
@@ -863,6 +871,11 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
         type=int,
         help="young-generation collection threshold for the run, every store alike (default: Python's, 700)",
     )
+    parser.add_argument(
+        "--stores",
+        default="",
+        help="run only the stores whose name contains one of these, comma-separated (ours always runs; default all)",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results directory (default {DEFAULT_OUT})")
     args = parser.parse_args(argv)
     agents = tuple(int(a) for a in str(args.agents).split(",") if a)
@@ -882,6 +895,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
         backends=backends,
         idle=_idle_counts(parser, str(args.idle)),
         gc_threshold=args.gc_threshold,
+        stores=tuple(s for s in str(args.stores).split(",") if s),
     )
 
 

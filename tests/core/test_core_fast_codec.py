@@ -279,6 +279,31 @@ def test_anything_else_takes_the_framework_path() -> None:
         assert fastcodec.fast_decode(message.to_dict()) is None
 
 
+def test_a_saved_message_is_not_given_an_attribute_dict() -> None:
+    """Encoding reads a framework-built message as it is: no ``__dict__`` attached for its lifetime."""
+    message = Message("user", ["what is the weather in Oslo?"], author_name="ada", message_id="m1")
+    before = [type(part) for part in gc.get_referents(message)]
+    assert len(before) == 7  # its six values, held in the object, and its type: no attribute dict
+    record = codec.encode_message(message)
+    assert [type(part) for part in gc.get_referents(message)] == before
+    assert record == json_dumps(
+        Message("user", ["what is the weather in Oslo?"], author_name="ada", message_id="m1").to_dict()
+    )
+
+
+def test_a_message_with_attributes_of_its_own_is_written_as_the_framework_writes_it() -> None:
+    """An attribute the framework does not define is in ``to_dict()``: the fast path must not drop it."""
+    message = Message("user", ["x"])
+    message.note = "kept"  # pyright: ignore[reportAttributeAccessIssue]
+    assert fastcodec.fast_to_dict(message) is None
+    assert json_loads(codec.encode_message(message))["note"] == "kept"
+    removed = Message("user", ["x"])
+    del removed.author_name
+    assert fastcodec.fast_to_dict(removed) is None
+    materialised = Message("user", ["x"], message_id="m2")
+    assert materialised.__dict__ and fastcodec.fast_to_dict(materialised) == materialised.to_dict()
+
+
 def _mutable_parts(value: Any, found: dict[int, Any] | None = None) -> dict[int, Any]:
     """Every mutable object reachable from ``value`` (messages, contents, lists, dicts), by id."""
     found = {} if found is None else found
@@ -382,6 +407,18 @@ def test_a_remembered_record_is_one_object_for_the_garbage_collector() -> None:
     inside = [part for entry in kept for part in gc.get_referents(entry)]
     assert inside, "an entry holds what rebuilds its message"
     assert [type(part).__name__ for part in inside if gc.is_tracked(part)] == []
+    # and after one young collection no part of an entry is tracked at all: the collector skips them
+    fresh = [codec.encode_message(Message("user", [f"asked at step {n}"])) for n in range(3)] + [
+        codec.encode_message(
+            Message(
+                "assistant", [Content.from_function_call(f"c{n}", "forecast", arguments={"city": "Oslo", "days": n})]
+            )
+        )
+        for n in range(3)
+    ]
+    codec.decode_messages(fresh, cache=cache)
+    gc.collect(0)
+    assert [gc.is_tracked(cache.entries.peek(r)) for r in fresh] == [False] * len(fresh)
     # and what they rebuild is still the framework's message
     assert [m.to_dict() for m in codec.decode_messages(records, cache=cache)] == [
         Message.from_dict(json_loads(r)).to_dict() for r in records

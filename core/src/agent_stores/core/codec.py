@@ -20,7 +20,7 @@ from agent_framework import Message
 from ._framework import filter_new_messages, get_message_identity, json_dumps, json_loads
 from .cache import BoundedCache
 from .errors import CorruptRecordError
-from .fastcodec import Prototype, fast_decode, fast_to_dict, from_prototype, prototype
+from .fastcodec import Prototype, fast_decode, fast_to_dict, from_prototype, prototype, prototype_parts
 
 __all__ = [
     "CODEC_VERSION",
@@ -164,10 +164,12 @@ def _decode_one(record: bytes | str, where: str) -> Message:
 DEFAULT_CACHE_BYTES = 16 << 20
 
 # What an entry costs besides its record, measured with tracemalloc over chat, tool and many-part
-# messages (docs/performance.md): about 600 bytes, 450 more for each content part, and up to the
-# record's length again for the JSON values a part keeps frozen (function arguments, results).
-_ENTRY_COST = 512
-_PART_COST = 448
+# messages (docs/performance.md): about 200 bytes, up to 300 more for each content part other
+# than plain text (a plain text part is its text, a few bytes besides), and up to the record's
+# length again for the text and the JSON values a part keeps frozen (function arguments, results).
+_ENTRY_COST = 256
+_PART_COST = 320
+_TEXT_PART_COST = 16
 # Records longer than this are never kept.
 _RECORD_LIMIT = 64 << 10
 # Admission: while recent lookups missed more often than they hit, by more than
@@ -180,7 +182,8 @@ _LOOKUP_WINDOW = 32768
 
 
 def _entry_cost(record: bytes | str, parts: Prototype) -> int:
-    return 2 * len(record) + _ENTRY_COST + _PART_COST * ((len(parts) - 3) // 2)
+    texts, others = prototype_parts(parts)
+    return 2 * len(record) + _ENTRY_COST + _PART_COST * others + _TEXT_PART_COST * texts
 
 
 def validate_cache_bytes(cache_bytes: int | str | None) -> int:
@@ -201,9 +204,10 @@ class DecodeCache:
     """Recently decoded records, and what rebuilds their messages without parsing them again.
 
     A rebuilt message shares nothing mutable with any other. Each entry is charged what it
-    holds (measured: twice its record's length, plus about 450 bytes per content part and 512
-    per entry) against ``max_bytes``, so the cache's real size stays within it; records over
-    64 KiB are never kept, and the oldest entries go first. ``max_bytes=0`` keeps nothing. Owned by whoever made it
+    holds (measured: twice its record's length, plus 256 bytes per entry, 320 per content part
+    other than plain text and 16 per plain text part) against ``max_bytes``, so the cache's real
+    size stays within it; records over 64 KiB are never kept, and the oldest entries go first.
+    ``max_bytes=0`` keeps nothing. Owned by whoever made it
     (a history provider, or a backend for every provider it hands out); safe within one event
     loop, and from several threads a lost race costs at most a decode.
 

@@ -16,6 +16,7 @@ otherwise gets its own path everywhere.
 
 from __future__ import annotations
 
+import gc
 import inspect
 import operator
 from collections.abc import Callable
@@ -150,27 +151,51 @@ def _content(content: Content) -> dict[str, Any]:
     return result
 
 
+_MESSAGE_VALUES: Callable[[Message], tuple[Any, ...]] = operator.attrgetter(*_MESSAGE_KEYS)  # pyright: ignore[reportUnknownVariableType]
+_MESSAGE_ITEMS: Callable[[dict[str, Any]], tuple[Any, ...]] = operator.itemgetter(*_MESSAGE_KEYS)  # pyright: ignore[reportUnknownVariableType]
+
+
+def _message_values(message: Message) -> tuple[Any, ...] | None:
+    """The values of the message's six attributes, or ``None`` when it holds others besides.
+
+    A ``Message`` built by ``Message.__init__`` keeps its attributes in the object itself, with
+    no dict: reading ``__dict__`` would build one and attach it for the message's lifetime (one
+    more object for the collector per saved message). The collector's own view of the object
+    (its referents: each attribute value held, then its type) tells whether it holds exactly the
+    six, without building anything; a message that already has its dict is read through it.
+    """
+    held = gc.get_referents(message)
+    if len(held) == len(_MESSAGE_KEYS) + 1 and held[-1] is Message:
+        try:
+            values = _MESSAGE_VALUES(message)
+        except AttributeError:
+            return None
+        return values if all(map(operator.is_, values, held)) else None
+    attrs = message.__dict__
+    return _MESSAGE_ITEMS(attrs) if tuple(attrs) == _MESSAGE_KEYS else None
+
+
 def fast_to_dict(message: Message) -> dict[str, Any] | None:
     """Return ``message.to_dict()``, or ``None`` when the message needs the framework's path."""
     if not _enabled or type(message) is not Message:
         return None
-    attrs = message.__dict__
-    if tuple(attrs) != _MESSAGE_KEYS or attrs["additional_properties"] != {} or type(attrs["role"]) is not str:
+    values = _message_values(message)
+    if values is None:
         return None
-    author_name = attrs["author_name"]
-    message_id = attrs["message_id"]
+    role, contents, author_name, message_id, properties, _ = values
+    if properties != {} or type(role) is not str:
+        return None
     if (author_name is not None and type(author_name) is not str) or (
         message_id is not None and type(message_id) is not str
     ):
         return None
-    contents = attrs["contents"]
     if type(contents) is not list or any(type(c) is not Content for c in cast(list[Any], contents)):
         return None
     try:
         encoded = [_content(c) for c in cast(list[Content], contents)]
     except _NotFast:
         return None
-    result: dict[str, Any] = {"type": "message", "role": attrs["role"], "contents": encoded}
+    result: dict[str, Any] = {"type": "message", "role": role, "contents": encoded}
     if author_name is not None:
         result["author_name"] = author_name
     if message_id is not None:
@@ -313,22 +338,26 @@ def _message(role: str, contents: list[Content], author_name: str | None, messag
 # -- repeated records --------------------------------------------------------------------------
 
 
-# A remembered message is kept in a form the garbage collector hardly has to walk: a flat tuple
-# (role, author name, message id, then two dicts per Content) whose dicts hold only strings,
-# numbers, booleans, None and bytes, which Python never tracks: the tuple is the one object of
-# the entry a full collection visits (a dozen were before). Per Content,
-# ``kept`` holds its immutable attributes that are not None in the template (the template
-# restores the rest, in the framework's order) and ``mutable`` its dicts and lists as msgspec
-# JSON, decoded anew for every rebuild: they were decoded from a record by msgspec, which
-# admits no NaN or infinity, so the round trip is exact. A Content inside a Content (a result's
-# items, an approval's call) is kept the same way, in a tuple (its dict is then tracked).
+# A remembered message is kept in a form the garbage collector does not walk at all: one flat
+# tuple of strings, numbers, booleans, None and bytes, which Python stops tracking at the first
+# collection it survives. (A tuple holding a dict stays tracked, however plain the dict, and
+# each level of nested tuples takes one more collection, so thousands of remembered messages
+# would otherwise be walked by every full collection.) The tuple holds the role, author name
+# and message id, then one segment per Content: a plain text Content (its text and nothing
+# else) is its text, a string; any other Content is ``2 * k`` and the names and values of its
+# ``k`` immutable attributes that are not None in the template (the template restores the rest,
+# in the framework's order), then ``2 * m`` and the names and values of its ``m`` dicts and
+# lists as msgspec JSON, decoded anew for every rebuild (they were decoded from a record by
+# msgspec, which admits no NaN or infinity, so the round trip is exact). A Content inside a
+# Content (a result's items, an approval's call) is a nested tuple: whether it was a list,
+# then one segment per Content.
 _IMMUTABLE = frozenset((str, int, float, bool, type(None)))
 _NONE_IN_TEMPLATE = frozenset(k for k, v in _CONTENT_TEMPLATE.items() if v is None)
 _JSON_ENCODE = msgspec.json.Encoder().encode
 _JSON_DECODE = msgspec.json.Decoder().decode
 _EMPTY_DICT_JSON = b"{}"
 
-#: What rebuilds a decoded message: role, author name, message id, then ``kept`` and ``mutable`` per Content.
+#: What rebuilds a decoded message: role, author name, message id, then one segment per Content.
 Prototype = tuple[Any, ...]
 
 
@@ -336,24 +365,39 @@ def _freeze_content(content: Content, into: list[Any]) -> None:
     items = content.__dict__
     if not _enabled or tuple(items) != _CONTENT_KEYS:
         raise _NotFast  # not a Content as fast_decode builds them: not remembered
-    kept: dict[str, Any] = {}
-    mutable: dict[str, bytes | tuple[Any, ...]] = {}
+    text = items["text"]
+    if (
+        type(text) is str
+        and items["type"] == "text"
+        and items["informational_only"] is False
+        and items["annotations"] is None
+        and items["raw_representation"] is None
+        and type(items["additional_properties"]) is dict
+        and not items["additional_properties"]
+        and _FIELDS_OF(items).count(None) == _NONE_IN_PLAIN_TEXT
+    ):
+        into.append(text)  # text and nothing else
+        return
+    kept: list[Any] = []
+    mutable: list[Any] = []
     for key, value in items.items():
         kind: type[Any] = type(value)  # pyright: ignore[reportUnknownVariableType]
         if kind in _IMMUTABLE:
             if value is not None or key not in _NONE_IN_TEMPLATE:
-                kept[key] = value
+                kept += (key, value)
         elif kind is dict and not value:
-            mutable[key] = _EMPTY_DICT_JSON
+            mutable += (key, _EMPTY_DICT_JSON)
         else:
-            mutable[key] = _freeze_value(value)
-    into.append(kept)
-    into.append(mutable)
+            mutable += (key, _freeze_value(value))
+    into.append(len(kept))
+    into += kept
+    into.append(len(mutable))
+    into += mutable
 
 
 def _freeze_value(value: Any) -> bytes | tuple[Any, ...]:
     # JSON for a list or dict of JSON values; for a Content or a list of them (a call inside an
-    # approval, a result's items) a tuple: whether it was a list, then kept and mutable per Content.
+    # approval, a result's items) a tuple: whether it was a list, then one segment per Content.
     if type(value) is Content:
         nested: list[Any] = [False]
         _freeze_content(value, nested)
@@ -369,20 +413,36 @@ def _freeze_value(value: Any) -> bytes | tuple[Any, ...]:
         raise _NotFast from None  # a value of another type, or a Content among other values
 
 
-def _thaw_content(kept: dict[str, Any], mutable: dict[str, bytes | tuple[Any, ...]]) -> Content:
-    content = _new(Content)
-    attrs = content.__dict__
-    attrs.update(_CONTENT_TEMPLATE)
-    attrs.update(kept)
-    for key, frozen in mutable.items():
-        if frozen is _EMPTY_DICT_JSON:
-            attrs[key] = {}
-        elif isinstance(frozen, bytes):
-            attrs[key] = _JSON_DECODE(frozen)
+def _thaw_contents(segments: tuple[Any, ...], index: int) -> list[Content]:
+    # The Contents whose segments start at ``index`` and run to the end of ``segments``.
+    contents: list[Content] = []
+    end = len(segments)
+    while index < end:
+        content = _new(Content)
+        attrs = content.__dict__
+        attrs.update(_CONTENT_TEMPLATE)
+        segment = segments[index]
+        if type(segment) is str:
+            attrs["text"] = segment
+            attrs["additional_properties"] = {}
+            index += 1
         else:
-            contents = [_thaw_content(frozen[i], frozen[i + 1]) for i in range(1, len(frozen), 2)]
-            attrs[key] = contents if frozen[0] else contents[0]
-    return content
+            index += 1
+            stop = index + segment
+            attrs.update(zip(segments[index:stop:2], segments[index + 1 : stop : 2], strict=True))
+            stop += segments[stop] + 1
+            for at in range(index + segment + 1, stop, 2):
+                frozen = segments[at + 1]
+                if frozen is _EMPTY_DICT_JSON:
+                    attrs[segments[at]] = {}
+                elif type(frozen) is bytes:
+                    attrs[segments[at]] = _JSON_DECODE(frozen)
+                else:
+                    nested = _thaw_contents(frozen, 1)
+                    attrs[segments[at]] = nested if frozen[0] else nested[0]
+            index = stop
+        contents.append(content)
+    return contents
 
 
 def prototype(message: Message) -> Prototype | None:
@@ -390,9 +450,10 @@ def prototype(message: Message) -> Prototype | None:
 
     The prototype holds no list, dict or ``Content`` of the message, so a message
     :func:`from_prototype` builds shares nothing mutable with ``message`` or with any other
-    message built from the same prototype. A value other than JSON's and ``Content``, or a
-    ``Content`` with other attributes than :func:`fast_decode` builds, gives ``None``: such a
-    message is decoded every time.
+    message built from the same prototype; and, once a collection has seen it, nothing the
+    garbage collector tracks. A value other than JSON's and ``Content``, or a ``Content`` with
+    other attributes than :func:`fast_decode` builds, gives ``None``: such a message is
+    decoded every time.
     """
     parts: list[Any] = [message.role, message.author_name, message.message_id]
     try:
@@ -405,8 +466,30 @@ def prototype(message: Message) -> Prototype | None:
 
 def from_prototype(parts: Prototype) -> Message:
     """Build a new ``Message`` equal to the one :func:`prototype` was taken from."""
-    contents = [_thaw_content(parts[index], parts[index + 1]) for index in range(3, len(parts), 2)]
-    return _message(parts[0], contents, parts[1], parts[2])
+    if len(parts) == 4 and type(parts[3]) is str:  # the commonest message: one plain text
+        content = _new(Content)
+        attrs = content.__dict__
+        attrs.update(_CONTENT_TEMPLATE)
+        attrs["text"] = parts[3]
+        attrs["additional_properties"] = {}
+        return _message(parts[0], [content], parts[1], parts[2])
+    return _message(parts[0], _thaw_contents(parts, 3), parts[1], parts[2])
+
+
+def prototype_parts(parts: Prototype) -> tuple[int, int]:
+    """How many plain text Contents and how many other Contents (nested ones not counted) a prototype rebuilds."""
+    texts = others = 0
+    index = 3
+    end = len(parts)
+    while index < end:
+        segment = parts[index]
+        if type(segment) is str:
+            texts += 1
+            index += 1
+        else:
+            others += 1
+            index += segment + parts[index + segment + 1] + 2
+    return texts, others
 
 
 # -- is the installed framework the one this path reproduces? -------------------------------------

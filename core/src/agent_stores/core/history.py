@@ -33,7 +33,7 @@ from .compaction import (
     is_compaction_record,
     message_digests_only,
 )
-from .drivers import LogDriver, LogRecord, LogTail
+from .drivers import LogDriver, LogRecord, LogTail, LogVersion
 from .errors import StoreConflictError
 from .foldcache import FoldCache
 from .keys import KeySpace
@@ -286,7 +286,10 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         self.decode_cache = decode_cache if decode_cache is not None else DecodeCache(validate_cache_bytes(cache_bytes))
         self._folds = FoldCache(self.decode_cache.max_bytes)  # compacted views, folded once (see foldcache)
         self.driver = within(driver, self.keys.root)
-        self._tails: BoundedCache[str, LogTail] = BoundedCache(max_entries=_TAIL_SESSIONS)
+        # Each remembered end is a plain tuple of strings and numbers, which the collector stops tracking.
+        self._tails: BoundedCache[str, tuple[int, tuple[str, ...], LogVersion]] = BoundedCache(
+            max_entries=_TAIL_SESSIONS
+        )
         self._turns = _Turns()
         self._unseen = UnseenAppender(self.driver)
         self._adopt(driver, owned=owns_driver)
@@ -429,13 +432,16 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
             count *= 2
 
     def _remembered(self, key: str, wanted: int) -> LogTail | None:
-        tail = self._tails.get(key)
-        if tail is None or len(tail.digests) < min(tail.length, wanted):
+        remembered = self._tails.get(key)
+        if remembered is None:
             return None
-        return tail
+        length, digests, version = remembered
+        if len(digests) < min(length, wanted):
+            return None
+        return LogTail(length, list(digests), version)
 
     def _remember(self, key: str, tail: LogTail) -> None:
-        self._tails.put(key, LogTail(tail.length, message_digests_only(tail.digests)[-_TAIL_KEEP:], tail.version))
+        self._tails.put(key, (tail.length, tuple(message_digests_only(tail.digests)[-_TAIL_KEEP:]), tail.version))
 
     def _decode(self, key: str, payloads: list[bytes]) -> list[Message]:
         return decode_messages(payloads, where=f"history record in {key!r}", cache=self.decode_cache)

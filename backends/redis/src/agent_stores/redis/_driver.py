@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import secrets
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from typing import Any, Final, cast
 
 from agent_stores.core import (
@@ -104,7 +104,7 @@ class RedisLogDriver:
         """Return the log's length, version and the digests of its last ``count`` records."""
         c = self.connection
         reply = await c.run("tail", c.log_tail(c.log_keys(key)[:3], [max(0, count)]))
-        epoch, length, digests = cast(list[Any], reply)
+        epoch, length, digests = cast("list[Any]", reply)
         epoch = as_str(epoch)
         if not epoch:
             return LogTail(0, [], None)
@@ -139,17 +139,17 @@ class RedisLogDriver:
             head, created = [str(expected_version), ttl_ms], []
             epoch = head[0].rpartition(":")[0]  # what the log holds if the script does not conflict
 
-        def append(shard: bool) -> Awaitable[Any]:
-            """The script with the log's keys, and its shard's when ``shard``."""
-            if shard:
-                return c.log_append(keys, [*head, key, *created, *records_args])
-            return c.log_append(keys[:3], [*head, *records_args])
-
-        reply = await c.run("append", append(expected_version is None or ttl is not None))
-        if isinstance(reply, list) and len(cast(list[Any], reply)) > 1:  # a TTL to drop: the shard's keys too
-            reply = await c.run("append", append(True))
+        # The script with the log's keys, and its shard's when it creates the log or sets a TTL
+        # (no closure: nothing more than the call itself stays alive while it is in flight).
+        if expected_version is None or ttl is not None:
+            call = c.log_append(keys, [*head, key, *created, *records_args])
+        else:
+            call = c.log_append(keys[:3], [*head, *records_args])
+        reply = await c.run("append", call)
+        if isinstance(reply, list) and len(cast("list[Any]", reply)) > 1:  # a TTL to drop: the shard's keys too
+            reply = await c.run("append", c.log_append(keys, [*head, key, *created, *records_args]))
         if isinstance(reply, list):
-            current = as_str(cast(list[Any], reply)[0])
+            current = as_str(cast("list[Any]", reply)[0])
             raise StoreConflictError(f"log {key!r} is at version {current!r}, not {expected_version!r}")
         return f"{epoch}:{reply}"
 
@@ -160,7 +160,7 @@ class RedisLogDriver:
         c = self.connection
         start = 0 if last is None else -last
         try:
-            payloads = cast(list[Any], await c.run("read", c.send("LRANGE", c.log_payloads(key), start, -1)))
+            payloads = cast("list[Any]", await c.run("read", c.send("LRANGE", c.log_payloads(key), start, -1)))
         except UnicodeDecodeError as err:  # redis-py closes the connection of a reply it fails to decode
             raise CorruptRecordError(
                 f"log {key!r} holds a record that is not UTF-8, which a client with decode_responses=True "
@@ -267,7 +267,7 @@ class RedisObjectDriver:
     async def get(self, key: str) -> StoredObject | None:
         """Return the object, or ``None`` when absent."""
         c = self.connection
-        data, version = cast(list[Any], await c.run("get", c.send("HMGET", c.object_keys(key)[0], "d", "v")))
+        data, version = cast("list[Any]", await c.run("get", c.send("HMGET", c.object_keys(key)[0], "d", "v")))
         if data is None or version is None:
             return None
         return StoredObject(as_bytes(data), as_str(version))
