@@ -1034,6 +1034,8 @@ def reseal(
         return
     unreadable = report["unreadable"] + report["logs_unreadable"]
     failed = f"; {unreadable} do not open" if unreadable else ""
+    if report["logs_busy"]:
+        failed += f"; {plural(report['logs_busy'], 'history log')} busy with saves or a retention: run it again"
     out.print(
         f"[bold green]ok[/]: {plural(report['sealed'], 'object')} sealed, {report['resealed']} sealed again "
         f"under the current data key, of {report['scanned']} looked at; "

@@ -337,7 +337,9 @@ class SealedStores(Stores):
         Returns:
             ``{"scanned", "sealed", "resealed", "unreadable"}``: objects looked at, plaintext
             ones sealed, ones sealed again under the current key, ones that do not open; and
-            ``{"logs_scanned", "logs_resealed", "logs_unreadable"}``: the same for history logs.
+            ``{"logs_scanned", "logs_resealed", "logs_unreadable", "logs_busy"}``: the same for
+            history logs, and logs left for the next run (saves kept landing, or a retention of
+            the session was under way).
 
         Raises:
             ValueError: Both ``tenant`` and ``namespace`` are given, ``tenant`` is empty,

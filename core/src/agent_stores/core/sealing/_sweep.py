@@ -130,7 +130,9 @@ async def reseal_logs(
     ``ttl``: its expiry starts again as on a save by a history provider with that ``ttl``
     (``None``: it does not expire) — log drivers report no remaining expiry to keep.
     At most ``concurrency`` logs are rewritten at once. A log that does not open (sealed with a
-    destroyed key, or altered) is left as it is and counted as ``logs_unreadable``.
+    destroyed key, or altered) is left as it is and counted as ``logs_unreadable``; one that
+    saves kept changing for every attempt, or that a retention is rewriting, is left for the
+    next run and counted as ``logs_busy``.
 
     ``roots`` says where to look: ``(root, prefix)`` lists the logs under ``prefix`` as seen
     from ``root`` (``("tenants/<segment>/", "")`` for a tenant's logs, which a driver over an
@@ -138,15 +140,15 @@ async def reseal_logs(
     root ``""`` are left to their tenant's entry.
 
     Returns:
-        ``{"logs_scanned": logs looked at, "logs_resealed": logs rewritten, "logs_unreadable": ...}``.
+        ``{"logs_scanned": logs looked at, "logs_resealed": logs rewritten (or a stopped run of
+        theirs finished), "logs_unreadable": logs that do not open, "logs_busy": logs left for
+        the next run}``.
 
     Raises:
-        StoreConflictError: Saves kept landing on a log for every retry, or another rewrite of
-            it is under way.
         SealingKeyError: The key provider cannot unwrap a data key.
         ValueError: ``concurrency`` is below 1.
     """
-    counts = {"logs_scanned": 0, "logs_resealed": 0, "logs_unreadable": 0, _UNCHANGED: 0}
+    counts = {"logs_scanned": 0, "logs_resealed": 0, "logs_unreadable": 0, "logs_busy": 0, _UNCHANGED: 0}
     for root, prefix in roots:
         scoped_raw, scoped = (within(raw, root), sealed.within(root)) if root else (raw, sealed)
 
@@ -180,6 +182,8 @@ async def _reseal_log(
         done = await rewrite_log(sealed, key, log_staging_key(key), session_id, ttl=ttl, plan=keep_every_record)
     except CorruptRecordError:
         return "logs_unreadable"
+    except StoreConflictError:
+        return "logs_busy"  # saves kept landing, or a retention of the session is under way: the next run
     return _UNCHANGED if done is None else "logs_resealed"
 
 
