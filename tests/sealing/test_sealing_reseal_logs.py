@@ -27,6 +27,7 @@ from agent_stores.core.sealing import (
     sealed_key_id,
 )
 from agent_stores.core.sealing._format import digest_key_id
+from agent_stores.testing.history import SimulatedCrash, SuiteCompaction, crash_log_history
 
 pytestmark = pytest.mark.asyncio
 
@@ -211,3 +212,75 @@ async def test_a_whole_store_reseal_reaches_tenants_and_namespaces_once_and_seal
             await provider.save_messages("s", _turns("s", 2))  # stored already: de-duplicated
             assert [m.text for m in await provider.get_messages("s")] == ["s turn 0", "s turn 1"]
         assert (await stores.reseal())["logs_resealed"] == 0
+
+
+class _StagedFirst(_Hooked):
+    """Runs ``before_stage`` once, just before the sweep stages a log (a retention staging it first)."""
+
+    before_stage: Callable[[], Awaitable[None]] | None = None
+
+    async def append(
+        self,
+        key: str,
+        records: Sequence[LogRecord],
+        *,
+        expected_version: LogVersion,
+        session_id: str,
+        ttl: float | None = None,
+    ) -> LogVersion:
+        if "~retaining." in key and self.before_stage is not None:
+            hook, self.before_stage = self.before_stage, None
+            await hook()
+        return await super().append(key, records, expected_version=expected_version, session_id=session_id, ttl=ttl)
+
+
+async def test_a_log_a_retention_is_rewriting_is_left_busy_and_the_next_run_seals_it(tmp_path: Path) -> None:
+    """A retention staged the log first: the sweep leaves it (``logs_busy``) and goes on; the next run seals it."""
+    keyring = Keyring.generate()
+    async with _sealed(tmp_path / "busy.db", keyring) as stores:
+        provider: Any = stores.history_provider()
+        await provider.save_messages("s", _turns("s", 4))
+        await provider.save_messages("t", _turns("t", 2))
+        assert await provider.compact("s", SuiteCompaction(keep=2))
+        sent = [m.to_dict() for m in await stores.history_provider(skip_excluded=True).get_messages("s")]
+        assert (await stores.rotate_data_keys())["rotated"] == 1
+        hooked = _StagedFirst(stores.raw_logs, stores.data_keys)
+        stores._logs = hooked  # pyright: ignore[reportPrivateUsage]
+
+        async def a_retention_stops_after_staging() -> None:
+            retention: Any = stores.history_provider()
+            crash_log_history(retention, 1)  # stage, then stop before the seal
+            with pytest.raises(SimulatedCrash):
+                await retention.retain("s")
+
+        hooked.before_stage = a_retention_stops_after_staging
+        report = await stores.reseal(concurrency=1)
+        assert hooked.before_stage is None, "the forced race never ran"
+        # "s" is left busy and the sweep goes on; the retention's staging log, listed after "t", is
+        # dropped (never sealed) later in the same run, and "s" sealed then
+        assert report["logs_busy"] == 1 and report["logs_resealed"] >= 1, report
+        report = await stores.reseal()
+        assert (report["logs_busy"], report["logs_unreadable"]) == (0, 0), report
+        assert await _kids(stores) == {await _current(stores)}
+        assert len(await stores.raw_logs.list_logs("", limit=10)) == 2, "a staging log is left"
+        after = [m.to_dict() for m in await stores.history_provider(skip_excluded=True).get_messages("s")]
+        assert after == sent, "what the model is sent changed"
+        rerun: Any = stores.history_provider()
+        assert await rerun.retain("s") == 2  # the retention, run again, finishes
+        after = [m.to_dict() for m in await stores.history_provider(skip_excluded=True).get_messages("s")]
+        assert [m["message_id"] for m in after] == [m["message_id"] for m in sent]
+
+
+async def test_a_rewritten_log_expires_log_ttl_after_the_rewrite(tmp_path: Path) -> None:
+    """``log_ttl`` is the rewritten log's expiry (log drivers report none to keep); a ttl not positive is refused."""
+    keyring = Keyring.generate()
+    async with _sealed(tmp_path / "ttl.db", keyring) as stores:
+        await stores.history_provider().save_messages("s", _turns("s", 2))
+        assert (await stores.rotate_data_keys())["rotated"] == 1
+        with pytest.raises(ValueError, match="ttl"):
+            await stores.reseal(log_ttl=0)
+        report = await stores.reseal(log_ttl=0.5)
+        assert report["logs_resealed"] == 1, report
+        assert await _texts(stores, "s") == ["s turn 0", "s turn 1"]
+        await asyncio.sleep(1.0)
+        assert await _texts(stores, "s") == [], "the rewritten log did not expire log_ttl after the rewrite"
