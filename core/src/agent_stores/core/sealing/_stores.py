@@ -345,7 +345,7 @@ class SealedStores(Stores):
             ValueError: Both ``tenant`` and ``namespace`` are given, ``tenant`` is empty,
                 ``log_ttl`` is not positive or ``concurrency`` is below 1.
             PlaintextStoreError: The store holds plaintext and was not opened with ``adopt_plaintext``.
-            StoreConflictError: A value kept changing for every attempt.
+            StoreConflictError: An object kept changing for every attempt.
         """
         self._chosen(tenant, namespace)  # refuses both at once
         ttl = validate_ttl(log_ttl)
