@@ -1,4 +1,4 @@
-"""Re-sealing history logs on SQLite while agents write: nothing lost, nothing doubled, every record under the new key.
+"""Re-sealing history logs on SQLite and Redis while agents write: nothing lost or doubled, all under the new key.
 
 The sweep rewrites a log through retention's stage/seal/swap; these tests force a save into each
 gap of that rewrite (after the read, while the log is sealed), stop the rewrite half-way, and
@@ -8,7 +8,8 @@ run a writer beside a whole sweep.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+import uuid
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,8 @@ from agent_stores.core.sealing import (
 )
 from agent_stores.core.sealing._format import digest_key_id
 from agent_stores.testing.history import SimulatedCrash, SuiteCompaction, crash_log_history
+from agent_stores.testing.servers import Server
+from agent_stores.testing.servers.redis import redis_server
 
 pytestmark = pytest.mark.asyncio
 
@@ -67,8 +70,23 @@ class _Hooked(SealedLogDriver):
         return await super().delete_if_version(key, version)
 
 
-def _sealed(path: Path, keyring: Keyring) -> SealedStores:
-    stores = open_stores(f"sqlite:///{path}", encryption=keyring)
+@pytest.fixture(scope="module")
+def redis() -> Iterator[Server]:
+    with redis_server() as server:
+        yield server
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store of the test's own: a SQLite file, or a Redis key prefix."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'agent.db'}"
+    server: Server = request.getfixturevalue("redis")
+    return f"{server.url}?key_prefix=t{uuid.uuid4().hex[:12]}:"
+
+
+def _sealed(url: str, keyring: Keyring) -> SealedStores:
+    stores = open_stores(url, encryption=keyring)
     assert isinstance(stores, SealedStores)
     return stores
 
@@ -108,10 +126,10 @@ async def _texts(stores: SealedStores, session: str) -> list[str]:
     return [m.text for m in await provider.export_messages(session)]
 
 
-async def test_a_save_after_the_read_and_one_while_sealed_are_both_kept(tmp_path: Path) -> None:
+async def test_a_save_after_the_read_and_one_while_sealed_are_both_kept(url: str) -> None:
     """A save landing before the seal makes the rewrite start again; one landing while sealed waits for the swap."""
     keyring = Keyring.generate()
-    async with _sealed(tmp_path / "race.db", keyring) as stores:
+    async with _sealed(url, keyring) as stores:
         await stores.history_provider().save_messages("s", _turns("s", 4))
         assert (await stores.rotate_data_keys())["rotated"] == 1
         hooked = _hook(stores)
@@ -136,14 +154,14 @@ async def test_a_save_after_the_read_and_one_while_sealed_are_both_kept(tmp_path
 
 
 @pytest.mark.parametrize("step", ["before_seal", "before_swap"])
-async def test_a_reseal_stopped_at_its_seal_or_swap_is_finished_by_the_next_run(tmp_path: Path, step: str) -> None:
+async def test_a_reseal_stopped_at_its_seal_or_swap_is_finished_by_the_next_run(url: str, step: str) -> None:
     """Readers see the old transcript meanwhile; the next sweep finishes (or starts again) and seals the log.
 
     Stopped before its seal, the run leaves a staging log and an untouched log that reads as the
     staged copy: the next run must still find the log under the old key and rewrite it.
     """
     keyring = Keyring.generate()
-    async with _sealed(tmp_path / "stop.db", keyring) as stores:
+    async with _sealed(url, keyring) as stores:
         await stores.history_provider().save_messages("s", _turns("s", 3))
         assert (await stores.rotate_data_keys())["rotated"] == 1
         hooked = _hook(stores)
@@ -155,7 +173,7 @@ async def test_a_reseal_stopped_at_its_seal_or_swap_is_finished_by_the_next_run(
         with pytest.raises(_Stopped):
             await stores.reseal()
         assert await _texts(stores, "s") == [f"s turn {i}" for i in range(3)], "a reader lost the sealed transcript"
-    async with _sealed(tmp_path / "stop.db", keyring) as stores:
+    async with _sealed(url, keyring) as stores:
         report = await stores.reseal()
         assert report["logs_resealed"] == 1, report
         assert await _texts(stores, "s") == [f"s turn {i}" for i in range(3)]
@@ -164,11 +182,11 @@ async def test_a_reseal_stopped_at_its_seal_or_swap_is_finished_by_the_next_run(
         assert (await stores.reseal())["logs_resealed"] == 0
 
 
-async def test_a_writer_saving_during_a_whole_sweep_loses_nothing(tmp_path: Path) -> None:
+async def test_a_writer_saving_during_a_whole_sweep_loses_nothing(url: str) -> None:
     """Saves to every session while the sweep rewrites them: each session holds each message once, in order."""
     keyring = Keyring.generate()
     sessions = [f"s{i}" for i in range(6)]
-    async with _sealed(tmp_path / "writer.db", keyring) as stores:
+    async with _sealed(url, keyring) as stores:
         for session in sessions:
             await stores.history_provider().save_messages(session, _turns(session, 3))
         assert (await stores.rotate_data_keys())["rotated"] == 1
@@ -189,15 +207,15 @@ async def test_a_writer_saving_during_a_whole_sweep_loses_nothing(tmp_path: Path
 
 
 async def test_a_whole_store_reseal_reaches_tenants_and_namespaces_once_and_seals_adopted_plaintext(
-    tmp_path: Path,
+    url: str,
 ) -> None:
     """Plaintext logs of the root namespace, another namespace and a tenant are sealed, each rewritten once."""
-    path, keyring = tmp_path / "adopt.db", Keyring.generate()
-    async with open_stores(f"sqlite:///{path}", encryption=False) as plain:
+    keyring = Keyring.generate()
+    async with open_stores(url, encryption=False) as plain:
         await plain.history_provider().save_messages("s", _turns("s", 2))
         await plain.history_provider(namespace="support").save_messages("s", _turns("s", 2))
         await plain.tenant("acme").history_provider().save_messages("s", _turns("s", 2))
-    stores = open_stores(f"sqlite:///{path}", encryption=keyring, adopt_plaintext=True)
+    stores = open_stores(url, encryption=keyring, adopt_plaintext=True)
     assert isinstance(stores, SealedStores)
     async with stores:
         report = await stores.reseal(concurrency=2)
@@ -234,10 +252,10 @@ class _StagedFirst(_Hooked):
         return await super().append(key, records, expected_version=expected_version, session_id=session_id, ttl=ttl)
 
 
-async def test_a_log_a_retention_is_rewriting_is_left_busy_and_the_next_run_seals_it(tmp_path: Path) -> None:
+async def test_a_log_a_retention_is_rewriting_is_left_busy_and_the_next_run_seals_it(url: str) -> None:
     """A retention staged the log first: the sweep leaves it (``logs_busy``) and goes on; the next run seals it."""
     keyring = Keyring.generate()
-    async with _sealed(tmp_path / "busy.db", keyring) as stores:
+    async with _sealed(url, keyring) as stores:
         provider: Any = stores.history_provider()
         await provider.save_messages("s", _turns("s", 4))
         await provider.save_messages("t", _turns("t", 2))
@@ -271,10 +289,10 @@ async def test_a_log_a_retention_is_rewriting_is_left_busy_and_the_next_run_seal
         assert [m["message_id"] for m in after] == [m["message_id"] for m in sent]
 
 
-async def test_a_rewritten_log_expires_log_ttl_after_the_rewrite(tmp_path: Path) -> None:
+async def test_a_rewritten_log_expires_log_ttl_after_the_rewrite(url: str) -> None:
     """``log_ttl`` is the rewritten log's expiry (log drivers report none to keep); a ttl not positive is refused."""
     keyring = Keyring.generate()
-    async with _sealed(tmp_path / "ttl.db", keyring) as stores:
+    async with _sealed(url, keyring) as stores:
         await stores.history_provider().save_messages("s", _turns("s", 2))
         assert (await stores.rotate_data_keys())["rotated"] == 1
         with pytest.raises(ValueError, match="ttl"):
