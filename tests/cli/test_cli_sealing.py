@@ -8,6 +8,7 @@ import os
 import stat
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agent_framework import Message
@@ -111,7 +112,7 @@ def test_every_suite_passes_over_a_sealed_sqlite_store(tmp_path: Path) -> None:
     report = check_passes(url)
     assert set(report["suites"]) == {*STORE_SUITES, "log_driver", "object_driver", "sealing"}  # type: ignore[arg-type]
     sealing = [c for c in report["clauses"] if c["suite"] == "sealing"]  # type: ignore[union-attr,index]
-    assert len(sealing) == 11 and all(c["outcome"] == "passed" for c in sealing), sealing
+    assert len(sealing) == 12 and all(c["outcome"] == "passed" for c in sealing), sealing
     assert asyncio.run(_stored_keys(f"sqlite:///{tmp_path / 'agent.db'}")) == before
 
 
@@ -247,19 +248,38 @@ def test_migrate_moves_a_plain_store_into_a_sealed_one_and_back(tmp_path: Path) 
 
 
 def test_reseal_seals_a_plaintext_store_in_place_once_adopted(tmp_path: Path) -> None:
-    """``reseal`` refuses unmarked plaintext without ``adopt_plaintext``; with it, every object ends sealed."""
+    """``reseal`` refuses unmarked plaintext without ``adopt_plaintext``; with it, every object and log ends sealed."""
     keyring_path = tmp_path / "keyring.json"
     Keyring.create(keyring_path)
     plain = f"sqlite:///{tmp_path / 'agent.db'}"
     asyncio.run(_touch(plain))
+    asyncio.run(_chat(plain, encryption=False))
     code, _, stderr = run("reseal", f"{plain}?keyring={keyring_path}")
     assert code == 2 and "PlaintextStoreError" in stderr and "adopt_plaintext" in stderr
-    code, stdout, stderr = run("reseal", f"{plain}?keyring={keyring_path}&adopt_plaintext=true", "--json")
+    adopted = f"{plain}?keyring={keyring_path}&adopt_plaintext=true"
+    code, stdout, stderr = run("reseal", adopted, "--log-ttl", "3600", "--concurrency", "2")
     assert code == 0, stderr
-    assert json.loads(stdout)["sealed"] == 1
+    assert "1 object sealed" in stdout and "1 history log sealed again, of 1" in stdout, stdout
     assert asyncio.run(_raw_file(plain, "files/a.md"))[:4] == MARKER
+    assert all(p[:4] == MARKER for p in asyncio.run(_raw_log(plain))), "a history record is still plaintext"
+    assert asyncio.run(_chat(f"{plain}?keyring={keyring_path}")) == ["hello", "hi"]
     code, stdout, _ = run("reseal", f"{plain}?keyring={keyring_path}", "--json")
-    assert code == 0 and json.loads(stdout)["sealed"] == 0
+    assert code == 0 and json.loads(stdout)["sealed"] == json.loads(stdout)["logs_resealed"] == 0
+
+
+async def _chat(url: str, *, encryption: bool | None = None) -> list[str]:
+    """Save the same two messages (a second save stores nothing) and return the session's texts."""
+    options: dict[str, Any] = {} if encryption is None else {"encryption": encryption}
+    async with open_stores(url, **options) as stores:
+        history = stores.history_provider()
+        await history.save_messages("chat", [Message("user", ["hello"]), Message("assistant", ["hi"])])
+        return [m.text for m in await history.get_messages("chat")]
+
+
+async def _raw_log(url: str) -> list[bytes]:
+    async with open_stores(url, encryption=False) as stores:
+        (log,) = await stores.log_driver().list_logs("")
+        return await stores.log_driver().read(log.key)
 
 
 async def _raw_file(url: str, key: str) -> bytes:
@@ -297,7 +317,8 @@ def test_rekey_data_keys_then_reseal_then_forget_a_namespace(tmp_path: Path) -> 
     assert code == 0 and "a new data key in 1 scope of 1" in stdout, stderr
     code, stdout, stderr = run("reseal", url, "--json")
     assert code == 0, stderr
-    assert json.loads(stdout)["resealed"] == 1  # the tenant's file (history logs are not rewritten)
+    report = json.loads(stdout)
+    assert report["resealed"] == 1 and report["logs_resealed"] == 2, report  # the file, both namespaces' logs
     assert asyncio.run(read("support")) == ["x"]
     code, stdout, stderr = run("forget", plain, "--namespace", "support", "--json")  # no keyring needed
     assert code == 0, stderr

@@ -12,7 +12,7 @@ import pytest
 from agent_framework import AgentSession, Message, WorkflowCheckpoint
 from agent_framework._harness._todo import TodoItem
 
-from agent_stores.core import CorruptRecordError, ObjectDriver, open_stores
+from agent_stores.core import CorruptRecordError, LogRecord, ObjectDriver, open_stores
 from agent_stores.core.keys import key_segment
 from agent_stores.core.sealing import (
     DataKeys,
@@ -121,9 +121,21 @@ async def test_a_store_sealed_before_namespace_keys_keeps_reading_and_reseal_mov
         assert ns_kid is not None and await log_kids(stores, "support") == [root_kid, ns_kid]
         report = await stores.reseal(namespace="support")
         assert report["resealed"] >= 2 and report["unreadable"] == 0, report  # the todo list and the checkpoint
+        assert report["logs_resealed"] == 1 and report["logs_unreadable"] == 0, report
         assert await kids_of(stores, "todos/support/") == await kids_of(stores, "checkpoints/support/") == {ns_kid}
+        assert await log_kids(stores, "support") == [ns_kid, ns_kid], "a log record is still under the root's key"
         assert await read_namespace(stores, "support") == ["old-secret", "new", "old-secret", "old-secret"]
-        assert (await stores.reseal())["resealed"] == 0
+        again = await stores.reseal()
+        assert again["resealed"] == again["logs_resealed"] == 0, again
+        # forget(namespace=) now shreds the log: a copy taken before it opens with no key left in the store
+        (log,) = await stores.raw_logs.list_logs(key_segment("support") + "/")
+        payloads = await stores.raw_logs.read(log.key)
+        digests = (await stores.raw_logs.tail(log.key, len(payloads))).digests
+        await stores.forget(namespace="support")
+        records = [LogRecord(d, p) for d, p in zip(digests, payloads, strict=True)]
+        await stores.raw_logs.append(log.key, records, expected_version=None, session_id=log.session_id)
+        with pytest.raises(CorruptRecordError):
+            await stores.history_provider(namespace="support").get_messages("chat")
 
 
 async def test_a_rotation_adds_a_current_key_and_keeps_the_old_ones(url: str, keyring: Keyring) -> None:

@@ -243,10 +243,19 @@ async def test_a_plaintext_store_is_sealed_only_when_adopted_and_then_refuses_pl
     async with sealed(url, keyring) as stores:  # marked now: no option needed
         assert await stores.tenant("alice").file_store().read("a.md") == "before"
         assert not is_sealed((await stores.raw_objects.get("tenants/alice/files/a.md") or EMPTY).data)
-        assert await stores.reseal() == {"scanned": 1, "sealed": 1, "resealed": 0, "unreadable": 0}
+        assert await stores.reseal() == {
+            **{"scanned": 1, "sealed": 1, "resealed": 0, "unreadable": 0},
+            **{"logs_scanned": 1, "logs_resealed": 1, "logs_unreadable": 0, "logs_busy": 0},  # "before" is plaintext
+        }
         assert is_sealed((await stores.raw_objects.get("tenants/alice/files/a.md") or EMPTY).data)
-        assert (await stores.reseal())["sealed"] == 0  # a second run finds nothing left
+        alice_logs = within(stores.raw_logs, "tenants/alice/")
+        (log,) = await alice_logs.list_logs("")
+        assert all(is_sealed(p) for p in await alice_logs.read(log.key)), "a history record is still plaintext"
+        again = await stores.reseal()  # a second run finds nothing left
+        assert again["sealed"] == again["logs_resealed"] == 0, again
         assert await stores.tenant("alice").file_store().read("a.md") == "before"
+        history = stores.tenant("alice").history_provider()
+        assert [m.text for m in await history.get_messages("chat")] == ["before", "after"]
     async with open_stores(url, encryption=False) as plain:
         with pytest.raises(SealedStoreError, match=keyring.current) as refused:
             await plain.tenant("alice").file_store().write("a.md", "plaintext beside sealed data")

@@ -998,27 +998,48 @@ def reseal(
     url: Annotated[str, typer.Argument(metavar="URL", help="A sealed store's URL (the key in it or the environment).")],
     tenant: ScopeTenantOption = None,
     namespace: ScopeNamespaceOption = None,
+    log_ttl: Annotated[
+        float | None,
+        typer.Option(
+            "--log-ttl",
+            min=0.001,
+            help="Seconds a rewritten history log lives from the rewrite, as on a save: your history "
+            "providers' ttl (default: rewritten logs do not expire).",
+        ),
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, help="History logs rewritten at once (default 4).")
+    ] = 4,
     as_json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Seal in place the files, sessions, todo lists and checkpoints not sealed with their scope's current data key.
+    """Seal again the files, sessions, todo lists, checkpoints and history logs not under their current data key.
 
-    Objects still in plaintext (a store opened with adopt_plaintext=true), and objects sealed
+    Values still in plaintext (a store opened with adopt_plaintext=true), and values sealed
     with an older data key (after agent-stores rekey --data-keys). Each object is rewritten
-    only if unchanged since read, so it is safe while agents write; running it again finishes
-    an interrupted run. History records are not rewritten (logs are append-only): plaintext
-    ones move with agent-stores migrate; ones under an older data key stay readable by it.
+    only if unchanged since read; each history log through the crash-safe rewrite retention
+    uses, every record kept (saves meanwhile make it start again or wait for its swap). So it
+    is safe while agents write, and running it again finishes an interrupted run. A rewritten
+    log's expiry starts again with --log-ttl (log drivers report no remaining expiry to keep).
     """
     from ._sealing import reseal_store
 
-    report = _run(verbose, lambda: reseal_store(url, tenant=tenant, namespace=namespace), as_json=as_json)
+    report = _run(
+        verbose,
+        lambda: reseal_store(url, tenant=tenant, namespace=namespace, log_ttl=log_ttl, concurrency=concurrency),
+        as_json=as_json,
+    )
     if as_json:
         print_json(report)
         return
-    unreadable = f"; {plural(report['unreadable'], 'object')} do not open" if report["unreadable"] else ""
+    unreadable = report["unreadable"] + report["logs_unreadable"]
+    failed = f"; {unreadable} do not open" if unreadable else ""
+    if report["logs_busy"]:
+        failed += f"; {plural(report['logs_busy'], 'history log')} busy with saves or a retention: run it again"
     out.print(
         f"[bold green]ok[/]: {plural(report['sealed'], 'object')} sealed, {report['resealed']} sealed again "
-        f"under the current data key, of {report['scanned']} looked at{unreadable}"
+        f"under the current data key, of {report['scanned']} looked at; "
+        f"{plural(report['logs_resealed'], 'history log')} sealed again, of {report['logs_scanned']}{failed}"
     )
 
 

@@ -102,9 +102,15 @@ async def rotate_data_keys(
 
 
 async def reseal_store(
-    url: str, *, tenant: str | None = None, namespace: str | None = None, after: str | None = None
+    url: str,
+    *,
+    tenant: str | None = None,
+    namespace: str | None = None,
+    after: str | None = None,
+    log_ttl: float | None = None,
+    concurrency: int = 4,
 ) -> dict[str, Any]:
-    """Seal again every object not sealed with its scope's current data key (see ``SealedStores.reseal``).
+    """Seal again every object and history log not sealed with its scope's current data key (``SealedStores.reseal``).
 
     Raises:
         CliError: The store is not opened with a key, does not exist, or both a tenant and a
@@ -114,4 +120,7 @@ async def reseal_store(
     async with open_url(url, must_exist=True) as stores:
         if not isinstance(stores, SealedStores):
             raise CliError(_NO_KEY)
-        return {"url": redact_url(url), **await stores.reseal(tenant=tenant, namespace=namespace, after=after)}
+        report = await stores.reseal(
+            tenant=tenant, namespace=namespace, after=after, log_ttl=log_ttl, concurrency=concurrency
+        )
+        return {"url": redact_url(url), **report}

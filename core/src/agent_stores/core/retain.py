@@ -1,4 +1,9 @@
-"""Retention: a session's log rewritten without what its compactions excluded, crash-safe and resumable.
+"""Log rewrites, crash-safe and resumable: retention (a log without what its compactions excluded), re-sealing.
+
+:func:`rewrite_log` replaces a log by what a plan makes of its records: retention's plan
+(:func:`retain_session`) drops what stored compactions excluded; :func:`keep_every_record`
+keeps every record as it is, so written back through a sealing log driver the log is sealed
+again under the current data key (``SealedStores.reseal``).
 
 The log driver can append under a version and delete a whole log, nothing else, so the rewrite
 goes through a staging log beside the session's (its source segment is ``~retaining.<source>``,
@@ -26,6 +31,7 @@ import contextlib
 import re
 import time
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
@@ -48,9 +54,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SEAL_LEASE_S",
+    "RewritePlan",
     "is_staging_log",
     "is_staging_segment",
+    "keep_every_record",
+    "log_of_staging",
+    "log_staging_key",
     "retain_session",
+    "rewrite_log",
     "staging_key",
     "waits_for_retention",
 ]
@@ -71,6 +82,28 @@ def staging_key(provider: LogHistoryProvider, session_id: str | None) -> str:
     return (
         f"{keys.namespace_segment}/{_STAGING_SOURCE}{key_segment(provider.source_id)}/{key_segment(session_id or '')}"
     )
+
+
+def log_staging_key(key: str) -> str:
+    """The staging log of the history log ``key`` (``[tenants/<t>/]<namespace>/<source>/<session>``).
+
+    The same key :func:`staging_key` gives the provider of that log, seen from the same root.
+
+    Raises:
+        ValueError: ``key`` is not a history log's key, or is a staging log's.
+    """
+    head, sep, tail = key.rpartition("/")
+    base, sep2, source = head.rpartition("/")
+    if not (sep and sep2 and base and source) or is_staging_segment(source):
+        raise ValueError(f"{key!r} is not a history log's key")
+    return f"{base}/{_STAGING_SOURCE}{source}/{tail}"
+
+
+def log_of_staging(staging: str) -> str:
+    """The history log whose staging log is ``staging`` (the inverse of :func:`log_staging_key`)."""
+    head, _, session = staging.rpartition("/")
+    base, _, source = head.rpartition("/")
+    return f"{base}/{source.removeprefix(_STAGING_SOURCE)}/{session}"
 
 
 def is_staging_segment(segment: str) -> bool:
@@ -121,43 +154,92 @@ async def retain_session(provider: LogHistoryProvider, session_id: str | None) -
     See :meth:`LogHistoryProvider.retain`. A run that finds a staging log left by a run that
     stopped finishes (or drops) that one first.
     """
-    driver = provider.driver
-    key, staging = provider.keys.history(provider.source_id, session_id), staging_key(provider, session_id)
+    key = provider.keys.history(provider.source_id, session_id)
     where = f"history record in {key!r}"
-    left = await _read_staged(provider, staging)
+
+    def plan(payloads: list[bytes], digests: list[str], run: str) -> tuple[list[LogRecord], int] | None:
+        retained, dropped = _retained(payloads, digests, where=where, provider=provider, run=run)
+        return None if dropped < 0 else (retained, dropped)
+
+    staging = staging_key(provider, session_id)
+    done = await rewrite_log(provider.driver, key, staging, session_id or "", ttl=provider.ttl, plan=plan)
+    return done or 0
+
+
+#: What a rewrite writes in place of a log: ``(payloads, digests, run)`` to the new log's records and
+#: the count the rewrite reports, or ``None`` when there is nothing to rewrite.
+RewritePlan = Callable[[list[bytes], list[str], str], "tuple[list[LogRecord], int] | None"]
+
+
+def keep_every_record(payloads: list[bytes], digests: list[str], run: str) -> tuple[list[LogRecord], int]:
+    """The plan that rewrites a log as it is: every record (messages, compaction records) with its digest.
+
+    Written back through a sealing log driver, each record is sealed again under the scope's
+    current data key; the transcript, the model's view and de-duplication stay the same.
+    """
+    return [LogRecord(d, p) for d, p in zip(digests, payloads, strict=True)], 0
+
+
+async def rewrite_log(
+    driver: LogDriver,
+    key: str,
+    staging: str,
+    session_id: str,
+    *,
+    ttl: float | None,
+    plan: RewritePlan,
+) -> int | None:
+    """Rewrite the log ``key`` as ``plan`` says, through the staging log ``staging``: stage, seal, swap, clean.
+
+    The steps and what readers and saves see between them are in this module's docstring;
+    ``staging`` is the log's :func:`staging_key`. Every write (the staged log, the seal, the
+    swapped log) is appended with ``ttl``: the rewritten log's expiry starts again, as on a
+    save. A staging log left by a run that stopped (of any plan) is finished or dropped first;
+    when it was finished, that run's count is returned and ``plan`` is not used.
+
+    Returns:
+        The count ``plan`` gave for the log written, or ``None``: the log is empty, or ``plan``
+        found nothing to rewrite.
+
+    Raises:
+        StoreConflictError: Saves kept landing for every retry, or another rewrite of the log is
+            under way.
+    """
+    left = await _read_staged(driver, staging)
     if left is not None:
-        finished = await _finish(provider, key, staging, *left, session_id or "")
+        finished = await _finish(driver, key, staging, *left, session_id, ttl=ttl)
         if finished is not None:
             return finished
     for _ in range(_ATTEMPTS):
-        payloads, digests, version = await _read_consistently(provider, key)
+        payloads, digests, version = await _read_consistently(driver, key)
         if not payloads:
-            return 0
+            return None
         run = uuid.uuid4().hex
-        retained, dropped = _retained(payloads, digests, where=where, provider=provider, run=run)
-        if dropped < 0:
-            return 0
-        header = LogRecord(COMPACTION_DIGEST, _record(retention={"run": run, "dropped": dropped}))
+        planned = plan(payloads, digests, run)
+        if planned is None:
+            return None
+        records, count = planned
+        header = LogRecord(COMPACTION_DIGEST, _record(retention={"run": run, "dropped": count}))
         try:
             staged_at = await driver.append(
-                staging, [header, *retained], expected_version=None, session_id=session_id or "", ttl=provider.ttl
+                staging, [header, *records], expected_version=None, session_id=session_id, ttl=ttl
             )
         except StoreConflictError as err:
-            raise StoreConflictError(f"another retention of {key!r} is under way") from err
+            raise StoreConflictError(f"another retention or re-seal of {key!r} is under way") from err
         try:
             await driver.append(
                 key,
                 [LogRecord(SEAL_DIGEST, _record(seal=run, at=time.time()))],
                 expected_version=version,
-                session_id=session_id or "",
-                ttl=provider.ttl,
+                session_id=session_id,
+                ttl=ttl,
             )
         except StoreConflictError:
             await _delete_at(driver, staging, staged_at)  # a save landed after the read: decide again on the new tail
             continue
-        await _finish(provider, key, staging, [header, *retained], staged_at, session_id or "")
-        return dropped
-    raise StoreConflictError(f"gave up retaining {key!r} after {_ATTEMPTS} conflicting saves")
+        await _finish(driver, key, staging, [header, *records], staged_at, session_id, ttl=ttl)
+        return count
+    raise StoreConflictError(f"gave up rewriting {key!r} after {_ATTEMPTS} conflicting saves")
 
 
 def _retained(
@@ -210,9 +292,8 @@ def _rename_summaries(messages: list[Message], run: str) -> dict[str, str]:
     return renames
 
 
-async def _read_consistently(provider: LogHistoryProvider, key: str) -> tuple[list[bytes], list[str], Any]:
+async def _read_consistently(driver: LogDriver, key: str) -> tuple[list[bytes], list[str], Any]:
     """Every record of the log with its digest and the version they were read at."""
-    driver = provider.driver
     for _ in range(_ATTEMPTS):
         head = await driver.tail(key, 0)
         if not head.length:
@@ -224,17 +305,21 @@ async def _read_consistently(provider: LogHistoryProvider, key: str) -> tuple[li
     raise StoreConflictError(f"{key!r} kept changing while it was read for a retention")
 
 
-async def _read_staged(provider: LogHistoryProvider, staging: str) -> tuple[list[LogRecord], LogVersion] | None:
-    """The staging log's records and the version they were read at (``None``: there is none)."""
-    driver = provider.driver
-    head = await driver.tail(staging, 0)
-    if not head.length:
-        return None
-    tail = await driver.tail(staging, head.length)
-    payloads = await driver.read(staging)
-    if len(payloads) != len(tail.digests):
-        raise StoreConflictError(f"the staging log {staging!r} changed while it was read")
-    return [LogRecord(d, p) for d, p in zip(tail.digests, payloads, strict=True)], tail.version
+async def _read_staged(driver: LogDriver, staging: str) -> tuple[list[LogRecord], LogVersion] | None:
+    """The staging log's records and the version they were read at (``None``: there is none).
+
+    A staging log is written once and then only deleted (by the run's clean, or a save or run
+    finishing it), so one that changes while it is read is read again: gone, it is ``None``.
+    """
+    for _ in range(_ATTEMPTS):
+        head = await driver.tail(staging, 0)
+        if not head.length:
+            return None
+        tail = await driver.tail(staging, head.length)
+        payloads = await driver.read(staging)
+        if tail.version == head.version and len(payloads) == len(tail.digests) == head.length:
+            return [LogRecord(d, p) for d, p in zip(tail.digests, payloads, strict=True)], tail.version
+    raise StoreConflictError(f"the staging log {staging!r} kept changing while it was read")
 
 
 def _run_of(staged: list[LogRecord], staging: str) -> tuple[str, int]:
@@ -246,12 +331,14 @@ def _run_of(staged: list[LogRecord], staging: str) -> tuple[str, int]:
 
 
 async def _finish(
-    provider: LogHistoryProvider,
+    driver: LogDriver,
     key: str,
     staging: str,
     staged: list[LogRecord],
     staged_at: LogVersion,
     session_id: str,
+    *,
+    ttl: float | None,
 ) -> int | None:
     """Swap and clean after the seal; return the messages dropped (``None``: never sealed, staging dropped).
 
@@ -259,20 +346,19 @@ async def _finish(
     the lease): each deletes the sealed log only at the version it read it at, so the one that
     comes late finds the swapped log (and what was saved on it since) and leaves it.
     """
-    driver = provider.driver
     run, dropped = _run_of(staged, staging)
     retained = staged[1:]
-    current, _, version = await _read_consistently(provider, key)
+    current, _, version = await _read_consistently(driver, key)
     if current and _field(current[-1], "seal") == run:
         # Sealed by this run: the log takes no more saves, so deleting it loses nothing.
         if await _delete_at(driver, key, version):
             current = []
         else:  # another finisher swapped it first
-            current, _, _ = await _read_consistently(provider, key)
+            current, _, _ = await _read_consistently(driver, key)
     if not current:
         if retained:
             with contextlib.suppress(StoreConflictError):  # a save restored it first (see waits_for_retention)
-                await driver.append(key, retained, expected_version=None, session_id=session_id, ttl=provider.ttl)
+                await driver.append(key, retained, expected_version=None, session_id=session_id, ttl=ttl)
     elif not (retained and current[: len(retained)] == [r.payload for r in retained]):
         # The run stopped before sealing: the log is the old transcript, untouched; drop the staging.
         await _delete_at(driver, staging, staged_at)
@@ -291,7 +377,7 @@ async def waits_for_retention(
     for :data:`SEAL_LEASE_S`, then swapped by the save. With no staging log the save goes on (a
     seal whose staging is gone binds nothing).
     """
-    found = await _read_staged(provider, staging)
+    found = await _read_staged(provider.driver, staging)
     if found is None:
         return False
     staged, staged_at = found
@@ -300,7 +386,9 @@ async def waits_for_retention(
         at = _field(last[0], "at") if last else None
         if isinstance(at, int | float) and 0 <= time.time() - at < SEAL_LEASE_S:
             return True  # the retention that sealed it is swapping it now
-        await _finish(provider, key, staging, staged, staged_at, session_id)  # it stopped: finish its swap
+        await _finish(
+            provider.driver, key, staging, staged, staged_at, session_id, ttl=provider.ttl
+        )  # it stopped: finish its swap
         return True
     retained = staged[1:]
     if retained:

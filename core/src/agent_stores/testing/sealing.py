@@ -5,9 +5,10 @@ callable taking a key provider and returning sealed stores over the **same** bac
 every call (as ``open_stores(url, encryption=provider)`` does), each with ``raw_objects`` and
 ``raw_logs`` (the drivers underneath the sealing layer, to copy and alter what is stored),
 ``forget(tenant)`` and ``forget(namespace=...)``, ``rotate_data_keys(tenant=...)`` and
-``reseal(tenant=...)`` (as :class:`~agent_stores.core.sealing.SealedStores` has them, with its
-key objects); given ``False`` instead of a provider, it returns the same stores opened without a
-key (as ``open_stores(url, encryption=False)`` does)::
+``reseal(tenant=...)`` reporting ``logs_resealed`` (as
+:class:`~agent_stores.core.sealing.SealedStores` has them, with its key objects); given
+``False`` instead of a provider, it returns the same stores opened without a key (as
+``open_stores(url, encryption=False)`` does)::
 
     import pytest
     from agent_stores.core import open_stores
@@ -42,9 +43,11 @@ from agent_stores.core import CorruptRecordError, LogRecord, SealedStoreError, S
 from agent_stores.core.keys import key_segment, split_tenant
 from agent_stores.core.prefixed import within
 from agent_stores.core.sealing import KeyProvider, Keyring, is_sealed, keys_object, sealed_key_id
+from agent_stores.core.sealing._format import digest_key_id
 from agent_stores.core.sealmark import LOG_OBJECTS, read_marker
 
 from ._base import ConformanceBase, unique_id
+from .history import SuiteCompaction
 
 __all__ = ["SealingCapabilities", "SealingConformance"]
 
@@ -401,6 +404,58 @@ class SealingConformance(ConformanceBase):
             assert await files.read(_FILE) == f"notes {secret}"
             await stores.raw_objects.put(file_key, before)
             await self._expect_corrupt(files.read(_FILE), "a value sealed with a removed data key")
+            await stores.forget(tenant)
+
+    async def test_resealed_logs_need_only_the_new_data_key_and_keep_their_transcript(
+        self, open_sealed: Callable[[KeyProvider], Any], key_provider: KeyProvider
+    ) -> None:
+        """After a rotation, ``reseal`` rewrites each history log under the new key; the session holds the same.
+
+        The clause saves messages, compacts the session (a compaction record, annotations, a
+        summary), rotates the tenant's data key, saves one more message and reseals: no record
+        or digest of the tenant's logs carries the old data key and no staging log is left; the
+        full transcript and the model's view are what they were; saving every message again
+        stores nothing (de-duplication holds); a second reseal rewrites no log. Failure means
+        the sweep left history under the old key (``forget`` of a copy would not shred it),
+        changed what a session holds, broke de-duplication, or is not resumable.
+        """
+        tenant, secret = unique_id("sealed"), unique_id("secret")
+        saved = [
+            Message("user" if i % 2 == 0 else "assistant", [f"turn {i} {secret}"], message_id=f"m-{i}")
+            for i in range(5)
+        ]
+        later = Message("user", [f"later {secret}"], message_id="m-later")
+        async with open_sealed(key_provider) as stores:
+            view = stores.tenant(tenant)
+            history = view.history_provider()
+            await history.save_messages("chat", saved)
+            assert await history.compact("chat", SuiteCompaction(keep=2)), "the compaction stored nothing"
+            (records,) = (await self._raw(stores, tenant))[1].values()
+            old = sealed_key_id(records[0].payload, where="a history record")
+            assert (await stores.rotate_data_keys(tenant=tenant))["rotated"] == 1
+            await history.save_messages("chat", [later])
+            full = [m.to_dict() for m in await history.export_messages("chat")]
+            sent = [m.to_dict() for m in await view.history_provider(skip_excluded=True).get_messages("chat")]
+            report = await stores.reseal(tenant=tenant)
+            assert report["logs_resealed"] == 1 and report["logs_unreadable"] == 0, report
+            logs = (await self._raw(stores, tenant))[1]
+            assert len(logs) == 1, f"logs after the reseal: {sorted(logs)} (a staging log left?)"
+            (records,) = logs.values()
+            kids = {sealed_key_id(r.payload, where="a history record") for r in records}
+            kids |= {digest_key_id(r.digest, where="a history digest") for r in records}
+            assert old not in kids, "a history record or digest is still sealed with the old data key after reseal"
+            fresh = stores.tenant(tenant)
+            assert [m.to_dict() for m in await fresh.history_provider().export_messages("chat")] == full, (
+                "the reseal changed the session's transcript"
+            )
+            view_after = await fresh.history_provider(skip_excluded=True).get_messages("chat")
+            assert [m.to_dict() for m in view_after] == sent, "the reseal changed what the model is sent"
+            await fresh.history_provider().save_messages("chat", [*saved, later])
+            assert len(next(iter((await self._raw(stores, tenant))[1].values()))) == len(records), (
+                "saving stored messages again after the reseal stored them twice"
+            )
+            again = await stores.reseal(tenant=tenant)
+            assert again["logs_resealed"] == 0, "a second reseal rewrote the log again"
             await stores.forget(tenant)
 
     async def test_forget_namespace_leaves_nothing_of_it_decryptable_and_the_rest_intact(

@@ -13,7 +13,7 @@ from ._format import MARKER, DataKey, is_sealed, sealed_key_id
 from ._keys import KEYRING_ENV, KEYS_OBJECT, RESERVED, DataKeys, KeyProvider, Keyring, SealingKeyError
 from ._scopes import NAMESPACE_SCOPES, keys_object, log_scope_of, namespace_scope, object_scope_of, tenant_scope
 from ._stores import KEY_PROVIDERS, Encryption, SealedStores, forget, kms_provider, resolve_encryption
-from ._sweep import reseal_objects
+from ._sweep import reseal_logs, reseal_objects
 
 __all__ = [
     "KEYRING_ENV",
@@ -43,6 +43,7 @@ __all__ = [
     "log_scope_of",
     "namespace_scope",
     "object_scope_of",
+    "reseal_logs",
     "reseal_objects",
     "resolve_encryption",
     "scope_of",

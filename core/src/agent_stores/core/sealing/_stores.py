@@ -13,7 +13,7 @@ from agent_framework import AgentFileStore, HistoryProvider, SessionStore
 
 from ..drivers import LogDriver, ObjectDriver
 from ..files import ObjectAgentFileStore
-from ..history import LogHistoryProvider
+from ..history import LogHistoryProvider, validate_ttl
 from ..keys import TENANTS, key_segment, tenant_root
 from ..prefixed import within
 from ..redaction import redact_url
@@ -23,7 +23,7 @@ from ..stores import Backend, DriverBackend, Stores
 from ._drivers import SealedLogDriver, SealedObjectDriver
 from ._keys import KEYRING_ENV, DataKeys, KeyProvider, Keyring
 from ._scopes import NAMESPACE_SCOPES, keys_object, namespace_scope
-from ._sweep import reseal_objects
+from ._sweep import reseal_logs, reseal_objects
 
 __all__ = ["KEY_PROVIDERS", "Encryption", "SealedStores", "forget", "kms_provider", "resolve_encryption"]
 
@@ -287,7 +287,7 @@ class SealedStores(Stores):
         New values are sealed with it at once in this process, and in others once they read the
         scope's key object again (:attr:`Encryption.key_refresh`; a value sealed with a key a
         process has not seen reads it at once). Older data keys stay, so every record sealed
-        before keeps opening by its key id; :meth:`reseal` then seals the objects again under
+        before keeps opening by its key id; :meth:`reseal` then seals the objects and logs again under
         the new keys. Each scope changes under a conditional write (see :meth:`DataKeys.rotate`):
         safe while agents write and while another process rotates. A scope whose current key was
         made at or after ``older_than`` (a Unix time; default: when this call started) is
@@ -312,34 +312,63 @@ class SealedStores(Stores):
         return {"scopes": scopes, "rotated": rotated, "older_than": cutoff}
 
     async def reseal(
-        self, *, after: str | None = None, tenant: str | None = None, namespace: str | None = None
+        self,
+        *,
+        after: str | None = None,
+        tenant: str | None = None,
+        namespace: str | None = None,
+        log_ttl: float | None = None,
+        concurrency: int = 4,
     ) -> dict[str, int]:
-        """Seal again in place every object not sealed with its scope's current data key.
+        """Seal again every object and history log not sealed with its scope's current data key.
 
-        Files, session snapshots, todo lists and checkpoints of the root, every namespace and
-        every tenant (or only of ``tenant``, or of ``namespace`` outside tenants) that are still
-        plaintext (a store opened with ``adopt_plaintext``), or sealed with an older data key
-        (after :meth:`rotate_data_keys`, or a namespace's values sealed with the root's key
-        before namespaces had keys of their own). Safe while agents write and resumable (see
-        :func:`~agent_stores.core.sealing.reseal_objects`). History records are not rewritten
-        (logs are append-only; ``docs/encryption.md`` says why).
+        Files, session snapshots, todo lists, checkpoints and history logs of the root, every
+        namespace and every tenant (or only of ``tenant``, or of ``namespace`` outside
+        tenants) that are still plaintext (a store opened with ``adopt_plaintext``), or sealed
+        with an older data key (after :meth:`rotate_data_keys`, or a namespace's values sealed
+        with the root's key before namespaces had keys of their own). Safe while agents write
+        and resumable: objects are rewritten in place on a condition (see
+        :func:`~agent_stores.core.sealing.reseal_objects`); logs through retention's
+        stage/seal/swap with every record kept, at most ``concurrency`` at once (see
+        :func:`~agent_stores.core.sealing.reseal_logs`). A rewritten log's expiry starts again
+        with ``log_ttl`` (pass your history providers' ``ttl``; ``None``: it does not expire).
+        ``after`` (an object key) applies to objects only.
 
         Returns:
             ``{"scanned", "sealed", "resealed", "unreadable"}``: objects looked at, plaintext
-            ones sealed, ones sealed again under the current key, ones that do not open.
+            ones sealed, ones sealed again under the current key, ones that do not open; and
+            ``{"logs_scanned", "logs_resealed", "logs_unreadable", "logs_busy"}``: the same for
+            history logs, and logs left for the next run (saves kept landing, or a retention of
+            the session was under way).
 
         Raises:
-            ValueError: Both ``tenant`` and ``namespace`` are given, or ``tenant`` is empty.
+            ValueError: Both ``tenant`` and ``namespace`` are given, ``tenant`` is empty,
+                ``log_ttl`` is not positive or ``concurrency`` is below 1.
             PlaintextStoreError: The store holds plaintext and was not opened with ``adopt_plaintext``.
+            StoreConflictError: An object kept changing for every attempt.
         """
         self._chosen(tenant, namespace)  # refuses both at once
+        ttl = validate_ttl(log_ttl)
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
         prefixes: Sequence[str] = ("",)
+        log_roots: list[tuple[str, str]] = []
         if tenant is not None:
             prefixes = (tenant_root(tenant),)
+            log_roots = [(tenant_root(tenant), "")]
         elif namespace is not None:
-            prefixes = _namespace_objects(key_segment(namespace))
+            segment = key_segment(namespace)
+            prefixes = _namespace_objects(segment)
+            if segment != TENANTS:  # outside tenants, ``tenants/`` holds every tenant's logs, never a namespace's
+                log_roots = [("", f"{segment}/")]
         await self.open_check.wait()
-        return await reseal_objects(self.raw_objects, self._objects, after=after, prefixes=prefixes)
+        if tenant is None and namespace is None:
+            log_roots = [("", "")]
+            async for found in self.iter_tenants():
+                log_roots.append((f"{TENANTS}/{found.segment}/", ""))
+        report = await reseal_objects(self.raw_objects, self._objects, after=after, prefixes=prefixes)
+        logs = await reseal_logs(self.raw_logs, self._logs, roots=log_roots, ttl=ttl, concurrency=concurrency)
+        return {**report, **logs}
 
     def __repr__(self) -> str:
         return f"Sealed{super().__repr__()}"
@@ -375,7 +404,7 @@ async def forget(stores: Stores, tenant: str | None = None, *, namespace: str | 
     wrapped key: it opens with the key-encryption key until that key is rotated away and
     destroyed (``docs/encryption.md``). A namespace's values sealed before namespaces had
     data keys of their own are sealed with the root's key: a copy of those taken before the
-    call still opens (``SealedStores.reseal`` seals such objects under the namespace's key).
+    call still opens (``SealedStores.reseal`` seals such objects and logs under the namespace's key).
     Another process that had the keys cached stops using them once it reads the key object
     again (:attr:`Encryption.key_refresh`).
 
