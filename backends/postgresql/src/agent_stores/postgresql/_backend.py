@@ -28,8 +28,8 @@ class PostgreSQLBackend(ConnectedBackend[PostgreSQLDatabase]):
     Args:
         url: ``postgresql://user:password@host:port/database?...``: libpq's own query
             parameters (``sslmode``, ``sslrootcert``, ``connect_timeout``...) and this
-            backend's ``pool_size`` and ``pool_timeout``.
-        **options: ``pool_size``, ``pool_timeout``, ``must_exist``.
+            backend's ``pool_size``, ``pool_timeout`` and ``read_timeout``.
+        **options: ``pool_size``, ``pool_timeout``, ``read_timeout``, ``must_exist``.
 
     Raises:
         ValueError: The URL is malformed or an option is unknown.
