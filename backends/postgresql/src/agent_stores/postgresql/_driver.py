@@ -34,11 +34,8 @@ _APPEND = "SELECT agent_stores_append(%s, %s, %s, %s, %s, %s, %s::text[], %s::by
 _APPEND_UNSEEN = (
     "SELECT * FROM agent_stores_append_unseen(%s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s::text[], %s::bytea[])"
 )
-_READ = f"""
-SELECT m.payload FROM agent_stores_messages AS m
-WHERE m.log_id = (SELECT log_id FROM agent_stores_logs WHERE key = %s AND {_LIVE})
-ORDER BY m.seq"""
-_READ_LAST = _READ + " DESC LIMIT %s"
+# Newest first: the caller reverses them.
+_READ = "SELECT * FROM agent_stores_read(%s, %s, %s::bigint)"
 _LENGTH = f"SELECT length FROM agent_stores_logs WHERE key = %s AND {_LIVE}"
 _DELETE_LOG = "DELETE FROM agent_stores_logs WHERE key = %s RETURNING expires_at IS NULL OR expires_at > %s"
 _DELETE_AT = f"DELETE FROM agent_stores_logs WHERE key = %s AND version = %s AND {_LIVE} RETURNING 1"
@@ -75,8 +72,9 @@ class PostgreSQLLogDriver:
     """A :class:`~agent_stores.core.LogDriver` in ``agent_stores_logs`` / ``agent_stores_messages``.
 
     Every call is one statement: ``append`` (one call of the ``agent_stores_append`` function,
-    atomic, conditional on the version, any batch size), ``tail``, ``read`` (``read(last=N)``
-    is one indexed ``ORDER BY seq DESC LIMIT N``), ``length``, ``delete``, ``list_logs`` and
+    atomic, conditional on the version, any batch size), ``tail``, ``read`` (one call of the
+    ``agent_stores_read`` function, whose query the server plans once per connection;
+    ``read(last=N)`` is an indexed ``ORDER BY seq DESC LIMIT N``), ``length``, ``delete``, ``list_logs`` and
     ``purge_expired``. Expiry is lazy: an expired log reads as absent and is removed when it is
     written again or by :meth:`purge_expired`.
 
@@ -184,11 +182,9 @@ class PostgreSQLLogDriver:
     async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
         """Return the live log's payloads in append order; with ``last``, only the newest ``last``."""
         _check_key(key)
-        if last is None:
-            return [row[0] for row in await self.database.fetch(_READ, (key, self._clock()))]
-        if last <= 0:
+        if last is not None and last <= 0:
             return []
-        rows = await self.database.fetch(_READ_LAST, (key, self._clock(), last))
+        rows = await self.database.fetch(_READ, (key, self._clock(), None if last is None else min(last, 2**63 - 1)))
         return [row[0] for row in reversed(rows)]
 
     async def length(self, key: str) -> int:

@@ -133,6 +133,24 @@ BEGIN
 END
 $body$"""
 
+# A load: the payloads of a live log, newest first, at most ``p_last`` of them (NULL: all). A
+# function, not a statement, so the server plans its query once per connection and keeps the
+# plan, which a pooler-safe statement (no server-side prepared statements) cannot do.
+_READ_FUNCTION = """
+CREATE OR REPLACE FUNCTION agent_stores_read(p_key text, p_now double precision, p_last bigint)
+RETURNS SETOF bytea LANGUAGE plpgsql STABLE AS $body$
+BEGIN
+    RETURN QUERY
+    SELECT m.payload FROM agent_stores_messages AS m
+    WHERE m.log_id = (
+        SELECT l.log_id FROM agent_stores_logs AS l
+        WHERE l.key = p_key AND (l.expires_at IS NULL OR l.expires_at > p_now)
+    )
+    ORDER BY m.seq DESC
+    LIMIT p_last;
+END
+$body$"""
+
 #: (number, name, statements): applied in order, each in the transaction that records it.
 MIGRATIONS: Final[tuple[tuple[int, str, tuple[str, ...]], ...]] = (
     (
@@ -166,6 +184,7 @@ MIGRATIONS: Final[tuple[tuple[int, str, tuple[str, ...]], ...]] = (
         ),
     ),
     (2, "a save in one round trip", (_APPEND_UNSEEN_FUNCTION,)),
+    (3, "a load planned once per connection", (_READ_FUNCTION,)),
 )
 
 #: The schema version this release writes: the number of the last migration.
