@@ -6,9 +6,9 @@ server (``agent_stores.testing.servers.postgresql``), each on a connection of it
 open (autocommit, no server-side prepared statements, as ours connects):
 
 - append: the floor's ``INSERT``; our ``agent_stores_append`` (the version check on the log's
-  locked row, then the insert); the same function on a copy of the schema without the
-  messages' foreign key; and a function of the same signature that only inserts (no log row,
-  no version check, no foreign key): what a function call and eight parameters cost;
+  locked row, then the insert); the same on the schema before migration 5, whose messages
+  carried a foreign key to their log; and a function of the same signature that only inserts
+  (no log row, no version check): what a function call and eight parameters cost;
 - load (20 messages): the floor's ``SELECT``; our previous load statement (a subquery on the
   log's key, planned on every call); ``agent_stores_read`` (the same query in a function,
   planned once per connection);
@@ -98,10 +98,12 @@ async def probe(server: str, calls: int) -> dict[str, dict[str, float]]:
     await floor.execute(_FLOOR_TABLE)
     await floor.execute(_FLOOR_INDEX)
     _, ours = await _database(server, f"probe_ours_{run}")
-    _, no_fk = await _database(server, f"probe_nofk_{run}")
-    await no_fk.execute("ALTER TABLE agent_stores_messages DROP CONSTRAINT agent_stores_messages_log_id_fkey")
+    _, with_fk = await _database(server, f"probe_fk_{run}")
+    await with_fk.execute(
+        "ALTER TABLE agent_stores_messages ADD FOREIGN KEY (log_id) REFERENCES agent_stores_logs (log_id) "
+        "ON DELETE CASCADE"
+    )
     _, insert_only = await _database(server, f"probe_insert_{run}")
-    await insert_only.execute("ALTER TABLE agent_stores_messages DROP CONSTRAINT agent_stores_messages_log_id_fkey")
     await insert_only.execute(_INSERT_ONLY)
     stores_url, _ = await _database(server, f"probe_stores_{run}")
     payloads = [encode(m.to_dict()) for m in _turn(0)]
@@ -126,7 +128,7 @@ async def probe(server: str, calls: int) -> dict[str, dict[str, float]]:
         {
             "floor INSERT": floor_insert,
             "agent_stores_append": append(ours),
-            "agent_stores_append, no foreign key": append(no_fk),
+            "agent_stores_append with the foreign key (schema 4)": append(with_fk),
             "a function that only inserts": append(insert_only),
         },
     )
@@ -187,7 +189,7 @@ async def probe(server: str, calls: int) -> dict[str, dict[str, float]]:
         whole.update(
             await _interleaved(calls, {"floor load (SELECT + decode)": floor_load, "ours get_messages": ours_load})
         )
-    for connection in (floor, ours, no_fk, insert_only):
+    for connection in (floor, ours, with_fk, insert_only):
         await connection.close()
     return {"append (SQL only)": appends, "load, 20 messages (SQL only)": loads, "whole calls": whole}
 

@@ -165,6 +165,19 @@ _KEY_DIGEST_FUNCTION = """
 CREATE OR REPLACE FUNCTION agent_stores_key_digest(p_key text) RETURNS bytea
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $body$ SELECT sha256(convert_to(p_key, 'UTF8')) $body$"""
 
+# A log's messages go with it (migration 5): a trigger after each deleted log row, instead of the
+# messages' foreign key. The key's check on every inserted message was redundant (the append
+# functions insert only under the log row they hold locked) and cost a lookup per message; the
+# trigger deletes as the key's cascade did. Its query runs in a volatile function, so it sees
+# the messages of an append that committed while the delete waited for the log's row.
+_DROP_MESSAGES_FUNCTION = """
+CREATE OR REPLACE FUNCTION agent_stores_drop_messages() RETURNS trigger LANGUAGE plpgsql AS $body$
+BEGIN
+    DELETE FROM agent_stores_messages WHERE log_id = OLD.log_id;
+    RETURN NULL;
+END
+$body$"""
+
 #: (number, name, statements): applied in order, each in the transaction that records it.
 MIGRATIONS: Final[tuple[tuple[int, str, tuple[str, ...]], ...]] = (
     (
@@ -210,6 +223,16 @@ MIGRATIONS: Final[tuple[tuple[int, str, tuple[str, ...]], ...]] = (
             "ALTER TABLE agent_stores_objects ALTER COLUMN key SET NOT NULL",
             "ALTER TABLE agent_stores_objects ADD CONSTRAINT agent_stores_objects_pkey PRIMARY KEY (key_digest)",
             f"CREATE INDEX agent_stores_objects_order ON agent_stores_objects (left(key, {ORDER_PREFIX}))",
+        ),
+    ),
+    (
+        5,
+        "a log's messages deleted by a trigger, not checked by a foreign key",
+        (
+            _DROP_MESSAGES_FUNCTION,
+            "CREATE TRIGGER agent_stores_logs_drop_messages AFTER DELETE ON agent_stores_logs "
+            "FOR EACH ROW EXECUTE FUNCTION agent_stores_drop_messages()",
+            "ALTER TABLE agent_stores_messages DROP CONSTRAINT agent_stores_messages_log_id_fkey",
         ),
     ),
 )
