@@ -5,12 +5,19 @@ Run: ``uv run --group bench benchmarks/checkpoints_bench.py`` (``--quick`` for a
 
 * ``framework FileCheckpointStorage`` (the reference every row is also compared with) and
   ``framework InMemoryCheckpointStorage``;
-* per backend (SQLite file, Redis, MongoDB, S3, fsspec local directory): ``ours`` is
+* per backend (SQLite file, Redis, MongoDB, S3, fsspec local directory, PostgreSQL): ``ours`` is
   ``open_stores(url).checkpoint_storage()``, and ``raw driver (floor)`` is the same backend's
   object driver used directly, with no checkpoint rules: the framework's encoding (encode, the
   restore check ``FileCheckpointStorage`` makes, ``json.dumps``), one record put and one
   newest-first index put per save, one get per load, one listing of one key plus one get per
   ``get_latest``; no replace-by-id, no retention, no tie ordering, no expiry.
+* ``PostgreSQL: langgraph-checkpoint-postgres`` (peer): LangGraph's ``AsyncPostgresSaver`` on
+  the same server (its own database, tables by its ``setup()``), holding the same checkpoints:
+  the framework's encoding of each checkpoint as the one channel value of a LangGraph
+  checkpoint whose id sorts by the checkpoint's timestamp (a LangGraph thread per workflow),
+  so ``get_latest`` is its ``aget_tuple`` of the thread and a listing is its ``alist``. It
+  connects as LangGraph documents (autocommit, ``dict_row``, server-side prepared statements,
+  so not through a transaction-mode pooler); ours runs without prepared statements.
 
 Workloads, per repetition (fresh stores, subjects in rotated order, so machine noise is shared):
 ``--saves`` checkpoints saved one after another as one workflow's lineage (saves/s), ``--loads``
@@ -53,8 +60,8 @@ from _payloads import make_turns
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 FILE_REFERENCE = "framework FileCheckpointStorage"
 _PACKAGES = ("agent-framework-core", "agent-stores-core", "agent-stores-sqlite", "agent-stores-redis",
-             "agent-stores-mongodb", "agent-stores-s3", "agent-stores-fsspec", "redis", "pymongo", "boto3",
-             "fsspec")  # fmt: skip
+             "agent-stores-mongodb", "agent-stores-s3", "agent-stores-fsspec", "agent-stores-postgresql", "redis",
+             "pymongo", "boto3", "fsspec", "psycopg", "langgraph-checkpoint-postgres")  # fmt: skip
 _EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -265,6 +272,125 @@ def _fsspec(directory: Path) -> Any:
     return open_stores(f"file://{directory / f'fsspec-{uuid.uuid4().hex[:8]}'}")
 
 
+class _PostgreSQLBackend(_Backend):
+    """A PostgreSQL row: ours or the raw driver, on a database of its own (dropped at close)."""
+
+    async def open(self, directory: Path) -> None:
+        from _subjects_postgresql import create_database
+        from _subjects_redis import server_url
+
+        self._url = create_database(server_url("postgresql"), prefix="ck")
+        await super().open(directory)
+        # Tables made and the pool opened before the clock starts, as the LangGraph row's setup().
+        await self.storage.get_latest(workflow_name="warm-up")
+
+    def _open_stores(self, directory: Path) -> Any:
+        from agent_stores.core import open_stores
+
+        return open_stores(self._url)
+
+    async def close(self) -> None:
+        from _subjects_postgresql import drop_database
+        from _subjects_redis import server_url
+
+        await super().close()
+        drop_database(server_url("postgresql"), self._url)
+
+
+class _LangGraphCheckpoints:
+    """The framework's checkpoints in LangGraph's ``AsyncPostgresSaver``: one LangGraph thread per workflow.
+
+    Each checkpoint is stored as a LangGraph checkpoint whose one channel value is the
+    framework's encoding of it, under an id that sorts by its timestamp (LangGraph returns a
+    thread's newest checkpoint by id). The ids of this run are remembered in memory (a
+    checkpoint id alone does not name its LangGraph thread).
+    """
+
+    def __init__(self, saver: Any) -> None:
+        self._saver = saver
+        self._where: dict[str, tuple[str, str]] = {}
+
+    @staticmethod
+    def _config(thread: str, lg_id: str | None = None) -> dict[str, Any]:
+        configurable = {"thread_id": thread, "checkpoint_ns": ""}
+        if lg_id is not None:
+            configurable["checkpoint_id"] = lg_id
+        return {"configurable": configurable}
+
+    async def save(self, checkpoint: WorkflowCheckpoint) -> str:
+        encoded = encode_checkpoint_value(checkpoint.to_dict())
+        decode_checkpoint_value(encoded, allowed_types=frozenset())  # the restore check FileCheckpointStorage makes
+        micros = round(datetime.fromisoformat(checkpoint.timestamp).timestamp() * 1_000_000)
+        lg_id = f"{micros:020d}|{checkpoint.checkpoint_id}"  # later timestamps sort last, as LangGraph expects
+        thread = checkpoint.workflow_name
+        lg_checkpoint = {
+            "v": 2, "id": lg_id, "ts": checkpoint.timestamp, "channel_values": {"workflow": encoded},
+            "channel_versions": {"workflow": lg_id}, "versions_seen": {}, "pending_sends": [], "updated_channels": None,
+        }  # fmt: skip
+        await self._saver.aput(self._config(thread), lg_checkpoint, {}, {"workflow": lg_id})
+        self._where[checkpoint.checkpoint_id] = (thread, lg_id)
+        return checkpoint.checkpoint_id
+
+    @staticmethod
+    def _decode(found: Any) -> WorkflowCheckpoint:
+        return WorkflowCheckpoint.from_dict(
+            decode_checkpoint_value(found.checkpoint["channel_values"]["workflow"], allowed_types=frozenset())
+        )
+
+    async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
+        thread, lg_id = self._where[checkpoint_id]
+        found = await self._saver.aget_tuple(self._config(thread, lg_id))
+        if found is None:
+            raise KeyError(checkpoint_id)
+        return self._decode(found)
+
+    async def get_latest(self, *, workflow_name: str) -> WorkflowCheckpoint | None:
+        found = await self._saver.aget_tuple(self._config(workflow_name))
+        return None if found is None else self._decode(found)
+
+    async def list_checkpoint_ids(self, *, workflow_name: str) -> list[str]:
+        found = [f async for f in self._saver.alist(self._config(workflow_name))]
+        return [f.checkpoint["id"].split("|", 1)[1] for f in reversed(found)]
+
+    async def list_checkpoints(self, *, workflow_name: str) -> list[WorkflowCheckpoint]:
+        found = [self._decode(f) async for f in self._saver.alist(self._config(workflow_name))]
+        return found[::-1]
+
+
+class LangGraphPostgres(Subject):
+    name = "PostgreSQL: langgraph-checkpoint-postgres"
+    backend = "PostgreSQL"
+    floor = "PostgreSQL: raw driver (floor)"
+    requires = ("langgraph.checkpoint.postgres.aio", "agent_stores.postgresql")
+
+    async def open(self, directory: Path) -> None:
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+        from _subjects_postgresql import create_database
+        from _subjects_redis import server_url
+
+        self._url = create_database(server_url("postgresql"), prefix="lg")
+        self._context = AsyncPostgresSaver.from_conn_string(self._url)
+        saver = await self._context.__aenter__()
+        await saver.setup()
+        self.storage = _LangGraphCheckpoints(saver)
+
+    async def close(self) -> None:
+        from _subjects_postgresql import drop_database
+        from _subjects_redis import server_url
+
+        await self._context.__aexit__(None, None, None)
+        drop_database(server_url("postgresql"), self._url)
+
+
+def _pg_pair() -> tuple[type[_Backend], type[_Backend]]:
+    floor, ours = _pair("PostgreSQL", "agent_stores.postgresql", lambda directory: None)
+    return (
+        type("PostgresqlFloor", (_PostgreSQLBackend, floor), {}),
+        type("PostgresqlOurs", (_PostgreSQLBackend, ours), {}),
+    )
+
+
 SUBJECTS: tuple[type[Subject], ...] = (
     FrameworkFile,
     FrameworkInMemory,
@@ -273,6 +399,8 @@ SUBJECTS: tuple[type[Subject], ...] = (
     *_pair("MongoDB", "agent_stores.mongodb", _mongodb),
     *_pair("S3", "agent_stores.s3", _s3),
     *_pair("fsspec local dir", "agent_stores.fsspec", _fsspec),
+    *_pg_pair(),
+    LangGraphPostgres,
 )
 
 
@@ -400,10 +528,20 @@ async def run(config: Config) -> tuple[list[Row], dict[str, str]]:
             servers["redis"] = description
         except RuntimeError as err:
             servers["redis"] = f"unavailable: {err}"
+        if any(s.backend == "PostgreSQL" for s in subjects):
+            from _subjects_postgresql import postgresql_server
+
+            try:
+                _, description = stack.enter_context(postgresql_server())
+                servers["postgresql"] = description
+            except RuntimeError as err:
+                servers["postgresql"] = f"unavailable: {err}"
         for subject in subjects:
             reason = _missing(subject)
             if reason is None and subject.backend == "Redis" and servers["redis"].startswith("unavailable"):
                 reason = f"no redis server ({servers['redis']})"
+            if reason is None and subject.backend == "PostgreSQL" and servers["postgresql"].startswith("unavailable"):
+                reason = f"no postgresql server ({servers['postgresql']})"
             if reason is not None:
                 rows[subject.name].status = reason
         live = [s for s in subjects if rows[s.name].status == "ok"]

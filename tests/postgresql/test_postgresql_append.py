@@ -103,3 +103,43 @@ async def test_the_one_step_append_holds_back_exactly_where_the_core_says(postgr
         assert await unseen("n", ["a"], staging="nothing") == (True, ["a"])
     finally:
         await driver.aclose()
+
+
+async def test_a_delete_waiting_on_an_append_removes_the_messages_it_committed(postgresql_url: str) -> None:
+    """A log's messages go with it, also those an append committed while the delete waited for the log's row.
+
+    The messages carry no foreign key to their log (its check cost a lookup per message); a
+    trigger after each deleted log row deletes them, in a query that sees what committed
+    meanwhile, so no message outlives its log.
+    """
+    import asyncio
+
+    import psycopg
+
+    driver = PostgreSQLLogDriver(PostgreSQLDatabase.from_url(postgresql_url))
+    try:
+        version = await driver.append("race", [LogRecord("d0", b"first")], expected_version=None, session_id="s")
+        (log_id,) = (await driver.database.fetch("SELECT log_id FROM agent_stores_logs WHERE key = 'race'"))[0]
+        writer = await psycopg.AsyncConnection.connect(postgresql_url, autocommit=True)
+        deleter = await psycopg.AsyncConnection.connect(postgresql_url, autocommit=True)
+        try:
+            async with writer.transaction():
+                await writer.execute(
+                    "SELECT agent_stores_append('race', 's', %s, 7, NULL, 0, %s::text[], %s::bytea[])",
+                    (int(version), ["d1", "d2"], [b"second", b"third"]),
+                )
+                deleting = asyncio.ensure_future(
+                    deleter.execute("DELETE FROM agent_stores_logs WHERE key = 'race' RETURNING 1")
+                )
+                await asyncio.sleep(0.3)
+                assert not deleting.done(), "the delete should wait for the append's lock on the log row"
+            rows = await (await deleting).fetchall()
+        finally:
+            await writer.close()
+            await deleter.close()
+        assert rows == [(1,)]
+        left = await driver.database.fetch("SELECT count(*) FROM agent_stores_messages WHERE log_id = %s", (log_id,))
+        assert left == [(0,)], "messages outlived their log"
+        assert await driver.read("race") == []
+    finally:
+        await driver.aclose()

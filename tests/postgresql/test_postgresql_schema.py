@@ -14,7 +14,12 @@ from typer.testing import CliRunner
 
 from agent_stores.cli import app
 from agent_stores.core import StoreError, StoreNotFoundError, open_stores
-from agent_stores.postgresql import SCHEMA_VERSION, PostgreSQLDatabase, PostgreSQLHistoryProvider, migrate_schema
+from agent_stores.postgresql import (
+    SCHEMA_VERSION,
+    PostgreSQLDatabase,
+    PostgreSQLHistoryProvider,
+    migrate_schema,
+)
 from agent_stores.postgresql._schema import MIGRATIONS
 
 warnings.filterwarnings("ignore", message=r".*is experimental")
@@ -113,3 +118,36 @@ def test_the_cli_says_a_backend_without_a_schema_has_nothing_to_apply(tmp_path: 
     result = CliRunner().invoke(app, ["migrate-schema", "file://" + str(tmp_path), "--json"])
     assert result.exit_code == 0, result.stdout + result.stderr
     assert json.loads(result.stdout)["supported"] is False
+
+
+@pytest.mark.asyncio
+async def test_a_database_at_schema_2_upgrades_with_its_objects_and_history(fresh_postgresql_url: str) -> None:
+    """Migrations 3 and 4 (the load function, keys of any length) keep what version 2 stored, in order."""
+    names = ["b.txt", "a/b", "a/c", "é.txt"]
+    with psycopg.connect(fresh_postgresql_url, autocommit=True) as db:
+        db.execute(
+            "CREATE TABLE agent_stores_migrations (version integer PRIMARY KEY, name text NOT NULL, "
+            "applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for version, name, statements in MIGRATIONS[:2]:
+            for statement in statements:
+                db.execute(statement)  # pyright: ignore[reportCallIssue, reportArgumentType]
+            db.execute("INSERT INTO agent_stores_migrations (version, name) VALUES (%s, %s)", (version, name))
+        for name in names:
+            db.execute("INSERT INTO agent_stores_objects (key, data, plain) VALUES (%s, 'x', true)", (name,))
+        db.execute(
+            "SELECT agent_stores_append('log', 's', NULL, 1, NULL, 0, %s::text[], %s::bytea[])",
+            (["d1", "d2"], [b"1", b"2"]),
+        )
+    assert await migrate_schema(fresh_postgresql_url) == [version for version, _, _ in MIGRATIONS[2:]]
+    long_key = "a/" + "x" * 3000 + "/" + "é" * 1000
+    async with open_stores(fresh_postgresql_url) as stores:
+        objects = stores.object_driver()
+        assert (await objects.list("", delimiter=None)).keys == sorted(names)
+        assert [(await objects.get(name)) is not None for name in names] == [True] * len(names)
+        await objects.put(long_key, b"long")
+        assert (await objects.list("a/", delimiter=None)).keys == sorted(["a/b", "a/c", long_key])
+        assert (await objects.get(long_key)).data == b"long"  # type: ignore[union-attr]
+        log = stores.log_driver()
+        assert await log.read("log") == [b"1", b"2"]
+        assert await log.read("log", last=1) == [b"2"]

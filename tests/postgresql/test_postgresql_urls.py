@@ -39,9 +39,13 @@ class TestPostgreSQLURLs(StoreURLConformance):
 
 
 def test_options_split_between_the_pool_and_libpq() -> None:
-    options = parse_postgresql_url("postgresql://u:p@h:5/db?pool_size=3&pool_timeout=1.5&sslmode=verify-full")
-    assert (options.pool_size, options.pool_timeout) == (3, 1.5)
+    options = parse_postgresql_url(
+        "postgresql://u:p@h:5/db?pool_size=3&pool_timeout=1.5&read_timeout=7&sslmode=verify-full"
+    )
+    assert (options.pool_size, options.pool_timeout, options.read_timeout) == (3, 1.5, 7.0)
     assert "sslmode=verify-full" in options.conninfo and "pool_size" not in options.conninfo
+    assert "read_timeout" not in options.conninfo
+    assert parse_postgresql_url("postgresql://h/db", read_timeout=2.5).read_timeout == 2.5
     assert "p@h" in options.conninfo and "p@h" not in repr(options)  # the password stays out of repr
 
 
@@ -50,6 +54,9 @@ def test_options_split_between_the_pool_and_libpq() -> None:
     [
         ("postgresql://h/db?pool_size=0", "pool_size must be a positive integer"),
         ("postgresql://h/db?pool_timeout=-1", "pool_timeout must be a positive number"),
+        ("postgresql://h/db?read_timeout=0", "read_timeout must be a positive number"),
+        ("postgresql://h/db?read_timeout=inf", "read_timeout must be a positive number"),
+        ("postgresql://h/db?read_timeout=soon", "read_timeout must be a number of seconds"),
         ("postgresql://h/db?no_such_option=1", "invalid PostgreSQL URL"),
         ("postgresql://h/db?pool_size=1&pool_size=2", "more than once"),
         ("postgresql://h/db#frag", "no fragment"),

@@ -90,8 +90,7 @@ ROWS = [
     Row("fsspec (SFTP)", "key the server does not accept", StoreError),
     Row("fsspec (SFTP)", "read-only folder on the server", StoreError),
     Row("fsspec (SFTP)", "condition failed", StoreConflictError),
-    # A stalled PostgreSQL is not a row: libpq has no answer timeout (docs/backends/postgresql.md).
-    *(Row("postgresql", fault, StoreUnavailableError) for fault in UNREACHABLE if UNREACHABLE[fault] != "stall"),
+    *(Row("postgresql", fault, StoreUnavailableError) for fault in UNREACHABLE),
     Row("postgresql", "wrong password", StoreError),
     Row("postgresql", "role without rights on the tables", StoreError),
     Row("postgresql", "read-only database", StoreError),
@@ -350,7 +349,9 @@ async def postgresql_fault(case: Case, fault: str) -> BaseException:
     case.exits.push_async_callback(admin.close)
     await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')  # pyright: ignore[reportArgumentType]
     case.exits.push_async_callback(admin.execute, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    url = with_query(urlunsplit(urlsplit(server.url)._replace(path=f"/{name}")), connect_timeout=2, pool_timeout=3)
+    url = with_query(
+        urlunsplit(urlsplit(server.url)._replace(path=f"/{name}")), connect_timeout=2, pool_timeout=3, read_timeout=3
+    )
     if fault in UNREACHABLE:
         proxy = case.proxy(server.url, default_port=5432)
         return await cut_while_saving(await case.stores(proxy.url(url)), proxy, UNREACHABLE[fault])

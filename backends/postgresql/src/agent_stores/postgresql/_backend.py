@@ -28,8 +28,8 @@ class PostgreSQLBackend(ConnectedBackend[PostgreSQLDatabase]):
     Args:
         url: ``postgresql://user:password@host:port/database?...``: libpq's own query
             parameters (``sslmode``, ``sslrootcert``, ``connect_timeout``...) and this
-            backend's ``pool_size`` and ``pool_timeout``.
-        **options: ``pool_size``, ``pool_timeout``, ``must_exist``.
+            backend's ``pool_size``, ``pool_timeout`` and ``read_timeout``.
+        **options: ``pool_size``, ``pool_timeout``, ``read_timeout``, ``must_exist``.
 
     Raises:
         ValueError: The URL is malformed or an option is unknown.
@@ -41,9 +41,13 @@ class PostgreSQLBackend(ConnectedBackend[PostgreSQLDatabase]):
     session_store_type = PostgreSQLSessionStore
     object_driver_type = PostgreSQLObjectDriver
     log_driver_type = PostgreSQLLogDriver
-    #: A btree index entry holds at most 2,704 bytes: keys (``prefix`` + path) stop short of the
-    #: 4,000-byte paths ``long_names`` asks for; object keys of up to 1,024 bytes are held.
-    capabilities: ClassVar[Mapping[str, Mapping[str, Any]]] = {"files": {"long_names": False}}
+    #: Object keys of any length: the primary key is a digest of the key and listings use an
+    #: index of its first characters (migration 4), so 4,000-byte paths (``long_names``) and the
+    #: object driver's 8,192-byte keys are held and listed in order.
+    capabilities: ClassVar[Mapping[str, Mapping[str, Any]]] = {
+        "files": {"long_names": True},
+        "object_driver": {"max_key_bytes": 8192},
+    }
     #: The schema version this release writes (``agent-stores migrate-schema`` reports it).
     schema_version: ClassVar[int] = SCHEMA_VERSION
 

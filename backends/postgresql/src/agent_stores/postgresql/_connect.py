@@ -16,7 +16,7 @@ __all__ = ["CONNECTOR", "DATABASE_OPTIONS", "Connectable", "PostgreSQLConnector"
 
 #: Options of the pool an owned database opens (also URL query parameters, but ``must_exist``,
 #: a keyword only).
-DATABASE_OPTIONS: Final = frozenset({"pool_size", "pool_timeout", MUST_EXIST})
+DATABASE_OPTIONS: Final = frozenset({"pool_size", "pool_timeout", "read_timeout", MUST_EXIST})
 
 #: What a store's constructor takes: a psycopg connection or pool, or a shared database.
 Connectable = psycopg.AsyncConnection[Any] | AsyncConnectionPool[Any] | PostgreSQLDatabase

@@ -12,11 +12,15 @@ processes starting at the same time apply each migration exactly once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import socket
+import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, LiteralString, cast
+from typing import Any, Final, LiteralString, TypeVar, cast
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 import psycopg
@@ -32,6 +36,7 @@ from ._schema import ADVISORY_LOCK, MIGRATIONS, SCHEMA_VERSION
 __all__ = [
     "DEFAULT_POOL_SIZE",
     "DEFAULT_POOL_TIMEOUT",
+    "DEFAULT_READ_TIMEOUT",
     "PostgreSQLDatabase",
     "PostgreSQLOptions",
     "migrate_schema",
@@ -44,11 +49,19 @@ logger = logging.getLogger("agent_stores.postgresql")
 DEFAULT_POOL_SIZE: Final = 10
 #: Seconds a statement waits for a connection of the pool before ``StoreUnavailableError``.
 DEFAULT_POOL_TIMEOUT: Final = 30.0
+#: Seconds a statement of an owned pool waits for the server's answer before its connection is
+#: discarded and the call fails with ``StoreUnavailableError`` (a stalled server or network).
+DEFAULT_READ_TIMEOUT: Final = 60.0
+#: Seconds an owned database keeps one connection out of its pool between statements before
+#: giving it back (so the pool still renews its connections).
+_HELD_FOR: Final = 300.0
 
 #: The query parameters this backend reads itself; every other one goes to libpq as it is.
-OWN_OPTIONS: Final = frozenset({"pool_size", "pool_timeout"})
+OWN_OPTIONS: Final = frozenset({"pool_size", "pool_timeout", "read_timeout"})
 
 _SCHEMES: Final = ("postgresql", "postgres")
+_IDLE: Final = psycopg.pq.TransactionStatus.IDLE
+T = TypeVar("T")
 _CONNECTION_KWARGS: Final[dict[str, Any]] = {"autocommit": True, "prepare_threshold": None}
 
 
@@ -61,6 +74,11 @@ class PostgreSQLOptions:
         pool_size: Connections the pool opens at most (it keeps one open when idle).
         pool_timeout: Seconds a statement waits for a free connection, or for the server to
             be reachable again, before ``StoreUnavailableError``.
+        read_timeout: Seconds a statement waits for the server's answer (a client-side
+            deadline: a stalled server or network answers nothing, and the server's own
+            ``statement_timeout`` cannot end that wait). At the deadline the connection is shut
+            and discarded and the call raises ``StoreUnavailableError``; the statement, one
+            self-committing transaction, was applied whole or not at all.
         must_exist: Create nothing: a database without the stores' tables is
             ``StoreNotFoundError`` on first use.
     """
@@ -68,14 +86,16 @@ class PostgreSQLOptions:
     conninfo: str = field(repr=False)
     pool_size: int = DEFAULT_POOL_SIZE
     pool_timeout: float = DEFAULT_POOL_TIMEOUT
+    read_timeout: float = DEFAULT_READ_TIMEOUT
     must_exist: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.pool_size, bool) or not isinstance(self.pool_size, int) or self.pool_size < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError(f"pool_size must be a positive integer, got {self.pool_size!r}")
-        timeout = self.pool_timeout
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ValueError(f"pool_timeout must be a positive number of seconds, got {timeout!r}")
+        for name in ("pool_timeout", "read_timeout"):
+            timeout = getattr(self, name)
+            if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < float("inf"):
+                raise ValueError(f"{name} must be a positive number of seconds, got {timeout!r}")
         if not isinstance(self.must_exist, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError(f"must_exist must be True or False, got {self.must_exist!r}")
 
@@ -84,7 +104,7 @@ def parse_postgresql_url(url: str, **options: Any) -> PostgreSQLOptions:
     """Parse a ``postgresql://`` (or ``postgres://``) URL into :class:`PostgreSQLOptions`, without I/O.
 
     ``postgresql://user:password@host:port/database?sslmode=verify-full&...``: the user part
-    percent-encoded; ``pool_size`` and ``pool_timeout`` are this backend's own query options
+    percent-encoded; ``pool_size``, ``pool_timeout`` and ``read_timeout`` are this backend's own query options
     (keyword ``options`` override them); every other query parameter is libpq's own
     (``sslmode``, ``sslrootcert``, ``connect_timeout``, ``application_name``, ...) and is checked
     by libpq's parser. A password belongs in the user part (or a ``.pgpass`` file), never in the
@@ -123,18 +143,21 @@ def parse_postgresql_url(url: str, **options: Any) -> PostgreSQLOptions:
     libpq = [(name, value) for name, value in query if name not in OWN_OPTIONS]
     unknown = sorted(set(options) - OWN_OPTIONS - {"must_exist"})
     if unknown:
-        raise ValueError(f"unknown PostgreSQL options {unknown}; known: must_exist, pool_size, pool_timeout")
+        raise ValueError(
+            f"unknown PostgreSQL options {unknown}; known: must_exist, pool_size, pool_timeout, read_timeout"
+        )
     merged: dict[str, Any] = {**own, **options}
     if isinstance(merged.get("pool_size"), str):
         try:
             merged["pool_size"] = int(merged["pool_size"])
         except ValueError:
             raise ValueError(f"pool_size must be a positive integer, got {merged['pool_size']!r}") from None
-    if isinstance(merged.get("pool_timeout"), str):
-        try:
-            merged["pool_timeout"] = float(merged["pool_timeout"])
-        except ValueError:
-            raise ValueError(f"pool_timeout must be a number of seconds, got {merged['pool_timeout']!r}") from None
+    for name in ("pool_timeout", "read_timeout"):
+        if isinstance(merged.get(name), str):
+            try:
+                merged[name] = float(merged[name])
+            except ValueError:
+                raise ValueError(f"{name} must be a number of seconds, got {merged[name]!r}") from None
     conninfo = _libpq_url(parts.scheme, parts.netloc, parts.path, libpq)
     try:
         conninfo_to_dict(conninfo)  # libpq's own parser: unknown parameters and bad values
@@ -192,6 +215,9 @@ class PostgreSQLDatabase:
         self._ready_event = False
         self._setup_lock = asyncio.Lock()
         self._closed = False
+        # An owned pool's connection kept out of the pool between statements (see ``_statement``).
+        self._held: psycopg.AsyncConnection[Any] | None = None
+        self._held_until = 0.0
 
     @classmethod
     def for_client(cls, client: Client) -> PostgreSQLDatabase:
@@ -236,15 +262,46 @@ class PostgreSQLDatabase:
         return await self._statement(sql, parameters, fetch=False)
 
     async def _statement(self, sql: str, parameters: Sequence[Any] | dict[str, Any], *, fetch: bool) -> Any:
-        """The one place a statement reaches psycopg: log it, run it, translate its errors."""
+        """The one place a statement reaches psycopg: log it, run it, translate its errors.
+
+        An owned pool keeps one connection out of the pool between statements and runs the
+        next statement on it when it is free (a pool checkout and return cost about as much as
+        the statement's own client work); concurrent statements take connections from the pool
+        as usual. A connection that failed, or outlived ``_HELD_FOR``, goes back to the pool,
+        which discards a broken one. Every statement of an owned pool runs under
+        ``read_timeout`` (:func:`_bounded`).
+        """
         client = self._client if self._ready_event else await self._ready()
         assert client is not None
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug("postgresql: %s (%d parameters)", " ".join(sql.split())[:200], len(parameters))
         try:
             if isinstance(client, AsyncConnectionPool):
-                async with client.connection() as connection:
-                    return await _run(connection, sql, parameters, fetch=fetch)
+                options = self.options
+                if options is None:
+                    async with client.connection() as connection:
+                        return await _run(connection, sql, parameters, fetch=fetch)
+                connection = self._held
+                if connection is None:
+                    connection = await client.getconn()
+                else:
+                    self._held = None
+                try:
+                    work = _run(connection, sql, parameters, fetch=fetch)
+                    result = await _bounded(connection, options.read_timeout, work)
+                except BaseException:
+                    await client.putconn(connection)
+                    raise
+                now = time.monotonic()
+                if self._held is None and not self._closed and connection.pgconn.transaction_status == _IDLE:
+                    if self._held_until == 0.0:
+                        self._held_until = now + _HELD_FOR
+                    if now < self._held_until:
+                        self._held = connection
+                        return result
+                    self._held_until = 0.0
+                await client.putconn(connection)
+                return result
             return await _run(client, sql, parameters, fetch=fetch)
         except psycopg.Error as err:
             raise _translated(err, "PostgreSQL statement failed") from err
@@ -279,7 +336,7 @@ class PostgreSQLDatabase:
                 except psycopg.Error as err:
                     raise _translated(err, "cannot connect to the PostgreSQL server") from err
                 try:
-                    await self._migrate(connection)
+                    await _bounded(connection, options.read_timeout, self._migrate(connection))
                 finally:
                     await connection.close()
                 pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
@@ -339,6 +396,9 @@ class PostgreSQLDatabase:
             self._closed = True
             self._ready_event = False
             client, self._client = self._client, None
+            held, self._held = self._held, None
+        if held is not None and isinstance(client, AsyncConnectionPool):
+            await client.putconn(held)
         if client is not None:
             await client.close()
 
@@ -375,6 +435,41 @@ async def _run(
     if fetch:
         return await cursor.fetchall()
     return cursor.rowcount
+
+
+async def _bounded(connection: psycopg.AsyncConnection[Any], seconds: float, work: Awaitable[T]) -> T:
+    """Await ``work`` on ``connection``; past ``seconds``, shut its socket and raise ``StoreUnavailableError``.
+
+    libpq has no timeout for an answer and the server's ``statement_timeout`` cannot end a wait
+    on a server that answers nothing. Shutting the socket (not closing it: the event loop still
+    watches that descriptor) wakes the waiting call with an end of stream, which psycopg reports
+    as a broken connection; the pool then discards it. The statement, one self-committing
+    transaction, was applied whole or not at all. Cancelling the call instead would make
+    psycopg ask the stalled server to cancel the query and wait on that too.
+    """
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        expired = True
+        with contextlib.suppress(Exception):
+            fd = connection.pgconn.socket
+            with socket.socket(fileno=os.dup(fd)) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+
+    timer = asyncio.get_running_loop().call_later(seconds, expire)
+    try:
+        return await work
+    except psycopg.Error as err:
+        if expired:
+            raise StoreUnavailableError(
+                f"no answer from the PostgreSQL server within {seconds:g} s (read_timeout); the connection was closed"
+            ) from err
+        raise
+    finally:
+        timer.cancel()
+        if expired and not connection.closed:
+            await connection.close()  # shut after it answered: never reused
 
 
 def _translated(err: psycopg.Error, what: str) -> Exception:

@@ -14,6 +14,7 @@ from agent_stores.core import Listing, LogInfo, LogRecord, LogTail, LogVersion, 
 from agent_stores.core.drivers import UnseenAppend, prefix_bounds
 
 from ._database import PostgreSQLDatabase
+from ._schema import ORDER_PREFIX
 
 __all__ = ["PostgreSQLLogDriver", "PostgreSQLObjectDriver"]
 
@@ -34,11 +35,8 @@ _APPEND = "SELECT agent_stores_append(%s, %s, %s, %s, %s, %s, %s::text[], %s::by
 _APPEND_UNSEEN = (
     "SELECT * FROM agent_stores_append_unseen(%s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s::text[], %s::bytea[])"
 )
-_READ = f"""
-SELECT m.payload FROM agent_stores_messages AS m
-WHERE m.log_id = (SELECT log_id FROM agent_stores_logs WHERE key = %s AND {_LIVE})
-ORDER BY m.seq"""
-_READ_LAST = _READ + " DESC LIMIT %s"
+# Newest first: the caller reverses them.
+_READ = "SELECT * FROM agent_stores_read(%s, %s, %s::bigint)"
 _LENGTH = f"SELECT length FROM agent_stores_logs WHERE key = %s AND {_LIVE}"
 _DELETE_LOG = "DELETE FROM agent_stores_logs WHERE key = %s RETURNING expires_at IS NULL OR expires_at > %s"
 _DELETE_AT = f"DELETE FROM agent_stores_logs WHERE key = %s AND version = %s AND {_LIVE} RETURNING 1"
@@ -71,12 +69,37 @@ def _range(column: str, prefix: str) -> tuple[str, list[object]]:
     return f"{column} >= %s AND {column} < %s", [low, high]
 
 
+# An object by its key: the primary key is the key's digest (keys of any length fit).
+_OBJECT = "key_digest = agent_stores_key_digest(%s) AND key = %s"
+# The index of objects' key prefixes; ordering by (_HEAD, key) is ordering by key.
+_HEAD = f"left(key, {ORDER_PREFIX})"
+
+
+def _object_range(prefix: str, after: str | None = None) -> tuple[str, list[object]]:
+    """The objects under ``prefix`` (after the key ``after``), with the bounds the prefix index serves.
+
+    A key in ``[low, high)`` has its first characters in ``[left(low), left(high)]``, so the
+    conditions on ``_HEAD`` only narrow the scan; those on ``key`` decide.
+    """
+    low, high = prefix_bounds(prefix)
+    conditions = [f"key >= %s AND {_HEAD} >= left(%s, {ORDER_PREFIX})"]
+    parameters: list[object] = [low, low]
+    if high is not None:
+        conditions.append(f"key < %s AND {_HEAD} <= left(%s, {ORDER_PREFIX})")
+        parameters += [high, high]
+    if after:
+        conditions.append(f"key > %s AND {_HEAD} >= left(%s, {ORDER_PREFIX})")
+        parameters += [after, after]
+    return " AND ".join(conditions), parameters
+
+
 class PostgreSQLLogDriver:
     """A :class:`~agent_stores.core.LogDriver` in ``agent_stores_logs`` / ``agent_stores_messages``.
 
     Every call is one statement: ``append`` (one call of the ``agent_stores_append`` function,
-    atomic, conditional on the version, any batch size), ``tail``, ``read`` (``read(last=N)``
-    is one indexed ``ORDER BY seq DESC LIMIT N``), ``length``, ``delete``, ``list_logs`` and
+    atomic, conditional on the version, any batch size), ``tail``, ``read`` (one call of the
+    ``agent_stores_read`` function, whose query the server plans once per connection;
+    ``read(last=N)`` is an indexed ``ORDER BY seq DESC LIMIT N``), ``length``, ``delete``, ``list_logs`` and
     ``purge_expired``. Expiry is lazy: an expired log reads as absent and is removed when it is
     written again or by :meth:`purge_expired`.
 
@@ -184,11 +207,9 @@ class PostgreSQLLogDriver:
     async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
         """Return the live log's payloads in append order; with ``last``, only the newest ``last``."""
         _check_key(key)
-        if last is None:
-            return [row[0] for row in await self.database.fetch(_READ, (key, self._clock()))]
-        if last <= 0:
+        if last is not None and last <= 0:
             return []
-        rows = await self.database.fetch(_READ_LAST, (key, self._clock(), last))
+        rows = await self.database.fetch(_READ, (key, self._clock(), None if last is None else min(last, 2**63 - 1)))
         return [row[0] for row in reversed(rows)]
 
     async def length(self, key: str) -> int:
@@ -271,7 +292,7 @@ class PostgreSQLObjectDriver:
     async def get(self, key: str) -> StoredObject | None:
         """Return the object's bytes and version, or ``None``."""
         _check_key(key)
-        rows = await self.database.fetch("SELECT data, version FROM agent_stores_objects WHERE key = %s", (key,))
+        rows = await self.database.fetch(f"SELECT data, version FROM agent_stores_objects WHERE {_OBJECT}", (key, key))
         return StoredObject(bytes(rows[0][0]), str(rows[0][1])) if rows else None
 
     async def get_many(self, keys: Sequence[str]) -> list[StoredObject | None]:
@@ -280,9 +301,11 @@ class PostgreSQLObjectDriver:
             _check_key(key)
         found: dict[str, StoredObject] = {}
         for start in range(0, len(keys), 500):
+            batch = list(dict.fromkeys(keys[start : start + 500]))
             rows = await self.database.fetch(
-                "SELECT key, data, version FROM agent_stores_objects WHERE key = ANY(%s)",
-                (list(dict.fromkeys(keys[start : start + 500])),),
+                "SELECT key, data, version FROM agent_stores_objects WHERE key_digest = ANY(ARRAY("
+                "SELECT agent_stores_key_digest(k) FROM unnest(%s::text[]) AS k)) AND key = ANY(%s::text[])",
+                (batch, batch),
             )
             found.update((row[0], StoredObject(bytes(row[1]), str(row[2]))) for row in rows)
         return [found.get(key) for key in keys]
@@ -290,7 +313,7 @@ class PostgreSQLObjectDriver:
     async def head(self, key: str) -> str | None:
         """Return the object's version, or ``None``."""
         _check_key(key)
-        rows = await self.database.fetch("SELECT version FROM agent_stores_objects WHERE key = %s", (key,))
+        rows = await self.database.fetch(f"SELECT version FROM agent_stores_objects WHERE {_OBJECT}", (key, key))
         return str(rows[0][0]) if rows else None
 
     async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
@@ -312,9 +335,9 @@ class PostgreSQLObjectDriver:
                 if if_absent or expected is None
                 else await self.database.fetch(
                     "UPDATE agent_stores_objects SET data = %s, plain = %s, "
-                    "version = nextval('agent_stores_object_versions') WHERE key = %s AND version = %s "
+                    f"version = nextval('agent_stores_object_versions') WHERE {_OBJECT} AND version = %s "
                     "RETURNING version",
-                    (data, plain, key, expected),
+                    (data, plain, key, key, expected),
                 )
             )
             if not rows:
@@ -322,7 +345,7 @@ class PostgreSQLObjectDriver:
         elif if_absent:
             rows = await self.database.fetch(
                 "INSERT INTO agent_stores_objects (key, data, plain) VALUES (%s, %s, %s) "
-                "ON CONFLICT (key) DO NOTHING RETURNING version",
+                "ON CONFLICT (key_digest) DO NOTHING RETURNING version",
                 (key, data, plain),
             )
             if not rows:
@@ -330,7 +353,7 @@ class PostgreSQLObjectDriver:
         else:
             rows = await self.database.fetch(
                 "INSERT INTO agent_stores_objects AS o (key, data, plain) VALUES (%s, %s, %s) "
-                "ON CONFLICT (key) DO UPDATE SET data = EXCLUDED.data, plain = EXCLUDED.plain, "
+                "ON CONFLICT (key_digest) DO UPDATE SET data = EXCLUDED.data, plain = EXCLUDED.plain, "
                 "version = EXCLUDED.version RETURNING o.version",
                 (key, data, plain),
             )
@@ -344,10 +367,10 @@ class PostgreSQLObjectDriver:
         """
         _check_key(key)
         if if_version is None:
-            return await self.database.execute("DELETE FROM agent_stores_objects WHERE key = %s", (key,)) > 0
+            return await self.database.execute(f"DELETE FROM agent_stores_objects WHERE {_OBJECT}", (key, key)) > 0
         expected = _object_version(if_version)
         deleted = expected is not None and await self.database.execute(
-            "DELETE FROM agent_stores_objects WHERE key = %s AND version = %s", (key, expected)
+            f"DELETE FROM agent_stores_objects WHERE {_OBJECT} AND version = %s", (key, key, expected)
         )
         if not deleted:
             raise StoreConflictError(f"object {key!r} is not at version {if_version!r}")
@@ -361,14 +384,15 @@ class PostgreSQLObjectDriver:
             raise ValueError(f"limit must be positive, got {limit!r}")
         _check_key(prefix, "prefix")
         _check_key(after or "", "after bound")
-        in_range, parameters = _range("key", prefix)
-        page = (after or "", limit)
         if not delimiter:
+            in_range, parameters = _object_range(prefix, after)
             rows = await self.database.fetch(
-                f"SELECT key FROM agent_stores_objects WHERE {in_range} AND key > %s ORDER BY key LIMIT %s",
-                (*parameters, *page),
+                f"SELECT key FROM agent_stores_objects WHERE {in_range} ORDER BY {_HEAD}, key LIMIT %s",
+                (*parameters, limit),
             )
             return Listing([row[0] for row in rows], [])
+        in_range, parameters = _object_range(prefix)
+        page = (after or "", limit)
         _check_key(delimiter, "delimiter")
         rows = await self.database.fetch(
             "SELECT name, bool_or(folded) FROM (SELECT "
@@ -388,7 +412,7 @@ class PostgreSQLObjectDriver:
         case; every other row is kept (a superset, never a miss).
         """
         _check_key(prefix, "prefix")
-        in_range, parameters = _range("key", prefix)
+        in_range, parameters = _object_range(prefix)
         conditions = [in_range, "right(key, 1) <> '/'"]
         if not recursive:
             conditions.append("strpos(substr(key, %s), '/') = 0")

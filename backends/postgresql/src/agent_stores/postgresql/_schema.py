@@ -8,7 +8,8 @@ of ``agent_stores_append`` (one statement, so atomic): it checks the expected ve
 locked log row, starts an expired log over, and inserts the batch.
 
 Objects (files and session snapshots): one row per key; the version comes from a sequence, so
-no version is ever handed out twice.
+no version is ever handed out twice. A key is found by the SHA-256 of its bytes (the primary
+key, so a key of any length fits) and listed through an index of its first characters.
 
 Every key column is ``COLLATE "C"``: keys compare and sort in code-point order whatever the
 database's collation.
@@ -20,7 +21,7 @@ from typing import Final
 
 from ._errors import CONFLICT_SQLSTATE
 
-__all__ = ["ADVISORY_LOCK", "MIGRATIONS", "SCHEMA_VERSION"]
+__all__ = ["ADVISORY_LOCK", "MIGRATIONS", "ORDER_PREFIX", "SCHEMA_VERSION"]
 
 #: The advisory lock migrations are applied under (``pg_advisory_xact_lock``): "agentsto".
 ADVISORY_LOCK: Final = 7018690069354738799
@@ -133,6 +134,50 @@ BEGIN
 END
 $body$"""
 
+# A load: the payloads of a live log, newest first, at most ``p_last`` of them (NULL: all). A
+# function, not a statement, so the server plans its query once per connection and keeps the
+# plan, which a pooler-safe statement (no server-side prepared statements) cannot do.
+_READ_FUNCTION = """
+CREATE OR REPLACE FUNCTION agent_stores_read(p_key text, p_now double precision, p_last bigint)
+RETURNS SETOF bytea LANGUAGE plpgsql STABLE AS $body$
+BEGIN
+    RETURN QUERY
+    SELECT m.payload FROM agent_stores_messages AS m
+    WHERE m.log_id = (
+        SELECT l.log_id FROM agent_stores_logs AS l
+        WHERE l.key = p_key AND (l.expires_at IS NULL OR l.expires_at > p_now)
+    )
+    ORDER BY m.seq DESC
+    LIMIT p_last;
+END
+$body$"""
+
+#: Characters of an object's key its ordering index holds: at most 4 bytes each in UTF-8, so an
+#: index entry stays under the 2,704 bytes a btree entry may take, whatever the key's length.
+ORDER_PREFIX: Final = 600
+
+# Object keys of any length (migration 4). The primary key moves from ``key`` to the SHA-256 of
+# its UTF-8 bytes (a generated column, so the server keeps it), and a btree on the key's first
+# ``ORDER_PREFIX`` characters serves ranges and order: for keys compared in code-point order
+# (``COLLATE "C"``), ordering by (that prefix, key) is ordering by key, and a range of keys lies
+# within the same range of prefixes.
+_KEY_DIGEST_FUNCTION = """
+CREATE OR REPLACE FUNCTION agent_stores_key_digest(p_key text) RETURNS bytea
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $body$ SELECT sha256(convert_to(p_key, 'UTF8')) $body$"""
+
+# A log's messages go with it (migration 5): a trigger after each deleted log row, instead of the
+# messages' foreign key. The key's check on every inserted message was redundant (the append
+# functions insert only under the log row they hold locked) and cost a lookup per message; the
+# trigger deletes as the key's cascade did. Its query runs in a volatile function, so it sees
+# the messages of an append that committed while the delete waited for the log's row.
+_DROP_MESSAGES_FUNCTION = """
+CREATE OR REPLACE FUNCTION agent_stores_drop_messages() RETURNS trigger LANGUAGE plpgsql AS $body$
+BEGIN
+    DELETE FROM agent_stores_messages WHERE log_id = OLD.log_id;
+    RETURN NULL;
+END
+$body$"""
+
 #: (number, name, statements): applied in order, each in the transaction that records it.
 MIGRATIONS: Final[tuple[tuple[int, str, tuple[str, ...]], ...]] = (
     (
@@ -166,6 +211,30 @@ MIGRATIONS: Final[tuple[tuple[int, str, tuple[str, ...]], ...]] = (
         ),
     ),
     (2, "a save in one round trip", (_APPEND_UNSEEN_FUNCTION,)),
+    (3, "a load planned once per connection", (_READ_FUNCTION,)),
+    (
+        4,
+        "object keys of any length",
+        (
+            _KEY_DIGEST_FUNCTION,
+            "ALTER TABLE agent_stores_objects ADD COLUMN key_digest bytea "
+            "GENERATED ALWAYS AS (agent_stores_key_digest(key)) STORED NOT NULL",
+            "ALTER TABLE agent_stores_objects DROP CONSTRAINT agent_stores_objects_pkey",
+            "ALTER TABLE agent_stores_objects ALTER COLUMN key SET NOT NULL",
+            "ALTER TABLE agent_stores_objects ADD CONSTRAINT agent_stores_objects_pkey PRIMARY KEY (key_digest)",
+            f"CREATE INDEX agent_stores_objects_order ON agent_stores_objects (left(key, {ORDER_PREFIX}))",
+        ),
+    ),
+    (
+        5,
+        "a log's messages deleted by a trigger, not checked by a foreign key",
+        (
+            _DROP_MESSAGES_FUNCTION,
+            "CREATE TRIGGER agent_stores_logs_drop_messages AFTER DELETE ON agent_stores_logs "
+            "FOR EACH ROW EXECUTE FUNCTION agent_stores_drop_messages()",
+            "ALTER TABLE agent_stores_messages DROP CONSTRAINT agent_stores_messages_log_id_fkey",
+        ),
+    ),
 )
 
 #: The schema version this release writes: the number of the last migration.
