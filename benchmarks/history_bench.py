@@ -104,6 +104,8 @@ class Row:
 
     name: str
     floor: str = ""
+    #: For a sealed row, the row of the same store unsealed (its ``x plain`` ratios divide by it).
+    plain: str = ""
     status: str = "ok"
     append_turns_per_s: list[float] = field(default_factory=lambda: [])
     loads_per_s: list[float] = field(default_factory=lambda: [])
@@ -270,7 +272,7 @@ async def run(config: Config) -> list[Row]:
 
 
 async def _run(config: Config, subjects: Sequence[Callable[[], Subject]], missing_servers: dict[str, str]) -> list[Row]:
-    rows = {factory().name: Row(factory().name, floor=factory().floor) for factory in subjects}
+    rows = {factory().name: Row(factory().name, floor=factory().floor, plain=factory().plain) for factory in subjects}
     available: list[Callable[[], Subject]] = []
     for factory in subjects:
         reason = unavailable_reason(factory(), missing_servers)
@@ -366,6 +368,7 @@ def summarize(rows: Sequence[Row], config: Config) -> dict[str, Any]:
     stores: list[dict[str, Any]] = []
     for row in rows:
         floor = by_name.get(row.floor or FLOOR, Row(row.floor or FLOOR))
+        plain = by_name.get(row.plain) if row.plain else None
         saves = row.save_latency_us
         stores.append(
             {
@@ -376,6 +379,11 @@ def summarize(rows: Sequence[Row], config: Config) -> dict[str, Any]:
                 "append_vs_floor": _paired_ratio(row.append_turns_per_s, floor.append_turns_per_s),
                 "loads_per_s": _median(row.loads_per_s),
                 "load_vs_floor": _paired_ratio(row.loads_per_s, floor.loads_per_s),
+                "plain": row.plain or None,
+                "append_vs_plain": None
+                if plain is None
+                else _paired_ratio(row.append_turns_per_s, plain.append_turns_per_s),
+                "load_vs_plain": None if plain is None else _paired_ratio(row.loads_per_s, plain.loads_per_s),
                 "save_latency_us": {str(size): _median(saves.get(size, [])) for size in config.sizes},
                 "save_growth": {
                     f"{_size_label(size)}/{_size_label(base)}": _paired_ratio(saves.get(size, []), saves.get(base, []))
@@ -454,8 +462,10 @@ def _store_line(store: dict[str, Any], sizes: Sequence[int]) -> str:
         store["name"],
         _fmt_rate(store["append_turns_per_s"]),
         _fmt_ratio(store["append_vs_floor"]),
+        _fmt_ratio(store.get("append_vs_plain")),
         _fmt_rate(store["loads_per_s"]),
         _fmt_ratio(store["load_vs_floor"]),
+        _fmt_ratio(store.get("load_vs_plain")),
         *(_fmt_us(store["save_latency_us"][str(size)]) for size in sizes),
         *(_fmt_ratio(value) for value in store["save_growth"].values()),
     ]
@@ -471,8 +481,10 @@ def render_markdown(summary: dict[str, Any]) -> str:
         "store",
         "append turns/s",
         "x floor",
+        "x plain",
         "load (20 msgs)/s",
         "x floor",
+        "x plain",
         *(f"save µs @{_size_label(s)}" for s in sizes),
         *(f"{_size_label(s)}÷{base}" for s in sizes[1:]),
     ]
@@ -553,7 +565,9 @@ def _notes(summary: dict[str, Any]) -> list[str]:
         " raw redis-py on the same single server for the Redis rows, raw psycopg on the same server for the"
         " PostgreSQL rows) in the same repetition, median over"
         " repetitions (above 1 is faster than the floor); growth ratios are paired the same way.",
-        "- The cluster row runs on 3 local primaries and is compared with the single-server floor.",
+        "- x plain: a sealed row's rate (`open_stores(..., encryption=Keyring)`, AES-256-GCM) divided by the same"
+        " store's unsealed row in the same repetition, median over repetitions (the target is 0.90x or more).",
+        "- The cluster rows run on 3 local primaries and are compared with the single-server floor.",
         "- The floor does no de-duplication and no windowing; the providers do the framework's"
         " `filter_new_messages` work (ours through stored digests).",
         "- FileHistoryProvider and InMemoryHistoryProvider re-read (hash) the whole history on every save,"
