@@ -162,3 +162,50 @@ async def test_batch_sealing_matches_one_record_at_a_time() -> None:
         assert stored.digest == data_key.seal_digest("log", record.digest)  # deterministic, as one at a time
     nonces = {stored.payload[len(data_key.log_prefix) + 8 :][:12] for stored in sealed}
     assert len(nonces) == 3
+
+
+class CountingLogs(MemoryLogDriver):
+    """The in-process log driver, counting each request kind."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: Counter[str] = Counter()
+
+    async def tail(self, key: str, count: int) -> Any:
+        self.calls["tail"] += 1
+        return await super().tail(key, count)
+
+    async def append(self, key: str, records: Sequence[LogRecord], **kwargs: Any) -> Any:
+        self.calls["append"] += 1
+        return await super().append(key, records, **kwargs)
+
+    async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
+        self.calls["read"] += 1
+        return await super().read(key, last=last)
+
+
+@pytest.mark.parametrize("max_messages", [None, 4])
+async def test_a_sealed_history_makes_the_same_driver_requests_as_a_plain_one(max_messages: int | None) -> None:
+    from agent_framework import Content, Message
+
+    from agent_stores.core import LogHistoryProvider
+
+    plain, sealed = CountingLogs(), CountingLogs()
+    keys = DataKeys(MemoryObjectDriver(), Keyring.generate())
+    providers = [
+        LogHistoryProvider(plain, max_messages=max_messages),
+        LogHistoryProvider(SealedLogDriver(sealed, keys), max_messages=max_messages),
+    ]
+    for provider in providers:
+        for turn in range(5):
+            await provider.get_messages("s")
+            texts = [f"question {turn}", f"answer {turn}"]
+            await provider.save_messages(
+                "s",
+                [
+                    Message(role=r, contents=[Content.from_text(t)])
+                    for r, t in zip(("user", "assistant"), texts, strict=True)
+                ],
+            )
+    assert plain.calls["append"] == 5
+    assert sealed.calls == plain.calls
