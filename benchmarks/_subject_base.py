@@ -56,6 +56,17 @@ class Subject:
     rereads_history = False
     #: Modules (``module`` or ``module:attribute``) the subject needs beyond the default environment.
     requires: tuple[str, ...] = ()
+    #: For a sealed row (``open_stores(..., encryption=...)``): the name of the same store unsealed,
+    #: which its ``x plain`` ratios divide by; ``""`` for every other row.
+    plain = ""
+
+    def sealing(self) -> dict[str, Any]:
+        """The ``open_stores`` options that seal this row's store (a new local keyring); none for a plain row."""
+        if not self.plain:
+            return {}
+        from agent_stores.core.sealing import Keyring
+
+        return {"encryption": Keyring.generate()}
 
     async def open(self, directory: Path) -> None:
         raise NotImplementedError

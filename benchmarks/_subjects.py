@@ -26,12 +26,13 @@ from _subject_base import (
     messages_of,
     unavailable_reason,
 )
-from _subjects_fsspec import OursFsspecLocal
-from _subjects_mongodb import MongoDBOurs, OpenAIAgentsMongoDB, RawPymongo
+from _subjects_fsspec import OursFsspecLocal, OursSealedFsspecLocal
+from _subjects_mongodb import MongoDBOurs, MongoDBOursSealed, OpenAIAgentsMongoDB, RawPymongo
 from _subjects_postgresql import (
     CommunityPostgres,
     OpenAIAgentsSQLAlchemy,
     OursPostgreSQL,
+    OursSealedPostgreSQL,
     RawPsycopg,
     postgresql_server,
 )
@@ -41,9 +42,11 @@ from _subjects_redis import (
     OpenAIAgentsRedis,
     OursRedis,
     OursRedisCluster,
+    OursSealedRedis,
+    OursSealedRedisCluster,
     RawRedisPy,
 )
-from _subjects_s3 import OursS3, RawBoto3
+from _subjects_s3 import OursS3, OursSealedS3, RawBoto3
 
 __all__ = ["SERVER_STARTERS", "SESSION_ID", "SUBJECTS", "Subject", "unavailable_reason"]
 
@@ -109,7 +112,7 @@ class OursSQLite(ProviderSubject):
     async def open(self, directory: Path) -> None:
         from agent_stores.core import open_stores
 
-        self._stores = open_stores(f"sqlite:///{directory / 'ours.db'}")
+        self._stores = open_stores(f"sqlite:///{directory / 'ours.db'}", **self.sealing())
         self.provider = self._stores.history_provider()
         await self._save(WARMUP_SESSION_ID, WARMUP_TURN.messages)
 
@@ -124,14 +127,7 @@ class OursSealedSQLite(OursSQLite):
     """``SQLiteHistoryProvider``'s database through ``open_stores(..., encryption=Keyring)``: sealed records."""
 
     name = "ours: sealed SQLite (AES-256-GCM)"
-
-    async def open(self, directory: Path) -> None:
-        from agent_stores.core import open_stores
-        from agent_stores.core.sealing import Keyring
-
-        self._stores = open_stores(f"sqlite:///{directory / 'sealed.db'}", encryption=Keyring.generate())
-        self.provider = self._stores.history_provider()
-        await self._save(WARMUP_SESSION_ID, WARMUP_TURN.messages)
+    plain = OursSQLite.name
 
 
 class CoreInProcess(ProviderSubject):
@@ -223,17 +219,23 @@ SUBJECTS: tuple[Callable[[], Subject], ...] = (
     OpenAIAgentsSQLite,
     RawRedisPy,
     OursRedis,
+    OursSealedRedis,
     OursRedisCluster,
+    OursSealedRedisCluster,
     AgentFrameworkRedis,
     OpenAIAgentsRedis,
     RawPymongo,
     MongoDBOurs,
+    MongoDBOursSealed,
     OpenAIAgentsMongoDB,
     RawBoto3,
     OursS3,
+    OursSealedS3,
     OursFsspecLocal,
+    OursSealedFsspecLocal,
     RawPsycopg,
     OursPostgreSQL,
+    OursSealedPostgreSQL,
     CommunityPostgres,
     OpenAIAgentsSQLAlchemy,
 )

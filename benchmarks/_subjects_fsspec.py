@@ -18,7 +18,7 @@ from agent_framework import AgentFileStore
 from _payloads import Turn
 from _subject_base import SESSION_ID, WARMUP_SESSION_ID, WARMUP_TURN, FileSubject, ProviderSubject, messages_of
 
-__all__ = ["OursFsspecLocal", "OursFsspecLocalFiles"]
+__all__ = ["OursFsspecLocal", "OursFsspecLocalFiles", "OursSealedFsspecLocal"]
 
 
 class OursFsspecLocal(ProviderSubject):
@@ -31,7 +31,7 @@ class OursFsspecLocal(ProviderSubject):
     async def open(self, directory: Path) -> None:
         from agent_stores.core import open_stores
 
-        self._stores = open_stores(f"file://{directory / 'fsspec'}")
+        self._stores = open_stores(f"file://{directory / 'fsspec'}", **self.sealing())
         self.provider = self._stores.history_provider()
         await self._save(WARMUP_SESSION_ID, WARMUP_TURN.messages)
 
@@ -40,6 +40,13 @@ class OursFsspecLocal(ProviderSubject):
 
     async def close(self) -> None:
         await self._stores.aclose()
+
+
+class OursSealedFsspecLocal(OursFsspecLocal):
+    """Ours through ``open_stores(..., encryption=Keyring)``: sealed records."""
+
+    name = "ours: sealed FsspecHistoryProvider (local dir, AES-256-GCM)"
+    plain = OursFsspecLocal.name
 
 
 class OursFsspecLocalFiles(FileSubject):

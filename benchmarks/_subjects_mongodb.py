@@ -24,7 +24,7 @@ from agent_framework import Message
 from _payloads import Turn, make_turns
 from _subject_base import SESSION_ID, ProviderSubject, Subject, messages_of
 
-__all__ = ["SERVER", "MongoDBOurs", "OpenAIAgentsMongoDB", "RawPymongo", "mongodb_server"]
+__all__ = ["SERVER", "MongoDBOurs", "MongoDBOursSealed", "OpenAIAgentsMongoDB", "RawPymongo", "mongodb_server"]
 
 _WARMUP_SESSION_ID = "bench-warmup"
 _warmup_turn = make_turns(-1, 1)[0]
@@ -125,7 +125,7 @@ class MongoDBOurs(ProviderSubject):
         from agent_stores.core import open_stores
 
         self._name = _fresh_database()
-        self._stores = open_stores(_database_url(self._name))
+        self._stores = open_stores(_database_url(self._name), **self.sealing())
         self.provider = self._stores.history_provider()
         await self._save(_WARMUP_SESSION_ID, _warmup_turn.messages)
 
@@ -141,6 +141,13 @@ class MongoDBOurs(ProviderSubject):
         client: Any = AsyncMongoClient(mongodb_server())
         await client.drop_database(self._name)
         await client.close()
+
+
+class MongoDBOursSealed(MongoDBOurs):
+    """Ours through ``open_stores(..., encryption=Keyring)``: sealed records."""
+
+    name = "ours: sealed MongoDBHistoryProvider (AES-256-GCM)"
+    plain = MongoDBOurs.name
 
 
 class OpenAIAgentsMongoDB(Subject):

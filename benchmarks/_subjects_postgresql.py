@@ -32,6 +32,7 @@ __all__ = [
     "CommunityPostgres",
     "OpenAIAgentsSQLAlchemy",
     "OursPostgreSQL",
+    "OursSealedPostgreSQL",
     "RawPsycopg",
     "asyncpg_url",
     "create_database",
@@ -149,7 +150,7 @@ class OursPostgreSQL(ProviderSubject):
         from agent_stores.core import open_stores
 
         self._url = create_database(server_url("postgresql"))
-        self._stores = open_stores(self._url)
+        self._stores = open_stores(self._url, **self.sealing())
         self.provider = self._stores.history_provider()
         await self._save(WARMUP_SESSION_ID, WARMUP_TURN.messages)
 
@@ -161,6 +162,13 @@ class OursPostgreSQL(ProviderSubject):
     async def close(self) -> None:
         await self._stores.aclose()
         drop_database(server_url("postgresql"), self._url)
+
+
+class OursSealedPostgreSQL(OursPostgreSQL):
+    """Ours through ``open_stores(..., encryption=Keyring)``: sealed records."""
+
+    name = "ours: sealed PostgreSQLHistoryProvider (AES-256-GCM)"
+    plain = OursPostgreSQL.name
 
 
 class CommunityPostgres(ProviderSubject):

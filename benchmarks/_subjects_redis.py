@@ -30,6 +30,8 @@ __all__ = [
     "OpenAIAgentsRedis",
     "OursRedis",
     "OursRedisCluster",
+    "OursSealedRedis",
+    "OursSealedRedisCluster",
     "RawRedisPy",
     "server_url",
 ]
@@ -155,7 +157,7 @@ class OursRedis(ProviderSubject):
     async def open(self, directory: Path) -> None:
         from agent_stores.core import open_stores
 
-        self._stores = open_stores(self._url(), key_prefix=_prefix())
+        self._stores = open_stores(self._url(), key_prefix=_prefix(), **self.sealing())
         self.provider = self._stores.history_provider()
         await self._save("bench-warmup", _warmup_turn.messages)
 
@@ -175,6 +177,20 @@ class OursRedisCluster(OursRedis):
 
     def _url(self) -> str:
         return server_url("redis-cluster")
+
+
+class OursSealedRedis(OursRedis):
+    """Ours on the single server through ``open_stores(..., encryption=Keyring)``: sealed records."""
+
+    name = "ours: sealed RedisHistoryProvider (AES-256-GCM)"
+    plain = OursRedis.name
+
+
+class OursSealedRedisCluster(OursRedisCluster):
+    """Ours on the 3-primary cluster, sealed."""
+
+    name = "ours: sealed RedisHistoryProvider on a 3-primary cluster (AES-256-GCM)"
+    plain = OursRedisCluster.name
 
 
 class AgentFrameworkRedis(ProviderSubject):

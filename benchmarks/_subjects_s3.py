@@ -24,7 +24,7 @@ from agent_framework import AgentFileStore, Message
 from _payloads import Turn
 from _subject_base import SESSION_ID, WARMUP_TURN, FileSubject, Subject
 
-__all__ = ["OursS3", "OursS3Files", "RawBoto3", "s3_server"]
+__all__ = ["OursS3", "OursS3Files", "OursSealedS3", "RawBoto3", "s3_server"]
 
 _WARMUP_SESSION_ID = "bench-warmup"
 _server: Any = None
@@ -156,7 +156,7 @@ class OursS3(Subject):
         client = _client()
         bucket = _bucket(client)
         client.close()
-        self._stores = open_stores(_url(bucket), session=_session())
+        self._stores = open_stores(_url(bucket), session=_session(), **self.sealing())
         self.provider = self._stores.history_provider()
         await self.provider.save_messages(_WARMUP_SESSION_ID, list(WARMUP_TURN.messages))
 
@@ -172,6 +172,13 @@ class OursS3(Subject):
 
     async def close(self) -> None:
         await self._stores.aclose()
+
+
+class OursSealedS3(OursS3):
+    """Ours through ``open_stores(..., encryption=Keyring)``: sealed records."""
+
+    name = "ours: sealed S3HistoryProvider (AES-256-GCM)"
+    plain = OursS3.name
 
 
 class OursS3Files(FileSubject):

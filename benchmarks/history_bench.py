@@ -104,9 +104,14 @@ class Row:
 
     name: str
     floor: str = ""
+    #: For a sealed row, the row of the same store unsealed (its ``x plain`` ratios divide by it).
+    plain: str = ""
     status: str = "ok"
     append_turns_per_s: list[float] = field(default_factory=lambda: [])
     loads_per_s: list[float] = field(default_factory=lambda: [])
+    #: The same rates per second of this process's CPU time (what the client spent, whatever the machine's load).
+    append_turns_per_cpu_s: list[float] = field(default_factory=lambda: [])
+    loads_per_cpu_s: list[float] = field(default_factory=lambda: [])
     save_latency_us: dict[int, list[float]] = field(default_factory=lambda: {})
     save_skipped: dict[int, str] = field(default_factory=lambda: {})
 
@@ -150,6 +155,7 @@ async def _round_robin(
     operation: Callable[[Subject, int], Awaitable[Any]],
     *,
     budget_s: float | None = None,
+    cpu: list[list[float]] | None = None,
 ) -> list[list[float]]:
     """Time ``operation(subject, round)`` for every subject, round after round; return seconds per call.
 
@@ -157,9 +163,12 @@ async def _round_robin(
     all alike and none always follows the same neighbour (a subject run right after another with
     the same code path finds warm CPU caches). With ``budget_s``, a subject that has spent it
     (and done at least 3 calls) sits out. The result lists each subject's durations, in the
-    order of ``subjects``.
+    order of ``subjects``; ``cpu``, when given, gets each subject's list of the process's CPU
+    seconds per call (``time.process_time``: every thread of this process, no server).
     """
     durations: list[list[float]] = [[] for _ in subjects]
+    if cpu is not None:
+        cpu[:] = [[] for _ in subjects]
     order = list(range(len(subjects)))
     shuffler = random.Random(rounds)
     gc.collect()
@@ -169,19 +178,36 @@ async def _round_robin(
             spent = durations[position]
             if budget_s is not None and len(spent) >= 3 and sum(spent) > budget_s:
                 continue
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             await operation(subjects[position], index)
             spent.append(time.perf_counter() - start)
+            if cpu is not None:
+                cpu[position].append(time.process_time() - start_cpu)
     return durations
 
 
+def _cpu_rates(subjects: Sequence[Subject], spent: list[list[float]], into: dict[str, float] | None) -> None:
+    if into is not None:
+        for subject, seconds in zip(subjects, spent, strict=True):
+            into[subject.name] = len(seconds) / sum(seconds) if sum(seconds) > 0 else float("nan")
+
+
 async def measure_append(
-    factories: Sequence[Callable[[], Subject]], directory: Callable[[], Path], turns: Sequence[Turn]
+    factories: Sequence[Callable[[], Subject]],
+    directory: Callable[[], Path],
+    turns: Sequence[Turn],
+    *,
+    cpu_rates: dict[str, float] | None = None,
 ) -> dict[str, float]:
-    """Return each store's turns/s for ``len(turns)`` per-turn saves on one session of a fresh store."""
+    """Return each store's turns/s for ``len(turns)`` per-turn saves on one session of a fresh store.
+
+    ``cpu_rates``, when given, gets each store's turns per second of this process's CPU time.
+    """
     subjects = await _open_all(factories, directory)
+    cpu: list[list[float]] = []
     try:
-        durations = await _round_robin(subjects, len(turns), lambda subject, i: subject.save(turns[i]))
+        durations = await _round_robin(subjects, len(turns), lambda subject, i: subject.save(turns[i]), cpu=cpu)
+        _cpu_rates(subjects, cpu, cpu_rates)
         for subject in subjects:
             await _check_count(subject, 2 * len(turns))
     finally:
@@ -190,16 +216,26 @@ async def measure_append(
 
 
 async def measure_load(
-    factories: Sequence[Callable[[], Subject]], directory: Callable[[], Path], turns: Sequence[Turn], loads: int
+    factories: Sequence[Callable[[], Subject]],
+    directory: Callable[[], Path],
+    turns: Sequence[Turn],
+    loads: int,
+    *,
+    cpu_rates: dict[str, float] | None = None,
 ) -> dict[str, float]:
-    """Return each store's loads/s of the whole session built from ``turns``, saved one turn at a time."""
+    """Return each store's loads/s of the whole session built from ``turns``, saved one turn at a time.
+
+    ``cpu_rates``, when given, gets each store's loads per second of this process's CPU time.
+    """
     subjects = await _open_all(factories, directory)
+    cpu: list[list[float]] = []
     try:
         for subject in subjects:
             for turn in turns:
                 await subject.save(turn)
             await _check_count(subject, 2 * len(turns))  # also the warm-up
-        durations = await _round_robin(subjects, loads, lambda subject, _: subject.load())
+        durations = await _round_robin(subjects, loads, lambda subject, _: subject.load(), cpu=cpu)
+        _cpu_rates(subjects, cpu, cpu_rates)
     finally:
         await _close_all(subjects)
     return {subject.name: len(spent) / sum(spent) for subject, spent in zip(subjects, durations, strict=True)}
@@ -270,7 +306,7 @@ async def run(config: Config) -> list[Row]:
 
 
 async def _run(config: Config, subjects: Sequence[Callable[[], Subject]], missing_servers: dict[str, str]) -> list[Row]:
-    rows = {factory().name: Row(factory().name, floor=factory().floor) for factory in subjects}
+    rows = {factory().name: Row(factory().name, floor=factory().floor, plain=factory().plain) for factory in subjects}
     available: list[Callable[[], Subject]] = []
     for factory in subjects:
         reason = unavailable_reason(factory(), missing_servers)
@@ -311,13 +347,19 @@ async def _run(config: Config, subjects: Sequence[Callable[[], Subject]], missin
         for rep in range(config.reps):
             _log(f"append + load, repetition {rep + 1}/{config.reps}")
             for group in _rotated(groups, rep):
-                for name, rate in (await measure_append(group, directory, append_turns)).items():
+                cpu_rates: dict[str, float] = {}
+                for name, rate in (await measure_append(group, directory, append_turns, cpu_rates=cpu_rates)).items():
                     rows[name].append_turns_per_s.append(rate)
+                    rows[name].append_turns_per_cpu_s.append(cpu_rates[name])
             # Loads of every store share one rotation (a 20-message session costs no store much to
             # build), so a store is compared with the framework's file provider side by side too.
             everyone = [factory for group in _rotated(groups, rep) for factory in group]
-            for name, rate in (await measure_load(everyone, directory, load_turns, config.loads)).items():
+            cpu_rates = {}
+            for name, rate in (
+                await measure_load(everyone, directory, load_turns, config.loads, cpu_rates=cpu_rates)
+            ).items():
                 rows[name].loads_per_s.append(rate)
+                rows[name].loads_per_cpu_s.append(cpu_rates[name])
 
         for rep in range(config.save_reps):
             _log(f"save cost at {', '.join(f'{size:,}' for size in config.sizes)} messages, repetition {rep + 1}")
@@ -366,6 +408,7 @@ def summarize(rows: Sequence[Row], config: Config) -> dict[str, Any]:
     stores: list[dict[str, Any]] = []
     for row in rows:
         floor = by_name.get(row.floor or FLOOR, Row(row.floor or FLOOR))
+        plain = by_name.get(row.plain) if row.plain else None
         saves = row.save_latency_us
         stores.append(
             {
@@ -376,6 +419,17 @@ def summarize(rows: Sequence[Row], config: Config) -> dict[str, Any]:
                 "append_vs_floor": _paired_ratio(row.append_turns_per_s, floor.append_turns_per_s),
                 "loads_per_s": _median(row.loads_per_s),
                 "load_vs_floor": _paired_ratio(row.loads_per_s, floor.loads_per_s),
+                "plain": row.plain or None,
+                "append_vs_plain": None
+                if plain is None
+                else _paired_ratio(row.append_turns_per_s, plain.append_turns_per_s),
+                "load_vs_plain": None if plain is None else _paired_ratio(row.loads_per_s, plain.loads_per_s),
+                "append_cpu_vs_plain": None
+                if plain is None
+                else _paired_ratio(row.append_turns_per_cpu_s, plain.append_turns_per_cpu_s),
+                "load_cpu_vs_plain": None
+                if plain is None
+                else _paired_ratio(row.loads_per_cpu_s, plain.loads_per_cpu_s),
                 "save_latency_us": {str(size): _median(saves.get(size, [])) for size in config.sizes},
                 "save_growth": {
                     f"{_size_label(size)}/{_size_label(base)}": _paired_ratio(saves.get(size, []), saves.get(base, []))
@@ -385,6 +439,8 @@ def summarize(rows: Sequence[Row], config: Config) -> dict[str, Any]:
                 "samples": {
                     "append_turns_per_s": row.append_turns_per_s,
                     "loads_per_s": row.loads_per_s,
+                    "append_turns_per_cpu_s": row.append_turns_per_cpu_s,
+                    "loads_per_cpu_s": row.loads_per_cpu_s,
                     "save_latency_us": {str(size): samples for size, samples in saves.items()},
                 },
             }
@@ -454,8 +510,10 @@ def _store_line(store: dict[str, Any], sizes: Sequence[int]) -> str:
         store["name"],
         _fmt_rate(store["append_turns_per_s"]),
         _fmt_ratio(store["append_vs_floor"]),
+        _fmt_ratio(store.get("append_vs_plain")),
         _fmt_rate(store["loads_per_s"]),
         _fmt_ratio(store["load_vs_floor"]),
+        _fmt_ratio(store.get("load_vs_plain")),
         *(_fmt_us(store["save_latency_us"][str(size)]) for size in sizes),
         *(_fmt_ratio(value) for value in store["save_growth"].values()),
     ]
@@ -471,8 +529,10 @@ def render_markdown(summary: dict[str, Any]) -> str:
         "store",
         "append turns/s",
         "x floor",
+        "x plain",
         "load (20 msgs)/s",
         "x floor",
+        "x plain",
         *(f"save µs @{_size_label(s)}" for s in sizes),
         *(f"{_size_label(s)}÷{base}" for s in sizes[1:]),
     ]
@@ -513,10 +573,36 @@ def render_markdown(summary: dict[str, Any]) -> str:
             *(_store_line(store, sizes) for store in group),
             "",
         ]
+    lines += _sealed_lines(summary)
     lines += _notes(summary)
     lines += ["", "Spread over repetitions (min..max):", ""]
     lines += [_spread_line(store) for store in summary["stores"] if store["status"] == "ok"]
     return "\n".join(lines) + "\n"
+
+
+def _sealed_lines(summary: dict[str, Any]) -> list[str]:
+    """The sealed rows against the same stores unsealed: wall-clock and client-CPU ratios side by side."""
+    sealed = [s for s in summary["stores"] if s.get("plain") and s["status"] == "ok"]
+    if not sealed:
+        return []
+    lines = [
+        "Sealed rows against the same store unsealed (`x plain`: the sealed rate ÷ the plain rate in the same"
+        " repetition, median; wall clock, and this process's CPU time, which other work on the machine moves far"
+        " less):",
+        "",
+        "| sealed store | append x plain | append x plain (CPU) | load x plain | load x plain (CPU) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for store in sealed:
+        cells = [
+            store["name"],
+            _fmt_ratio(store["append_vs_plain"]),
+            _fmt_ratio(store.get("append_cpu_vs_plain")),
+            _fmt_ratio(store["load_vs_plain"]),
+            _fmt_ratio(store.get("load_cpu_vs_plain")),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return [*lines, ""]
 
 
 def _spread_line(store: dict[str, Any]) -> str:
@@ -553,7 +639,9 @@ def _notes(summary: dict[str, Any]) -> list[str]:
         " raw redis-py on the same single server for the Redis rows, raw psycopg on the same server for the"
         " PostgreSQL rows) in the same repetition, median over"
         " repetitions (above 1 is faster than the floor); growth ratios are paired the same way.",
-        "- The cluster row runs on 3 local primaries and is compared with the single-server floor.",
+        "- x plain: a sealed row's rate (`open_stores(..., encryption=Keyring)`, AES-256-GCM) divided by the same"
+        " store's unsealed row in the same repetition, median over repetitions (the target is 0.90x or more).",
+        "- The cluster rows run on 3 local primaries and are compared with the single-server floor.",
         "- The floor does no de-duplication and no windowing; the providers do the framework's"
         " `filter_new_messages` work (ours through stored digests).",
         "- FileHistoryProvider and InMemoryHistoryProvider re-read (hash) the whole history on every save,"

@@ -7,7 +7,6 @@ visible and configurable where the owner is made, and nothing is process-wide st
 
 from __future__ import annotations
 
-import contextlib
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from typing import Generic, TypeVar
@@ -83,8 +82,10 @@ class BoundedCache(Generic[K, V]):
         """Return the entry of ``key`` and mark it most recently used, or ``None``."""
         value = self._entries.get(key)
         if value is not None:
-            with contextlib.suppress(KeyError):  # removed by another thread meanwhile
+            try:  # noqa: SIM105 (contextlib.suppress: a context manager per lookup costs more than the lookup)
                 self._entries.move_to_end(key)
+            except KeyError:  # removed by another thread meanwhile
+                pass
         return value
 
     def put(self, key: K, value: V) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import cast
 
@@ -18,7 +19,19 @@ from .drivers import (
     deletes_conditionally,
 )
 
-__all__ = ["PrefixedLogDriver", "PrefixedObjectDriver", "within"]
+__all__ = ["PrefixedLogDriver", "PrefixedObjectDriver", "get_many", "within"]
+
+
+async def get_many(driver: ObjectDriver, keys: Sequence[str]) -> list[StoredObject | None]:
+    """``get`` of each of ``keys``, in order: one ``get_many`` of ``driver`` when it offers one, else its gets together.
+
+    What a driver that wraps another offers as its own ``get_many``, so a batched read
+    (checkpoint listings) reaches the driver underneath as one batch.
+    """
+    batch = getattr(driver, "get_many", None)
+    if batch is not None:
+        return list(cast(Sequence[StoredObject | None], await batch(keys)))
+    return list(await asyncio.gather(*(driver.get(key) for key in keys)))
 
 
 class PrefixedObjectDriver:
@@ -46,6 +59,10 @@ class PrefixedObjectDriver:
     async def get(self, key: str) -> StoredObject | None:
         """Return the object under ``prefix + key``."""
         return await self.driver.get(self.prefix + key)
+
+    async def get_many(self, keys: Sequence[str]) -> list[StoredObject | None]:
+        """Return the objects under ``prefix + key`` of each of ``keys``, in order, read as one batch."""
+        return await get_many(self.driver, [self.prefix + key for key in keys])
 
     async def head(self, key: str) -> str | None:
         """Return the version of ``prefix + key``."""

@@ -19,14 +19,24 @@ from ..drivers import (
 )
 from ..errors import CorruptRecordError
 from ..keys import split_tenant
-from ..prefixed import within
-from ._format import DataKey, digest_key_id, is_sealed, is_sealed_digest, sealed_key_id, split_header
+from ..prefixed import get_many, within
+from ._format import DataKey, digest_key_id, is_sealed, is_sealed_digest, key_suffix, sealed_key_id, split_header
 from ._keys import RESERVED, DataKeys
 from ._scopes import log_scope_of, object_scope_of
 
 __all__ = ["SealedLogDriver", "SealedObjectDriver", "scope_of"]
 
 _POSITIONS = 4096  # logs whose length after the last append or tail each driver remembers
+#: Default bytes of records a log driver remembers having opened (sealed and plain bytes both count).
+OPENED_BYTES = 8 << 20
+_OPENED_ENTRY = 160  # what an entry costs beyond its two byte strings (tuple, dictionary slot, key)
+
+#: A record opened before: the log it was read from, its data key's id, its plaintext and position.
+_Opened = tuple[str, str, bytes, int]
+
+
+def _opened_cost(payload: bytes, opened: _Opened) -> int:
+    return len(payload) + len(opened[2]) + _OPENED_ENTRY
 
 
 def scope_of(key: str) -> str:
@@ -77,6 +87,14 @@ class SealedObjectDriver:
         if stored is None:
             return None
         return StoredObject(await self._open(key, stored.data), stored.version)
+
+    async def get_many(self, keys: Sequence[str]) -> list[StoredObject | None]:
+        """Return the objects of ``keys``, in order, values unsealed, read as one batch of the driver underneath."""
+        stored = await get_many(self.driver, keys)
+        return [
+            None if item is None else StoredObject(await self._open(key, item.data), item.version)
+            for key, item in zip(keys, stored, strict=True)
+        ]
 
     async def head(self, key: str) -> str | None:
         """Return the object's version."""
@@ -132,6 +150,8 @@ class SealedLogDriver:
         driver: The driver that stores the sealed records.
         keys: The store's data keys.
         plaintext_reads: Read records that are not sealed as plaintext (else they are corrupt).
+        opened_bytes: Most bytes of records remembered opened (their sealed and plain bytes), so
+            that reading them again decrypts nothing; ``0`` remembers none.
     """
 
     def __init__(
@@ -140,8 +160,10 @@ class SealedLogDriver:
         keys: DataKeys,
         *,
         plaintext_reads: bool = True,
+        opened_bytes: int = OPENED_BYTES,
         root: str = "",
         positions: BoundedCache[str, tuple[LogVersion, int]] | None = None,
+        opened: BoundedCache[bytes, _Opened] | None = None,
     ) -> None:
         self.driver = driver
         self.keys = keys
@@ -149,6 +171,9 @@ class SealedLogDriver:
         self.root = root
         self._positions: BoundedCache[str, tuple[LogVersion, int]] = (
             positions if positions is not None else BoundedCache(max_entries=_POSITIONS)
+        )
+        self._opened: BoundedCache[bytes, _Opened] = (
+            opened if opened is not None else BoundedCache(max_cost=opened_bytes, cost=_opened_cost)
         )
 
     def within(self, prefix: str) -> SealedLogDriver:
@@ -159,6 +184,7 @@ class SealedLogDriver:
             plaintext_reads=self.plaintext_reads,
             root=self.root + prefix,
             positions=self._positions,
+            opened=self._opened,
         )
 
     async def tail(self, key: str, count: int) -> LogTail:
@@ -196,10 +222,7 @@ class SealedLogDriver:
         full = self.root + key
         start = await self._length_at(key, full, expected_version)
         data_key = await self.keys.current(log_scope_of(full))
-        sealed = [
-            LogRecord(data_key.seal_digest(full, r.digest), data_key.seal(full, r.payload, position=start + i))
-            for i, r in enumerate(records)
-        ]
+        sealed = data_key.seal_records(full, records, start)
         try:
             version = await self.driver.append(
                 key, sealed, expected_version=expected_version, session_id=session_id, ttl=ttl
@@ -214,7 +237,7 @@ class SealedLogDriver:
         """The log's length while it is at ``expected_version`` (a log at another version refuses the append anyway)."""
         if expected_version is None:
             return 0
-        known = self._positions.get(full)
+        known = self._positions.peek(full)  # not marked used: the append puts it back as the newest
         if known is not None and known[0] == expected_version:
             return known[1]
         tail = await self.driver.tail(key, 0)
@@ -222,36 +245,59 @@ class SealedLogDriver:
         return tail.length
 
     async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
-        """The payloads, unsealed, after checking their positions follow each other."""
+        """The payloads, unsealed, after checking their positions follow each other.
+
+        A record this driver opened before (the same sealed bytes of the same log) is not
+        decrypted again: what it opened to is remembered (see ``opened_bytes``), while its data
+        key is still looked up, so a forgotten scope's records stay unreadable.
+        """
         payloads = await self.driver.read(key, last=last)
+        if not payloads:
+            return payloads
         full = self.root + key
         scope, where = log_scope_of(full), f"log {full!r}"
+        record_where = f"a record of {where}"
         whole = last is None or len(payloads) < last
         offset: int | None = 0 if whole else None
         plain: list[bytes] = []
+        append = plain.append
         opened: dict[str, DataKey] = {}  # a log's records share one or two data keys: look each up once
-        record_where = f"a record of {where}"
+        remembered, recall = self._opened, self._opened.peek
+        suffix = key_suffix(full)
+        latest: DataKey | None = None  # the data key of the last record opened: most records share it
         for index, payload in enumerate(payloads):
-            if not is_sealed(payload):
+            hit: _Opened | None = recall(payload)
+            if hit is not None and hit[0] == full:
+                _, kid, data, position = hit
+                if kid not in opened:  # the key must still be held (not destroyed by forget)
+                    opened[kid] = await self.keys.get(scope, kid, where=record_where)
+            elif latest is not None and payload.startswith(latest.log_prefix):
+                data, position = latest.open_record(suffix, payload, where=record_where)
+                remembered.put(payload, (full, latest.kid, data, position))
+            elif not is_sealed(payload):
                 if not self.plaintext_reads:
                     raise CorruptRecordError(f"record {index} of {where} is not sealed")
-                plain.append(payload)
+                append(payload)
                 continue
-            split = split_header(payload, where=record_where)
-            data_key = opened.get(split[1])
-            if data_key is None:
-                data_key = opened[split[1]] = await self.keys.get(scope, split[1], where=record_where)
-            data, position = data_key.open_split(full, payload, split, where=record_where)
-            if position is None:
-                raise CorruptRecordError(f"{record_where} holds a sealed object, not a log record")
+            else:
+                split = split_header(payload, where=record_where)
+                kid = split[1]
+                latest = opened.get(kid)
+                if latest is None:
+                    latest = opened[kid] = await self.keys.get(scope, kid, where=record_where)
+                data, found = latest.open_split(full, payload, split, where=record_where)
+                if found is None:
+                    raise CorruptRecordError(f"{record_where} holds a sealed object, not a log record")
+                position = found
+                remembered.put(payload, (full, kid, data, position))
             if offset is None:
                 offset = position - index
-            if position - index != offset:
+            elif position - index != offset:
                 raise CorruptRecordError(
                     f"{record_where} was sealed at position {position} but read at {index + offset}: "
                     "records were removed, swapped or copied"
                 )
-            plain.append(data)
+            append(data)
         return plain
 
     async def length(self, key: str) -> int:

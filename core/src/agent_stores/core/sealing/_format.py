@@ -11,15 +11,18 @@ fails authentication.
 from __future__ import annotations
 
 import base64
+import binascii
 import os
 import struct
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, AESSIV
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from ..drivers import LogRecord
 from ..errors import CorruptRecordError
 from ..sealmark import VALUE_MARKER
 
@@ -105,7 +108,16 @@ def _split(data: bytes, *, where: str) -> tuple[int, str, int | None, int]:
 
 
 def _associated(header: bytes, key: str) -> bytes:
-    return header + b"\x00" + key.encode("utf-8", "surrogatepass")
+    return header + key_suffix(key)
+
+
+def key_suffix(key: str) -> bytes:
+    """What follows a value's header in its associated data: a separator and the key it is stored under."""
+    return b"\x00" + key.encode("utf-8", "surrogatepass")
+
+
+_URLSAFE = bytes.maketrans(b"+/", b"-_")
+_FAILS = "{where} fails authentication: it was altered, or copied from another key, tenant or position"
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +127,14 @@ class DataKey:
     kid: str
     aead: AESGCM
     siv: AESSIV
+    #: The id as bytes, and the start of every log record's header (marker, kind, id): made once, not per record.
+    kid_bytes: bytes = field(init=False, repr=False, compare=False)
+    log_prefix: bytes = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        kid = self.kid.encode("ascii")
+        object.__setattr__(self, "kid_bytes", kid)
+        object.__setattr__(self, "log_prefix", MARKER + bytes((_LOG, len(kid))) + kid)
 
     @classmethod
     def derive(cls, kid: str, material: bytes) -> DataKey:
@@ -132,12 +152,52 @@ class DataKey:
 
     def seal(self, key: str, data: bytes, *, position: int | None = None) -> bytes:
         """Seal ``data`` stored under ``key`` (and at ``position`` of a log)."""
-        kid = self.kid.encode("ascii")
-        header = MARKER + bytes((_OBJECT if position is None else _LOG, len(kid))) + kid
         if position is not None:
-            header += _POSITION.pack(position)
+            header = self.log_prefix + _POSITION.pack(position)
+        else:
+            header = MARKER + bytes((_OBJECT, len(self.kid_bytes))) + self.kid_bytes
         nonce = os.urandom(_NONCE)
         return header + nonce + self.aead.encrypt(nonce, data, _associated(header, key))
+
+    def seal_records(self, key: str, records: Sequence[LogRecord], start: int) -> list[LogRecord]:
+        """The records of the log ``key`` as stored from position ``start`` on: payloads and digests sealed.
+
+        Each payload as :meth:`seal` at its position and each digest as :meth:`seal_digest`,
+        with what the records share (header start, associated data, nonces drawn in one call)
+        made once.
+        """
+        prefix, suffix, encrypt, pack = self.log_prefix, key_suffix(key), self.aead.encrypt, _POSITION.pack
+        siv, associated, digest_start = self.siv.encrypt, [self.kid_bytes, suffix[1:]], f"{DIGEST_MARKER}{self.kid}."
+        nonces = os.urandom(_NONCE * len(records))
+        sealed: list[LogRecord] = []
+        for index, (digest, payload) in enumerate(records):
+            header = prefix + pack(start + index)
+            nonce = nonces[_NONCE * index : _NONCE * (index + 1)]
+            encoded = binascii.b2a_base64(siv(digest.encode("utf-8"), associated), newline=False)
+            sealed.append(
+                LogRecord(
+                    digest_start + encoded.translate(_URLSAFE).rstrip(b"=").decode("ascii"),
+                    header + nonce + encrypt(nonce, payload, header + suffix),
+                )
+            )
+        return sealed
+
+    def open_record(self, suffix: bytes, data: bytes, *, where: str) -> tuple[bytes, int]:
+        """:meth:`open` of a log record known to start with :attr:`log_prefix` (the header this key writes).
+
+        ``suffix`` is :func:`key_suffix` of the log's key, made once per read.
+
+        Raises:
+            CorruptRecordError: As :meth:`open`.
+        """
+        offset = len(self.log_prefix) + _POSITION.size
+        if len(data) < offset + _NONCE + 16:
+            raise CorruptRecordError(f"{where} is truncated")
+        try:
+            plain = self.aead.decrypt(data[offset : offset + _NONCE], data[offset + _NONCE :], data[:offset] + suffix)
+        except InvalidTag as err:
+            raise CorruptRecordError(_FAILS.format(where=where)) from err
+        return plain, _POSITION.unpack_from(data, offset - _POSITION.size)[0]
 
     def open(self, key: str, data: bytes, *, where: str) -> tuple[bytes, int | None]:
         """Return the plaintext of a sealed value stored under ``key`` and its position (``None`` for an object).
@@ -159,15 +219,11 @@ class DataKey:
         try:
             return self.aead.decrypt(nonce, sealed, _associated(header, key)), position
         except InvalidTag as err:
-            raise CorruptRecordError(
-                f"{where} fails authentication: it was altered, or copied from another key, tenant or position"
-            ) from err
+            raise CorruptRecordError(_FAILS.format(where=where)) from err
 
     def seal_digest(self, key: str, digest: str) -> str:
         """A de-duplication digest as stored: deterministic (AES-SIV) under this key, bound to the log ``key``."""
-        sealed = self.siv.encrypt(
-            digest.encode("utf-8"), [self.kid.encode("ascii"), key.encode("utf-8", "surrogatepass")]
-        )
+        sealed = self.siv.encrypt(digest.encode("utf-8"), [self.kid_bytes, key.encode("utf-8", "surrogatepass")])
         return f"{DIGEST_MARKER}{self.kid}.{base64.urlsafe_b64encode(sealed).rstrip(b'=').decode('ascii')}"
 
     def open_digest(self, key: str, digest: str, *, where: str) -> str:
