@@ -68,8 +68,8 @@ _END_CATCH_UP = 16
 _CONTENDED_S = 1.0
 # On a contended log, a writer waits up to this many claim round trips for its turn, less the
 # longer it has been losing claims: one losing for this many round trips goes at once.
-_TURN_ROUND_TRIPS = 1.0
-_SENIOR_ROUND_TRIPS = 8.0
+_TURN_ROUND_TRIPS = 0.5
+_SENIOR_ROUND_TRIPS = 4.0
 # Weight of the newest claim in the driver's running claim round trip.
 _RTT_WEIGHT = 0.2
 
@@ -114,12 +114,12 @@ class ObjectLogDriver:
     one it lost in the same round as that slot, and hands the end it found to the retry
     (``StoreConflictError.log_end``); on a log where this driver met another writer in the
     last second, a claim right after its own segment first reads the slot it wants (the
-    round trip its losers spend), and each claim there waits up to one claim round trip, less
-    the longer this writer has been losing, so the writer waiting longest claims first.
+    round trip its losers spend), and each claim there waits up to half a claim round trip,
+    less the longer this writer has been losing, so the writer waiting longest claims first.
 
     Costs: ``append`` on a known version is one conditional ``put`` (no listing, no read); on a
     contended log a claim after this driver's own segment adds one ``get`` and a wait of at most
-    one round trip, and a lost claim one parallel round of ``get`` (the lost slot and the few
+    half a round trip, and a lost claim one parallel round of ``get`` (the lost slot and the few
     after it); ``length`` is one ``list(limit=1)`` and one ``get``; ``tail`` and
     ``read(last=N)`` are at most two ``list(limit=1)`` in parallel, then one parallel round of
     ``get`` (the newest segment, the newest tail object and at most ``2 * tail_after`` segments
@@ -873,10 +873,10 @@ class ObjectLogDriver:
         """On a contended log, wait for this writer's turn to claim; return whether the log is contended.
 
         A writer that has been losing claims on the log for a while goes at once; one that has
-        just started (a new save, or one that just won) waits up to one claim round trip, less
+        just started (a new save, or one that just won) waits up to half a claim round trip, less
         the longer it has waited. Writers racing for the next slot learned the log's end at
-        about the same time, so the one waiting longest reaches the slot first: a writer cannot
-        keep losing to newcomers, whatever the number of writers. A log on which this driver
+        about the same time, so the one waiting longest tends to reach the slot first: a writer
+        that keeps losing soon goes ahead of the newcomers. A log on which this driver
         met no other writer in the last second is claimed at once.
         """
         if not self.fair_claims:
