@@ -168,6 +168,9 @@ class LogDriver(Protocol):
                 empty batch), or a key or value is refused (see the module's rules). Nothing
                 was appended, whatever ``expected_version`` is.
             StoreConflictError: The log is no longer at ``expected_version``; nothing was appended.
+                A driver may set its ``log_end`` to the log's end it found while losing (what
+                ``tail`` would have returned then, with at least the winners' digests), which
+                a retry may append at without reading; most leave it ``None``.
         """
         ...
 

@@ -10,8 +10,12 @@ from __future__ import annotations
 import re
 import ssl
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agent_framework.exceptions import IntegrationException
+
+if TYPE_CHECKING:
+    from .drivers import LogTail
 
 __all__ = [
     "CorruptRecordError",
@@ -47,7 +51,17 @@ class StoreNotFoundError(StoreError):
 
 
 class StoreConflictError(StoreError):
-    """A conditional write lost to a concurrent writer (expected version or length did not hold)."""
+    """A conditional write lost to a concurrent writer (expected version or length did not hold).
+
+    Attributes:
+        log_end: For a log append that lost, the log's end as the driver found it while losing
+            (what the winners wrote, up to the first free slot), or ``None``. The log may have
+            moved on since: a retry appending at its version is a fair try right away (no read,
+            no back-off), and the conditional append tells whether it still holds (see
+            ``docs/reliability.md``, fair claims).
+    """
+
+    log_end: LogTail | None = None
 
 
 class CorruptRecordError(StoreError, ValueError):

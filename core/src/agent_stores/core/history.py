@@ -65,6 +65,15 @@ _TAIL_READ = 16
 _ANSWER_CONTENT_TYPES = frozenset({"function_result", "function_approval_response"})
 
 
+def _enough(tail: LogTail | None, wanted: int) -> LogTail | None:
+    """``tail`` when it holds the digests of the last ``wanted`` messages (as a save's read would), else ``None``."""
+    if tail is None or len(tail.digests) < min(tail.length, wanted):
+        return None
+    if COMPACTION_DIGEST in tail.digests and len(message_digests_only(tail.digests)) < wanted:
+        return None
+    return tail
+
+
 def trim_orphans(window: list[Message]) -> list[Message]:
     """Drop leading messages that answer a message outside the window (tool results, approval responses)."""
     start = 0
@@ -376,9 +385,10 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         wanted = len(digests)
         deadline = time.monotonic() + _CONFLICT_BUDGET_S
         attempt = -1
+        learned: LogTail | None = None  # the end a lost append found (see StoreConflictError.log_end)
         while (attempt := attempt + 1) < _CONFLICT_ATTEMPTS or time.monotonic() < deadline:
             remembered = self._remembered(key, wanted) if attempt == 0 else None
-            fetched = None
+            fetched, learned = _enough(learned, wanted), None  # a read, as a tail read would be
             if attempt == 0 and remembered is None and deduplicate and self._unseen.available:
                 # One round trip when the driver can check the tail and append in one step (see unseen).
                 outcome = await self._unseen(
@@ -409,10 +419,11 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
                 version = await self.driver.append(
                     key, records[known:], expected_version=tail.version, session_id=session_id, ttl=self.ttl
                 )
-            except StoreConflictError:
+            except StoreConflictError as err:
                 self._tails.pop(key)
                 note_conflict("append", attempt + 1)
-                if attempt:
+                learned = err.log_end
+                if attempt and learned is None:  # a retry at the end the loss found is a fair try at once
                     await asyncio.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** min(attempt, 16))))
                 continue
             added = digests[known:]

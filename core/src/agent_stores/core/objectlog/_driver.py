@@ -11,6 +11,7 @@ import random
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import NamedTuple, TypeVar, cast
 
 import msgspec
@@ -62,6 +63,15 @@ _RESET_MAX_GAP = 1024
 _WHOLE = sys.maxsize
 # Most segments written by others that a remembered end is brought up to date with.
 _END_CATCH_UP = 16
+# Fair claims: for how long after meeting another writer on a log a writer that just won its
+# segment looks whether the next slot is free before claiming it.
+_CONTENDED_S = 1.0
+# On a contended log, a writer waits up to this many claim round trips for its turn, less the
+# longer it has been losing claims: one losing for this many round trips goes at once.
+_TURN_ROUND_TRIPS = 0.5
+_SENIOR_ROUND_TRIPS = 4.0
+# Weight of the newest claim in the driver's running claim round trip.
+_RTT_WEIGHT = 0.2
 
 
 class _Prefetch(NamedTuple):
@@ -100,16 +110,25 @@ class ObjectLogDriver:
     same end exactly one creates the segment and the other conflicts. Logs are listed in the
     order of ``key + "/"`` (a declared divergence, see :meth:`list_logs`).
 
-    Costs: ``append`` on a known version is one conditional ``put`` (no listing, no read);
-    ``length`` is one ``list(limit=1)`` and one ``get``; ``tail`` and ``read(last=N)`` are at most
-    two ``list(limit=1)`` in parallel, then one parallel round of ``get`` (the newest segment, the
-    newest tail object and at most ``2 * tail_after`` segments written after it), whatever the
-    number of segments, and one round (one listing with the ``get`` of remembered objects) when
-    this driver read, wrote or lost a claim on the log before and little happened since; a full
-    ``read`` is bounded by compaction. A window no larger than the last one read of a log is
-    served from the records this driver remembers of it, when the ``get`` of the remembered
-    newest segment proves them current: one listing and one ``get`` (plus the segments others
-    wrote since), whatever the window's size.
+    Claims are fair (``docs/core.md``, "Fair claims"): a lost claim reads the slots after the
+    one it lost in the same round as that slot, and hands the end it found to the retry
+    (``StoreConflictError.log_end``); on a log where this driver met another writer in the
+    last second, a claim right after its own segment first reads the slot it wants (the
+    round trip its losers spend), and each claim there waits up to half a claim round trip,
+    less the longer this writer has been losing, so the writer waiting longest claims first.
+
+    Costs: ``append`` on a known version is one conditional ``put`` (no listing, no read); on a
+    contended log a claim after this driver's own segment adds one ``get`` and a wait of at most
+    half a round trip, and a lost claim one parallel round of ``get`` (the lost slot and the few
+    after it); ``length`` is one ``list(limit=1)`` and one ``get``; ``tail`` and
+    ``read(last=N)`` are at most two ``list(limit=1)`` in parallel, then one parallel round of
+    ``get`` (the newest segment, the newest tail object and at most ``2 * tail_after`` segments
+    written after it), whatever the number of segments, and one round (one listing with the
+    ``get`` of remembered objects) when this driver read, wrote or lost a claim on the log
+    before and little happened since; a full ``read`` is bounded by compaction. A window no
+    larger than the last one read of a log is served from the records this driver remembers of
+    it, when the ``get`` of the remembered newest segment proves them current: one listing and
+    one ``get`` (plus the segments others wrote since), whatever the window's size.
 
     Args:
         objects: The object driver; it must make ``put(..., if_absent=True)`` atomic across
@@ -127,6 +146,8 @@ class ObjectLogDriver:
             windows of (payloads and about 128 bytes per record), least recently used dropped
             first; 0 keeps none, every window is fetched.
         clock: Seconds since the epoch, for expiry.
+        fair_claims: Claim fairly among writers of one log (above); ``False`` claims as
+            earlier releases did (a lost claim's retry reads the log's end).
 
     Raises:
         ValueError: ``prefix`` neither is empty nor ends with ``/``, or a bound is out of range.
@@ -144,6 +165,7 @@ class ObjectLogDriver:
         tail_records: int = 1000,
         cache_bytes: int = CACHE_BYTES,
         clock: Callable[[], float] = time.time,
+        fair_claims: bool = True,
     ) -> None:
         if prefix and not prefix.endswith("/"):
             raise ValueError(f"prefix must be empty or end with '/', got {prefix!r}")
@@ -161,6 +183,8 @@ class ObjectLogDriver:
         self.compact_after = compact_after
         self.concurrency = concurrency
         self._clock = clock
+        self.fair_claims = fair_claims
+        self._claim_rtt = 0.0  # running round trip of a conditional put (seconds; 0: none timed yet)
 
     @property
     def cache_bytes(self) -> int:
@@ -254,6 +278,7 @@ class ObjectLogDriver:
         if not head.live:
             return None
         if top.seq != have:
+            self._ends.contend(key, time.monotonic())  # another writer wrote since
             self._ends.learn(key, top, digests, payloads, pace=top.seq - have if end.pace else 0)
         return _Caught(head, digests, payloads)
 
@@ -746,8 +771,11 @@ class ObjectLogDriver:
             if base > 1 and known < base:
                 await self._finish_erasing(key, base, known)  # a restart interrupted before it erased
             segment = Segment(seq + 1, base, length, session_id, expires_at, digests, payloads, base, new_token())
+            if await self._take_turn(key):
+                await self._look_before_claiming(key, segment)
             await self._claim(key, segment)
-        self._ends.learn(key, segment, digests, payloads)
+            self._ends.won(key)
+        self._ends.learn(key, segment, digests, payloads, own=True)
         if self.tail_after is not None:
             seen = self._ends.seen(key)
             same_life = seen is not None and segment.base != segment.seq
@@ -760,23 +788,133 @@ class ObjectLogDriver:
         """Create ``segment`` if its slot is free; a slot holding this very write (a retried request) counts."""
         name = self._names.of(key, SEGMENT, segment.seq)
         data = encode(segment)
+        began = time.monotonic()
         try:
             await self.objects.put(name, data, if_absent=True)
-        except StoreConflictError:
-            stored = await self.objects.get(name)
+        except StoreConflictError as err:
+            self._time_claim(began)
+            stored, later = await self._taken(key, segment.seq)
             if stored is None or stored.data != data:
-                winner = None if stored is None else try_decode(stored.data)
-                if winner is not None and winner.base == segment.base and winner.start == segment.start:
-                    # Another writer took the slot: what it wrote is the log's next state, so
-                    # the retry's tail read need only look for what came after it.
-                    known = self._ends.end(key)
-                    self._ends.learn(
-                        key, winner, winner.digests, winner.payloads, pace=max(1, known.pace if known else 1)
-                    )
+                await self._lost_to(key, segment, stored, later, err)
                 raise
             _log.info(
                 "history log %r: segment %d was already written by this append (a retried request)", key, segment.seq
             )
+            return
+        self._time_claim(began)
+
+    async def _taken(self, key: str, seq: int) -> tuple[StoredObject | None, list[StoredObject | None] | None]:
+        """What slot ``seq`` holds and, with fair claims, the slots after it, read in one parallel round.
+
+        The slots after it are as many as others wrote during the previous lost claim and one
+        more (the first one found absent shows where the log ended).
+        """
+        name = self._names.of(key, SEGMENT, seq)
+        if not self.fair_claims:
+            return await self.objects.get(name), None
+        known = self._ends.end(key)
+        after = range(seq + 1, seq + 2 + min(known.pace if known else 0, _END_CATCH_UP))
+        found = await self._gather(
+            [_getter(self.objects, n) for n in [name, *map(partial(self._names.of, key, SEGMENT), after)]]
+        )
+        return found[0], found[1:]
+
+    async def _lost_to(
+        self,
+        key: str,
+        segment: Segment,
+        stored: StoredObject | None,
+        later: list[StoredObject | None] | None,
+        err: StoreConflictError,
+    ) -> None:
+        """Note that the slot ``segment`` wanted holds ``stored``: the log is contended, and its winner is learned.
+
+        A winner continuing the same life at the same length is the log's next state, so the
+        retry's tail read need only look for what came after it. With fair claims ``later``
+        holds the slots after the winner's, read with it: the contiguous segments there up to
+        the first absent slot are learned too, and the end they reach (the log's end a moment
+        ago, with the digests known up to it) is handed to the retry on ``err.log_end``.
+        """
+        self._ends.contend(key, time.monotonic(), lost=True)
+        winner = None if stored is None else try_decode(stored.data)
+        if winner is None or winner.base != segment.base or winner.start != segment.start:
+            return
+        known = self._ends.end(key)
+        run = [winner]
+        complete = False
+        for offset, found in enumerate(later or [], start=1):
+            if found is None:
+                complete = True  # the first free slot: the run reaches the log's end
+                break
+            after = try_decode(found.data)
+            if (
+                after is None
+                or after.seq != winner.seq + offset
+                or after.base != winner.base
+                or after.start != run[-1].end
+            ):
+                break  # blank, torn, reset or not contiguous: the retry reads the log as usual
+            run.append(after)
+        pace = max(1, len(run) - 1, known.pace if known and not complete else 1)
+        for taken in run:
+            self._ends.learn(key, taken, taken.digests, taken.payloads, pace=pace)
+        end = self._ends.end(key)
+        if complete and end is not None and end.segment is run[-1]:
+            head = self._head_of(key, end.segment)
+            if head.live:
+                err.log_end = LogTail(head.length, end.digests, head.version)
+
+    def _time_claim(self, began: float) -> None:
+        """Fold the round trip of a claim that started at ``began`` into the driver's running figure."""
+        took = time.monotonic() - began
+        self._claim_rtt = took if not self._claim_rtt else self._claim_rtt + _RTT_WEIGHT * (took - self._claim_rtt)
+
+    async def _take_turn(self, key: str) -> bool:
+        """On a contended log, wait for this writer's turn to claim; return whether the log is contended.
+
+        A writer that has been losing claims on the log for a while goes at once; one that has
+        just started (a new save, or one that just won) waits up to half a claim round trip, less
+        the longer it has waited. Writers racing for the next slot learned the log's end at
+        about the same time, so the one waiting longest tends to reach the slot first: a writer
+        that keeps losing soon goes ahead of the newcomers. A log on which this driver
+        met no other writer in the last second is claimed at once.
+        """
+        if not self.fair_claims:
+            return False
+        state = self._ends.contended(key)
+        now = time.monotonic()
+        if state is None or now - state[0] > _CONTENDED_S:
+            return False
+        waited = 0.0 if state[1] is None else now - state[1]
+        rtt = self._claim_rtt
+        delay = _TURN_ROUND_TRIPS * rtt * max(0.0, 1.0 - waited / (_SENIOR_ROUND_TRIPS * rtt or 1.0))
+        if delay > 0:
+            await asyncio.sleep(delay)
+        return True
+
+    async def _look_before_claiming(self, key: str, segment: Segment) -> None:
+        """Before claiming ``segment`` just after this driver's own segment of a contended log, look if it is free.
+
+        A writer that just won a segment knows the log's end at once; the writers it beat
+        learn it only with the ``get`` after their failed ``put``, a round trip later, so a
+        writer saving back to back would win every next slot. On a log where this driver met
+        another writer in the last second, the winner first reads the slot it wants, the same
+        round trip, so each slot is an even race; a slot found taken is a lost claim (its winner
+        learned as :meth:`_claim` learns one). A log nobody else writes costs nothing.
+
+        Raises:
+            StoreConflictError: Another writer took the slot.
+        """
+        if not self.fair_claims:
+            return
+        end = self._ends.end(key)
+        if end is None or not end.own or end.segment.seq != segment.seq - 1:
+            return  # not a claim right after this driver's own segment
+        stored, later = await self._taken(key, segment.seq)
+        if stored is not None:
+            err = StoreConflictError(f"log {key!r}: segment {segment.seq} was claimed by another writer")
+            await self._lost_to(key, segment, stored, later, err)
+            raise err
 
     async def _floor_marker(self, key: str) -> int:
         """The newest erasure record: no segment below it holds records (0 when none)."""
@@ -1018,6 +1156,7 @@ class ObjectLogDriver:
             tail_records=self.tail_records,
             cache_bytes=self.cache_bytes,
             clock=self._clock,
+            fair_claims=self.fair_claims,
         )
 
     async def aclose(self) -> None:

@@ -18,6 +18,8 @@ END_KEYS = 1024
 END_DIGESTS = 32
 # Bytes a remembered record costs besides its payload (its digest, the objects holding both).
 RECORD_OVERHEAD = 128
+# Logs a driver remembers having met other writers on (for fair claims).
+CONTENDED_KEYS = 1024
 
 
 class End(NamedTuple):
@@ -34,6 +36,8 @@ class End(NamedTuple):
     # so the next window of at most ``window`` records can be served from them.
     payloads: list[bytes] | None
     window: int  # records of the largest window read of this log (0: none read)
+    # The segment is this driver's own append.
+    own: bool = False
 
 
 class _Window(NamedTuple):
@@ -60,7 +64,7 @@ class RememberedEnds:
         ValueError: ``cache_bytes`` is negative.
     """
 
-    __slots__ = ("_ends", "_seen", "_windows")
+    __slots__ = ("_contended", "_ends", "_seen", "_windows")
 
     def __init__(self, cache_bytes: int) -> None:
         if cache_bytes < 0:
@@ -70,6 +74,7 @@ class RememberedEnds:
             max_entries=END_KEYS, max_cost=cache_bytes, cost=lambda _, window: window.size
         )
         self._seen: BoundedCache[str, tuple[int, int | None]] = BoundedCache(max_entries=SEEN_KEYS)
+        self._contended: BoundedCache[str, tuple[float, float | None]] = BoundedCache(max_entries=CONTENDED_KEYS)
 
     @property
     def cache_bytes(self) -> int:
@@ -100,13 +105,15 @@ class RememberedEnds:
         *,
         pace: int = 0,
         window: int = 0,
+        own: bool = False,
     ) -> None:
         """Note ``segment`` as the newest known of ``key``, ``digests`` the newest ones up to it.
 
         Records remembered for the segment just below (same life) are kept in front, so a
         save or a lost claim extends what an earlier read learned. ``payloads`` (the newest
         ones up to ``segment``) are kept only for a log whose window was read (``window``,
-        or an earlier read's), as many as that window, within ``cache_bytes``.
+        or an earlier read's), as many as that window, within ``cache_bytes``. ``own`` marks this
+        driver's own append.
         """
         known = self.end(key)
         self.forget(key)
@@ -115,12 +122,13 @@ class RememberedEnds:
         start = segment.end - len(digests)
         joined = list(digests)
         kept = None if payloads is None or not window else list(payloads)
-        if (
+        follows = (
             known is not None
             and known.segment.base == segment.base
             and known.segment.seq < segment.seq
             and known.length == start
-        ):
+        )
+        if known is not None and follows:
             joined = [*known.digests, *joined]
             if kept is not None and known.payloads is not None:
                 kept = [*known.payloads, *kept]
@@ -130,10 +138,35 @@ class RememberedEnds:
             if not self._windows.put(key, _Window(segment.seq, segment.token, kept, size)):
                 kept = None  # larger than cache_bytes alone (or none kept)
         digests_kept = max(END_DIGESTS, 0 if kept is None else len(kept))
-        self._ends.put(key, End(segment, segment.end, joined[-digests_kept:], pace, None, window))
+        self._ends.put(key, End(segment, segment.end, joined[-digests_kept:], pace, None, window, own))
+
+    def contend(self, key: str, when: float, *, lost: bool = False) -> None:
+        """Note that another writer was met on ``key`` at ``when`` (a monotonic time); ``lost``: by losing a claim.
+
+        The first lost claim since this driver's last own append starts its wait on the log.
+        """
+        known = self._contended.get(key)
+        since = None if known is None else known[1]
+        if lost and since is None:
+            since = when
+        self._contended.put(key, (when, since))
+
+    def won(self, key: str) -> None:
+        """Note that this driver's claim on ``key`` succeeded: its wait (if any) is over."""
+        known = self._contended.get(key)
+        if known is not None and known[1] is not None:
+            self._contended.put(key, (known[0], None))
+
+    def contended(self, key: str) -> tuple[float, float | None] | None:
+        """When another writer was last met on ``key``, and since when this driver has been losing claims on it.
+
+        ``None`` when no other writer is remembered; the second time is ``None`` when this
+        driver's last claim on ``key`` succeeded.
+        """
+        return self._contended.get(key)
 
     def forget(self, key: str) -> None:
-        """Forget the end and payloads of ``key`` (what was seen of it stays a guess)."""
+        """Forget the end and payloads of ``key`` (what was seen of it, and whether it is contended, stay)."""
         self._ends.pop(key)
         self._windows.pop(key)
 
