@@ -1,4 +1,4 @@
-"""MongoDB defects found by review, kept fixed: clock skew at expiry, interrupted deletes.
+"""MongoDB defects found by review, kept fixed: clock skew at expiry, interrupted (conditional) deletes.
 
 Runs against this run's server (``$AGENT_STORES_MONGODB_URL``, testcontainers ``mongo:7`` or the
 nx-27017 stand-in). Each writer gets a clock of its own (``MongoDBLogDriver(clock=...)``), so two
@@ -182,6 +182,54 @@ async def test_an_interrupted_delete_is_finished_by_the_next_delete_purge_or_sav
     assert all(b"secret" not in payload for doc in batches for payload in doc["p"]), "deleted messages are still stored"
     heads = await database.collection("history").find({"_id": "log"}).to_list()
     assert len(heads) == (1 if finisher == "save" else 0)
+
+
+@pytest.mark.parametrize("finisher", ["read", "append", "delete"])
+async def test_an_interrupted_conditional_delete_is_finished_by_the_next_touch(
+    client: AsyncMongoClient[Doc], names: CollectionNames, finisher: str
+) -> None:
+    """A ``delete_if_version`` stopped after its claim: the delete has won (an append at the version
+    conflicts), the log is absent, and the next read, save or delete removes every document."""
+    database = MongoDBDatabase(client, collections=names)
+    driver = MongoDBLogDriver(database)
+    first = await driver.append("log", records("secret-1"), expected_version=None, session_id="s")
+    version = await driver.append("log", records("secret-2"), expected_version=first, session_id="s")
+    stop_before(database, "retire log head")
+    with pytest.raises(Interrupted):
+        await driver.delete_if_version("log", version)
+
+    later = MongoDBLogDriver(MongoDBDatabase(client, collections=names))  # a new process
+    if finisher == "read":
+        assert await later.read("log") == [] and await later.length("log") == 0
+    elif finisher == "append":
+        with pytest.raises(StoreConflictError):
+            await later.append("log", records("late"), expected_version=version, session_id="s")
+        assert (await later.tail("log", 1)).version is None, "a claimed log still reads as live"
+        await later.append("log", records("fresh"), expected_version=None, session_id="s")
+        assert await later.read("log") == [b"fresh"]
+    else:
+        await later.delete("log")
+    stored = await database.collection("history").find({"k": "log"}).to_list()
+    assert all(b"secret" not in payload for doc in stored for payload in doc.get("p", [])), "deleted messages stored"
+    assert len(stored) == (2 if finisher == "append" else 0), f"documents left behind: {stored!r}"
+
+
+async def test_a_conditional_delete_at_a_version_the_log_never_had_writes_nothing(
+    client: AsyncMongoClient[Doc], names: CollectionNames
+) -> None:
+    """A version inside a batch, past the end or of another epoch is refused before any write (no claim)."""
+    database = MongoDBDatabase(client, collections=names)
+    driver = MongoDBLogDriver(database)
+    version = await driver.append("log", records("a", "b"), expected_version=None, session_id="s")
+    epoch = str(version).rpartition(":")[0]
+    for wrong in (f"{epoch}:1", f"{epoch}:3", "0123456789abcdef:2", "junk", 2):
+        with pytest.raises(StoreConflictError):
+            await driver.delete_if_version("log", wrong)
+    assert len(await database.collection("history").find({"k": "log"}).to_list()) == 2, "a refused delete wrote"
+    assert await driver.read("log") == [b"a", b"b"]
+    more = await driver.append("log", records("c"), expected_version=version, session_id="s")
+    assert await driver.delete_if_version("log", more) is True
+    assert await database.collection("history").find({"k": "log"}).to_list() == []
 
 
 # -- credentials never shown -------------------------------------------------------------------------
