@@ -14,10 +14,13 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from agent_framework import Message
 from pymongo import AsyncMongoClient
 
-from agent_stores.core import LogRecord, StoreConflictError
+from agent_stores.core import LogRecord, LogVersion, StoreConflictError, open_stores
+from agent_stores.core.drivers import conditional_delete, deletes_conditionally
 from agent_stores.mongodb import CollectionNames, MongoDBDatabase, MongoDBLogDriver
+from agent_stores.testing.history import SimulatedCrash, SuiteCompaction, crash_log_history
 from agent_stores.testing.servers import Server
 from mongodb_support import client_options
 
@@ -297,3 +300,61 @@ async def test_errors_about_malformed_urls_never_show_a_password(url: str) -> No
         finally:
             await stores.aclose()
     assert not [s for s in _SECRETS if s in shown], shown
+
+
+# -- retention racing a save -------------------------------------------------------------------------
+
+
+class _LateDelete:
+    """A log driver whose first ``delete_if_version`` of ``key`` lets ``meanwhile`` run first (a forced race)."""
+
+    def __init__(self, driver: Any, key: str, meanwhile: Callable[[], Awaitable[None]]) -> None:
+        self._driver = driver
+        self._key = key
+        self.meanwhile: Callable[[], Awaitable[None]] | None = meanwhile
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._driver, name)
+
+    @property
+    def deletes_conditionally(self) -> bool:
+        return deletes_conditionally(self._driver)
+
+    async def delete_if_version(self, key: str, version: LogVersion) -> bool:
+        if key == self._key and self.meanwhile is not None:
+            meanwhile, self.meanwhile = self.meanwhile, None
+            await meanwhile()
+        return await conditional_delete(self._driver).delete_if_version(key, version)
+
+
+async def test_a_late_retention_deletes_no_save_written_after_it_read_the_log(
+    mongodb: Server, collection_prefix: str
+) -> None:
+    """Two retentions finish one stopped run; the late one read the sealed log before the other swapped it and a
+    save landed: its delete is conditional on the version it read, so the save is kept."""
+    saved = [Message("user" if i % 2 == 0 else "assistant", [f"turn {i}"], message_id=f"m-{i}") for i in range(6)]
+    later = Message("user", ["saved between the two runs"], message_id="m-later")
+    async with open_stores(mongodb.url, collection_prefix=collection_prefix, client_options=client_options()) as stores:
+        provider: Any = stores.history_provider()
+        assert deletes_conditionally(provider.driver)
+        await provider.save_messages("s", saved)
+        assert await provider.compact("s", SuiteCompaction(keep=2))
+        sent = [m.to_dict() for m in await stores.history_provider(skip_excluded=True).get_messages("s")]
+        crash_log_history(provider, 2)  # stage and seal, then stop before the swap
+        with pytest.raises(SimulatedCrash):
+            await provider.retain("s")
+
+        late: Any = stores.history_provider()
+        key = late.keys.history(late.source_id, "s")
+
+        async def other_run_and_a_save() -> None:
+            other: Any = stores.history_provider()
+            await other.retain("s")
+            await other.save_messages("s", [later])
+
+        late.driver = _LateDelete(late.driver, key, other_run_and_a_save)
+        await late.retain("s")
+        assert late.driver.meanwhile is None, "the late run never deleted the sealed log"
+        reader: Any = stores.history_provider()
+        stored = [m.to_dict() for m in await reader.export_messages("s")]
+        assert stored == [*sent, later.to_dict()], "the save between the runs was lost or the transcript doubled"
