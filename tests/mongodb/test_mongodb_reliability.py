@@ -1,4 +1,4 @@
-"""MongoDB defects found by review, kept fixed: clock skew at expiry, interrupted deletes.
+"""MongoDB defects found by review, kept fixed: clock skew at expiry, interrupted (conditional) deletes.
 
 Runs against this run's server (``$AGENT_STORES_MONGODB_URL``, testcontainers ``mongo:7`` or the
 nx-27017 stand-in). Each writer gets a clock of its own (``MongoDBLogDriver(clock=...)``), so two
@@ -14,10 +14,13 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from agent_framework import Message
 from pymongo import AsyncMongoClient
 
-from agent_stores.core import LogRecord, StoreConflictError
+from agent_stores.core import LogRecord, LogVersion, StoreConflictError, open_stores
+from agent_stores.core.drivers import conditional_delete, deletes_conditionally
 from agent_stores.mongodb import CollectionNames, MongoDBDatabase, MongoDBLogDriver
+from agent_stores.testing.history import SimulatedCrash, SuiteCompaction, crash_log_history
 from agent_stores.testing.servers import Server
 from mongodb_support import client_options
 
@@ -184,6 +187,54 @@ async def test_an_interrupted_delete_is_finished_by_the_next_delete_purge_or_sav
     assert len(heads) == (1 if finisher == "save" else 0)
 
 
+@pytest.mark.parametrize("finisher", ["read", "append", "delete"])
+async def test_an_interrupted_conditional_delete_is_finished_by_the_next_touch(
+    client: AsyncMongoClient[Doc], names: CollectionNames, finisher: str
+) -> None:
+    """A ``delete_if_version`` stopped after its claim: the delete has won (an append at the version
+    conflicts), the log is absent, and the next read, save or delete removes every document."""
+    database = MongoDBDatabase(client, collections=names)
+    driver = MongoDBLogDriver(database)
+    first = await driver.append("log", records("secret-1"), expected_version=None, session_id="s")
+    version = await driver.append("log", records("secret-2"), expected_version=first, session_id="s")
+    stop_before(database, "retire log head")
+    with pytest.raises(Interrupted):
+        await driver.delete_if_version("log", version)
+
+    later = MongoDBLogDriver(MongoDBDatabase(client, collections=names))  # a new process
+    if finisher == "read":
+        assert await later.read("log") == [] and await later.length("log") == 0
+    elif finisher == "append":
+        with pytest.raises(StoreConflictError):
+            await later.append("log", records("late"), expected_version=version, session_id="s")
+        assert (await later.tail("log", 1)).version is None, "a claimed log still reads as live"
+        await later.append("log", records("fresh"), expected_version=None, session_id="s")
+        assert await later.read("log") == [b"fresh"]
+    else:
+        await later.delete("log")
+    stored = await database.collection("history").find({"k": "log"}).to_list()
+    assert all(b"secret" not in payload for doc in stored for payload in doc.get("p", [])), "deleted messages stored"
+    assert len(stored) == (2 if finisher == "append" else 0), f"documents left behind: {stored!r}"
+
+
+async def test_a_conditional_delete_at_a_version_the_log_never_had_writes_nothing(
+    client: AsyncMongoClient[Doc], names: CollectionNames
+) -> None:
+    """A version inside a batch, past the end or of another epoch is refused before any write (no claim)."""
+    database = MongoDBDatabase(client, collections=names)
+    driver = MongoDBLogDriver(database)
+    version = await driver.append("log", records("a", "b"), expected_version=None, session_id="s")
+    epoch = str(version).rpartition(":")[0]
+    for wrong in (f"{epoch}:1", f"{epoch}:3", "0123456789abcdef:2", "junk", 2):
+        with pytest.raises(StoreConflictError):
+            await driver.delete_if_version("log", wrong)
+    assert len(await database.collection("history").find({"k": "log"}).to_list()) == 2, "a refused delete wrote"
+    assert await driver.read("log") == [b"a", b"b"]
+    more = await driver.append("log", records("c"), expected_version=version, session_id="s")
+    assert await driver.delete_if_version("log", more) is True
+    assert await database.collection("history").find({"k": "log"}).to_list() == []
+
+
 # -- credentials never shown -------------------------------------------------------------------------
 
 _SECRET_URLS = [
@@ -249,3 +300,61 @@ async def test_errors_about_malformed_urls_never_show_a_password(url: str) -> No
         finally:
             await stores.aclose()
     assert not [s for s in _SECRETS if s in shown], shown
+
+
+# -- retention racing a save -------------------------------------------------------------------------
+
+
+class _LateDelete:
+    """A log driver whose first ``delete_if_version`` of ``key`` lets ``meanwhile`` run first (a forced race)."""
+
+    def __init__(self, driver: Any, key: str, meanwhile: Callable[[], Awaitable[None]]) -> None:
+        self._driver = driver
+        self._key = key
+        self.meanwhile: Callable[[], Awaitable[None]] | None = meanwhile
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._driver, name)
+
+    @property
+    def deletes_conditionally(self) -> bool:
+        return deletes_conditionally(self._driver)
+
+    async def delete_if_version(self, key: str, version: LogVersion) -> bool:
+        if key == self._key and self.meanwhile is not None:
+            meanwhile, self.meanwhile = self.meanwhile, None
+            await meanwhile()
+        return await conditional_delete(self._driver).delete_if_version(key, version)
+
+
+async def test_a_late_retention_deletes_no_save_written_after_it_read_the_log(
+    mongodb: Server, collection_prefix: str
+) -> None:
+    """Two retentions finish one stopped run; the late one read the sealed log before the other swapped it and a
+    save landed: its delete is conditional on the version it read, so the save is kept."""
+    saved = [Message("user" if i % 2 == 0 else "assistant", [f"turn {i}"], message_id=f"m-{i}") for i in range(6)]
+    later = Message("user", ["saved between the two runs"], message_id="m-later")
+    async with open_stores(mongodb.url, collection_prefix=collection_prefix, client_options=client_options()) as stores:
+        provider: Any = stores.history_provider()
+        assert deletes_conditionally(provider.driver)
+        await provider.save_messages("s", saved)
+        assert await provider.compact("s", SuiteCompaction(keep=2))
+        sent = [m.to_dict() for m in await stores.history_provider(skip_excluded=True).get_messages("s")]
+        crash_log_history(provider, 2)  # stage and seal, then stop before the swap
+        with pytest.raises(SimulatedCrash):
+            await provider.retain("s")
+
+        late: Any = stores.history_provider()
+        key = late.keys.history(late.source_id, "s")
+
+        async def other_run_and_a_save() -> None:
+            other: Any = stores.history_provider()
+            await other.retain("s")
+            await other.save_messages("s", [later])
+
+        late.driver = _LateDelete(late.driver, key, other_run_and_a_save)
+        await late.retain("s")
+        assert late.driver.meanwhile is None, "the late run never deleted the sealed log"
+        reader: Any = stores.history_provider()
+        stored = [m.to_dict() for m in await reader.export_messages("s")]
+        assert stored == [*sent, later.to_dict()], "the save between the runs was lost or the transcript doubled"

@@ -41,9 +41,8 @@ class MongoDBBackend(ConnectedBackend[MongoDBDatabase]):
     session_store_type = MongoDBSessionStore
     object_driver_type = MongoDBObjectDriver
     log_driver_type = MongoDBLogDriver
-    #: MongoDB's TTL monitor removes an expired session's head itself. A log's version is its
-    #: epoch and the end of its last batch, which no single document holds: the driver has no
-    #: ``delete_if_version`` (a sweep reads the version, then deletes).
+    #: MongoDB's TTL monitor removes an expired session's head itself. ``delete_if_version``
+    #: claims the batch slot an append at the version needs (see ``docs/backends/mongodb.md``).
     capabilities: ClassVar[Mapping[str, Mapping[str, Any]]] = {
-        "log_driver": {"native_expiry": True, "conditional_delete": False}
+        "log_driver": {"native_expiry": True, "conditional_delete": True}
     }

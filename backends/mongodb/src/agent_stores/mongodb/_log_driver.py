@@ -51,6 +51,8 @@ _RETIRE: Final[Document] = {"$set": {"t": 0, "z": 1}, "$unset": {"e": ""}}
 _REFRESH_ATTEMPTS: Final = 4
 # The batches of a log (never its head).
 _BATCHES: Final[Document] = {"$lt": _HEAD}
+# A delete claim: a document in the batch slot a conditional delete took (``z: 1``, no records).
+_CLAIM: Final = "z"
 
 
 def _check_log_key(key: str) -> str:
@@ -162,6 +164,19 @@ def _gap(key: str, docs: Sequence[Document], count: int | None) -> str | None:
     return None
 
 
+def _claim(key: str, epoch: str, start: int, expires: Any) -> Document:
+    """A delete claim ``{_id: ObjectId, k: key, x: epoch, s: start, n: 0, z: 1, t}``: an append's slot at ``start``.
+
+    It carries the expiry of the batch before it (the head's), so that
+    :meth:`MongoDBLogDriver.purge_expired` finds it with the incarnation's batches once the TTL
+    monitor removed the head.
+    """
+    doc: Document = {"_id": ObjectId(), "k": key, "x": epoch, "s": start, "n": 0, _CLAIM: 1}
+    if isinstance(expires, int) and not isinstance(expires, bool):
+        doc["t"] = expires
+    return doc
+
+
 def _corrupt(key: str, doc: Document, what: str) -> CorruptRecordError:
     return CorruptRecordError(f"history batch {doc.get('_id')!r} of log {key!r} is corrupt: {what}")
 
@@ -219,7 +234,8 @@ class MongoDBLogDriver:
     driver saw where they start, else N) and ``length`` 1 when this driver knows the log's
     epoch (it remembers the epoch and the newest batch starts of the last logs it wrote or
     read), else 2 (the head first); a windowed read after other processes appended, 2;
-    ``delete`` 3 (retire, batches, tombstone); ``list_logs`` 1.
+    ``delete`` 3 (retire, batches, tombstone); ``delete_if_version`` 5 (the end, a claim of the
+    next batch slot, then as ``delete``); ``list_logs`` 1.
     Expiry: the head carries the expiry, refreshed by every append; reads treat an expired log
     as absent to the millisecond; MongoDB's TTL monitor removes expired heads about once a
     minute, and :meth:`purge_expired` removes their batches and finishes interrupted removals
@@ -300,7 +316,7 @@ class MongoDBLogDriver:
         _check_log_key(key)
         now = self._now()
         if fields is not None:
-            fields = {**fields, "t": 1}  # what the head needs
+            fields = {**fields, "t": 1, _CLAIM: 1}  # what the head needs, and a delete claim's mark
         known = self._seen.peek(key)
         epoch = None if known is None else known.epoch
         docs: list[Document] = []
@@ -333,8 +349,15 @@ class MongoDBLogDriver:
         if not _is_live(docs[0], now):
             self._forget(key)
             return None
-        self._remember(key, epoch)
         batches = docs[1:]
+        if batches and batches[0].get(_CLAIM) is not None:
+            # A conditional delete claimed the slot after the last batch: it won, and the log is
+            # deleted (finish what it may have left undone; each step is idempotent).
+            self._forget(key)
+            await self._retire(key, epoch, {})
+            await self._finish(key, epoch)
+            return None
+        self._remember(key, epoch)
         gap = _gap(key, batches, count)
         if gap is not None:
             again = await self._head(key, self._now())
@@ -569,6 +592,49 @@ class MongoDBLogDriver:
         await self._finish(key, head.get("x"))
         expires = head.get("t")
         return head.get("z") is None and (not isinstance(expires, int) or expires > now)
+
+    async def delete_if_version(self, key: str, version: LogVersion) -> bool:
+        """Remove the log only if it is live and at ``version``; return ``True``.
+
+        The delete claims the batch slot an append at ``version`` needs (an insert the unique
+        ``(k, x, s)`` index decides, as appends race on): an append that got there first wins
+        and the delete conflicts; once the claim is stored no append at ``version`` can land,
+        and the removal goes on as :meth:`delete`'s (retire the head, remove the incarnation's
+        documents, the claim included). A reader that meets a claim finishes the removal, so an
+        interrupted conditional delete is completed by the next read or save of the log.
+        Round trips: 5 (the version check, the claim, retire, batches, tombstone).
+
+        Raises:
+            StoreConflictError: The log is absent, expired or at another version; nothing was removed.
+        """
+        _check_log_key(key)
+        parsed = _parse_version(version)
+        conflict = StoreConflictError(f"log {key!r} is not at version {version!r}")
+        if parsed is None:
+            raise conflict
+        epoch, length = parsed
+        # The log's end now: a claim is only ever stored at the end of a live log, so a claim a
+        # reader meets is always a delete that won. The end can then only move by an append at
+        # ``length``, which the claim and that append decide between them.
+        snapshot = await self._snapshot(key, 1, {"s": 1, "n": 1})
+        if snapshot is None or snapshot[0] != epoch:
+            raise conflict
+        batches = snapshot[1]
+        if (_end(key, batches[0]) if batches else 0) != length:
+            raise conflict
+        claim = _claim(key, epoch, length, batches[0].get("t") if batches else None)
+        history = self._history()
+        try:
+            await self.database.run("claim log delete", history.insert_one, claim)
+        except StoreConflictError as err:
+            # A duplicate key: an append took the slot first, unless a retried insert (after a
+            # lost reply) met the claim its first attempt stored.
+            if await self.database.run("read log delete claim", history.find_one, {"_id": claim["_id"]}) is None:
+                raise StoreConflictError(f"log {key!r} is no longer at version {version!r}") from err
+        self._forget(key)
+        await self._retire(key, epoch, {})
+        await self._finish(key, epoch)
+        return True
 
     async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
         """Return up to ``limit`` live logs under ``prefix`` in key order, after ``after`` (a range query).
