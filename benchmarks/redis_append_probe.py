@@ -2,7 +2,8 @@
 
 Run: ``uv run --group bench benchmarks/redis_append_probe.py`` (about a minute; ``--calls`` and
 ``--reps`` to change it). Starts a local ``redis-server`` (and ``valkey-server`` when there is
-one) on a free port, like the test fixtures, and measures on each, in alternating repetitions:
+one) on a free port, like the test fixtures, and measures on each, in repetitions (the
+scripts' order rotated each time):
 
 - server time per call (``INFO commandstats``, ``usec_per_call``) of the floor's ``RPUSH`` of
   two payloads, and of ``EVALSHA`` of: an empty script (what running any script costs), the
@@ -76,8 +77,8 @@ def _servers() -> Iterator[Callable[[], contextlib.AbstractContextManager[Any]]]
     yield local_valkey
 
 
-async def _server_costs(url: str, calls: int) -> dict[str, float]:
-    """Server microseconds per call of each row, one pass."""
+async def _server_costs(url: str, calls: int, rotate: int) -> dict[str, float]:
+    """Server microseconds per call of each row, one pass, the scripts in an order rotated by ``rotate``."""
     client = aredis.Redis.from_url(url)
     out: dict[str, float] = {}
     try:
@@ -87,7 +88,8 @@ async def _server_costs(url: str, calls: int) -> dict[str, float]:
             await client.execute_command("RPUSH", "floor", PAYLOAD, PAYLOAD)  # pyright: ignore[reportUnknownMemberType]
         stats = await client.info("commandstats")  # pyright: ignore[reportUnknownMemberType]
         out[FLOOR_ROW] = float(stats["cmdstat_rpush"]["usec_per_call"])
-        for name, source in SCRIPTS.items():
+        rows = list(SCRIPTS.items())
+        for name, source in rows[rotate % len(rows) :] + rows[: rotate % len(rows)]:
             sha = await client.script_load(source)  # pyright: ignore[reportUnknownMemberType]
             await client.delete("m", "d", "v")  # pyright: ignore[reportUnknownMemberType]
             await client.set("v", "e")  # pyright: ignore[reportUnknownMemberType]
@@ -159,8 +161,8 @@ def run(calls: int, reps: int) -> dict[str, Any]:
         try:
             server_runs: list[dict[str, float]] = []
             client_runs: list[dict[str, dict[str, float]]] = []
-            for _ in range(reps):
-                server_runs.append(asyncio.run(_server_costs(server.url, calls)))
+            for rep in range(reps):
+                server_runs.append(asyncio.run(_server_costs(server.url, calls, rep)))
                 client_runs.append(asyncio.run(_client_costs(server.url, calls)))
         finally:
             context.__exit__(None, None, None)
@@ -195,7 +197,8 @@ def render(results: dict[str, Any], calls: int, reps: int) -> str:
         "",
         f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} CPUs, load average {load}"
         " (a shared machine: other work ran alongside)",
-        f"- {calls} calls per row and repetition, {reps} repetitions alternating the rows; medians (min..max)",
+        f"- {calls} calls per row and repetition, {reps} repetitions, the scripts' order rotated each time;"
+        " medians (min..max)",
         "- run: `uv run --group bench benchmarks/redis_append_probe.py`",
         "",
     ]
