@@ -44,15 +44,20 @@ __all__ = [
     "OBJECT_PUT",
 ]
 
-# Milliseconds since the epoch by the server's clock; effects replication (default since
-# Redis 5, the only mode since 7) lets a script write after reading the clock.
-_NOW = """
-if redis.replicate_commands then redis.replicate_commands() end
+# Effects replication (default since Redis 5, the only mode since 7) lets a script write after
+# reading the clock; a script calls this before its first write.
+_REPLICATE_EFFECTS = "if redis.replicate_commands then redis.replicate_commands() end\n"
+
+# Milliseconds since the epoch by the server's clock, in a script that replicates its effects.
+_NOW = (
+    _REPLICATE_EFFECTS
+    + """
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 """
+)
 
 # The logs of a shard whose expiry entry is due, the 500 oldest.
 _DUE = """
@@ -68,13 +73,34 @@ end
 #: the new length (an integer: the caller knows the epoch, the one it expected or the one it
 #: sent); on a conflict, {current version}; {current version, 1} when the append needs the
 #: shard's keys it was not given (the log had a TTL to drop), nothing changed. A steady append to an
-#: existing log without a TTL declares three keys and runs five commands (GET, LLEN, PTTL,
-#: RPUSH, RPUSH); creating a log also indexes it.
+#: existing log without a TTL (up to 1000 records) declares three keys and runs five commands
+#: (GET, LLEN, PTTL, RPUSH, RPUSH) and nothing else: it neither reads the clock nor needs
+#: effects replication, so it takes the short path at the top (about the least a versioned,
+#: de-duplicated append costs in a script: ``benchmarks/results/redis-append/probe.md``);
+#: every other append takes the general path, which repeats the two reads.
 LOG_APPEND: Final = (
-    _NOW
-    + """
-local m, d, v, index, expiry, sessions = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+    """
+local m, d, v, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local expected, ttl = ARGV[1], ARGV[2]
+if not index and ttl == '' and #ARGV <= 2002 then
+  local epoch = redis.call('GET', v)
+  local length = redis.call('LLEN', m)
+  local current = ''
+  if epoch then current = epoch .. ':' .. length end
+  if current ~= expected then return {current} end
+  if epoch and redis.call('PTTL', v) < 0 then
+    -- The digests go first: a digest list of the wrong type (WRONGTYPE) aborts the script
+    -- with nothing changed.
+    local n = (#ARGV - 2) / 2
+    redis.call('RPUSH', d, unpack(ARGV, 3, 2 + n))
+    redis.call('RPUSH', m, unpack(ARGV, 3 + n, 2 + 2 * n))
+    return length + n
+  end
+end
+"""
+    + _NOW
+    + """
+local expiry, sessions = KEYS[5], KEYS[6]
 local member
 local first = 3
 if index then
