@@ -409,7 +409,9 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
                 if await waits_for_retention(self, key, staging, session_id, sealed=bool(tail.length)):
                     await asyncio.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** min(attempt, 16))))
                     continue
-            known = count_already_stored(message_digests_only(tail.digests)[-wanted:], digests) if deduplicate else 0
+            # A remembered end holds message digests only (see _remember): nothing to filter.
+            stored = tail.digests if tail is remembered else message_digests_only(tail.digests)
+            known = count_already_stored(stored[-wanted:], digests) if deduplicate else 0
             if known == wanted:
                 if remembered is not None:
                     continue  # "nothing new" writes nothing, so no version check: confirm on a fresh read
@@ -427,7 +429,11 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
                     await asyncio.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** min(attempt, 16))))
                 continue
             added = digests[known:]
-            self._remember(key, LogTail(tail.length + len(added), [*tail.digests, *added], version))
+            if tail is remembered:
+                kept = (*stored[-_TAIL_KEEP:], *message_digests_only(added))
+                self._tails.put(key, (tail.length + len(added), kept[-_TAIL_KEEP:], version))
+            else:
+                self._remember(key, LogTail(tail.length + len(added), [*tail.digests, *added], version))
             return
         raise StoreConflictError(f"gave up appending to {key!r} after {attempt} conflicting writes")
 
