@@ -423,9 +423,9 @@ def _importable(entries: list[Entry], provider: Any) -> list[Entry]:
     return [e for e in entries if not isinstance(e, CompactionRecord)]
 
 
-async def _import(provider: Any, session_id: str | None, entries: list[Entry]) -> None:
+async def _import(provider: Any, session_id: str | None, entries: list[Entry], *, absent: bool = False) -> None:
     if isinstance(provider, LogHistoryProvider):
-        await provider.import_log(session_id, entries)
+        await provider.import_log(session_id, entries, absent=absent)
     else:
         await provider.import_messages(session_id, [e for e in entries if not isinstance(e, CompactionRecord)])
 
@@ -843,7 +843,8 @@ async def _copy(item: MigrationItem, source: Any, target: _StoresSide, source_dr
             await provider.delete_session(session_id)
         elif item.action == "extend":
             entries = entries[item.target_records :]
-        await _import(provider, session_id, entries)
+        # A copy goes to a session the plan found empty on the target: create its log directly.
+        await _import(provider, session_id, entries, absent=item.action == "copy")
     elif item.kind == "snapshot":
         rel_key, session_id = item.where
         session = await source.read_snapshot(rel_key, session_id)

@@ -370,12 +370,37 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         if messages:
             await self._append(session_id, [encode_record(m) for m in messages], deduplicate=True)
 
-    async def _append(self, session_id: str | None, encoded: list[tuple[str, bytes]], *, deduplicate: bool) -> None:
+    async def _append(
+        self, session_id: str | None, encoded: list[tuple[str, bytes]], *, deduplicate: bool, absent: bool = False
+    ) -> None:
         key = self._key(session_id)
         # Saves to one session through this provider take turns in call order, so their order
         # in the log never depends on which request the store happens to serve first.
         async with self._turns.turn(key):
+            if absent and self._tails.get(key) is None and await self._create(key, session_id, encoded):
+                return
             await self._append_now(key, session_id or "", encoded, deduplicate=deduplicate)
+
+    async def _create(self, key: str, session_id: str | None, encoded: list[tuple[str, bytes]]) -> bool:
+        """Create the log with ``encoded`` if neither it nor a staged transcript exists; ``False`` if either does.
+
+        The staging log is checked first, as a save to an absent log does (see
+        ``waits_for_retention``): a staged transcript must be restored before anything is
+        appended, which the ordinary path does. ``append(expected_version=None)`` then creates
+        the log only if it is absent, atomically; a log that exists (or appears meanwhile)
+        makes it conflict, and nothing is written.
+        """
+        if await self.driver.length(staging_key(self, session_id)):
+            return False
+        records = [LogRecord(digest, payload) for digest, payload in encoded]
+        try:
+            version = await self.driver.append(
+                key, records, expected_version=None, session_id=session_id or "", ttl=self.ttl
+            )
+        except StoreConflictError:
+            return False
+        self._remember(key, LogTail(len(records), [r.digest for r in records], version))
+        return True
 
     async def _append_now(
         self, key: str, session_id: str, encoded: list[tuple[str, bytes]], *, deduplicate: bool
@@ -627,13 +652,22 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         return entries
 
     @store_operation("history", "import_log", session=True)
-    async def import_log(self, session_id: str | None, entries: Sequence[Message | CompactionRecord]) -> None:
-        """Append what :meth:`export_log` returned, verbatim, without de-duplication, atomically."""
+    async def import_log(
+        self, session_id: str | None, entries: Sequence[Message | CompactionRecord], *, absent: bool = False
+    ) -> None:
+        """Append what :meth:`export_log` returned, verbatim, without de-duplication, atomically.
+
+        ``absent=True`` says the caller expects the session to have no log yet (a migration
+        planned it so): the import then creates the log without reading its end first (on an
+        object store, one listing and one conditional write instead of four listings and the
+        write). It is only a hint: if the session has a log, or a staged transcript a
+        retention left, the import appends after it exactly as without the hint.
+        """
         if entries:
             encoded = [
                 (COMPACTION_DIGEST, e.payload) if isinstance(e, CompactionRecord) else encode_record(e) for e in entries
             ]
-            await self._append(session_id, encoded, deduplicate=False)
+            await self._append(session_id, encoded, deduplicate=False, absent=absent)
 
     @store_operation("history", "import_messages", session=True)
     async def import_messages(self, session_id: str | None, messages: Sequence[Message]) -> None:

@@ -70,7 +70,7 @@ def key_segment(value: str) -> str:
     return _segment(value)
 
 
-@lru_cache(maxsize=4096)  # derivation is not free, and agents reuse a few ids on every call
+@lru_cache(maxsize=32768)  # derivation is not free; agents reuse a few ids, listings decode many
 def _segment(value: str) -> str:
     segment = storage_key_segment(value, encoded_prefix=_PREFIX)
     if len(segment) <= _MAX_SEGMENT:
