@@ -6,9 +6,11 @@ server (``agent_stores.testing.servers.postgresql``), each on a connection of it
 open (autocommit, no server-side prepared statements, as ours connects):
 
 - append: the floor's ``INSERT``; our ``agent_stores_append`` (the version check on the log's
-  locked row, then the insert); the same on the schema before migration 5, whose messages
-  carried a foreign key to their log; and a function of the same signature that only inserts
-  (no log row, no version check): what a function call and eight parameters cost;
+  locked row, then the insert), its digest and payload arrays sent in binary as the driver
+  sends them; the same call with the arrays in psycopg's text form (as before, and as the
+  floor sends its payloads); the same on the schema before migration 5, whose messages carried
+  a foreign key to their log; and a function of the same signature that only inserts (no log
+  row, no version check): what a function call and eight parameters cost;
 - load (20 messages): the floor's ``SELECT``; our previous load statement (a subquery on the
   log's key, planned on every call); ``agent_stores_read`` (the same query in a function,
   planned once per connection);
@@ -46,6 +48,7 @@ from agent_stores.postgresql._driver import _APPEND, _READ  # pyright: ignore[re
 from agent_stores.testing.servers.postgresql import local_postgresql
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "postgresql"
+_TEXT_APPEND = _APPEND.replace("%b::", "%s::")
 _OLD_READ = """SELECT m.payload FROM agent_stores_messages AS m
 WHERE m.log_id = (SELECT log_id FROM agent_stores_logs WHERE key = %s AND (expires_at IS NULL OR expires_at > %s))
 ORDER BY m.seq"""
@@ -103,6 +106,7 @@ async def probe(server: str, calls: int) -> dict[str, dict[str, float]]:
         "ALTER TABLE agent_stores_messages ADD FOREIGN KEY (log_id) REFERENCES agent_stores_logs (log_id) "
         "ON DELETE CASCADE"
     )
+    _, text_arrays = await _database(server, f"probe_text_{run}")
     _, insert_only = await _database(server, f"probe_insert_{run}")
     await insert_only.execute(_INSERT_ONLY)
     stores_url, _ = await _database(server, f"probe_stores_{run}")
@@ -110,12 +114,12 @@ async def probe(server: str, calls: int) -> dict[str, dict[str, float]]:
     key = "tenants/probe/history/default/session"
     versions: dict[int, int | None] = {}
 
-    def append(connection: Any) -> Callable[[int], Awaitable[Any]]:
+    def append(connection: Any, statement: str = _APPEND) -> Callable[[int], Awaitable[Any]]:
         async def call(index: int) -> None:
             version = secrets.randbits(63)
             parameters = (key, "session", versions.get(id(connection)), version, None, time.time(),
                           [f"a{index}", f"b{index}"], payloads)  # fmt: skip
-            await (await connection.execute(_APPEND, parameters, binary=True)).fetchall()
+            await (await connection.execute(statement, parameters, binary=True)).fetchall()
             versions[id(connection)] = version
 
         return call
@@ -128,6 +132,7 @@ async def probe(server: str, calls: int) -> dict[str, dict[str, float]]:
         {
             "floor INSERT": floor_insert,
             "agent_stores_append": append(ours),
+            "agent_stores_append, arrays as text": append(text_arrays, _TEXT_APPEND),
             "agent_stores_append with the foreign key (schema 4)": append(with_fk),
             "a function that only inserts": append(insert_only),
         },
@@ -189,7 +194,7 @@ async def probe(server: str, calls: int) -> dict[str, dict[str, float]]:
         whole.update(
             await _interleaved(calls, {"floor load (SELECT + decode)": floor_load, "ours get_messages": ours_load})
         )
-    for connection in (floor, ours, with_fk, insert_only):
+    for connection in (floor, ours, text_arrays, with_fk, insert_only):
         await connection.close()
     return {"append (SQL only)": appends, "load, 20 messages (SQL only)": loads, "whole calls": whole}
 

@@ -31,9 +31,11 @@ LEFT JOIN LATERAL (
 ) AS m ON true
 WHERE l.key = %s AND {_LIVE.replace("expires_at", "l.expires_at")}
 ORDER BY m.seq"""
-_APPEND = "SELECT agent_stores_append(%s, %s, %s, %s, %s, %s, %s::text[], %s::bytea[])"
+# The arrays go in binary (``%b``): psycopg's text form of a ``bytea[]`` escapes every payload
+# byte in Python, which cost a save more client time than its statement's other parameters.
+_APPEND = "SELECT agent_stores_append(%s, %s, %s, %s, %s, %s, %b::text[], %b::bytea[])"
 _APPEND_UNSEEN = (
-    "SELECT * FROM agent_stores_append_unseen(%s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s::text[], %s::bytea[])"
+    "SELECT * FROM agent_stores_append_unseen(%s, %s, %s, %s, %s, %s, %b::text[], %s, %s, %b::text[], %b::bytea[])"
 )
 # Newest first: the caller reverses them.
 _READ = "SELECT * FROM agent_stores_read(%s, %s, %s::bigint)"
