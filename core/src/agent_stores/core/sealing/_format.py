@@ -54,8 +54,12 @@ def is_sealed(data: bytes) -> bool:
 
 
 def is_sealed_digest(digest: str) -> bool:
-    """Whether a stored de-duplication digest is sealed."""
-    return digest[:1] == DIGEST_MARKER
+    """Whether a stored de-duplication digest is sealed (``~<data key id>.<AES-SIV>``).
+
+    The plain digests of compaction records (``~compaction``, ``~compaction-seal``) start with
+    the marker too but hold no ``.``: a log written before sealing keeps them in plaintext.
+    """
+    return digest[:1] == DIGEST_MARKER and "." in digest
 
 
 def sealed_key_id(data: bytes, *, where: str) -> str:
