@@ -212,6 +212,45 @@ async def test_other_processes_use_a_new_key_once_they_read_the_key_object_again
         assert await kids_of(rotating, tenant_scope("acme") + "files/cached.md") == {new}
 
 
+async def test_history_appends_use_a_new_key_once_they_read_the_key_object_again(url: str, keyring: Keyring) -> None:
+    """An append seals with the key its store holds within ``key_refresh`` and with the new one after a rotation.
+
+    Appends find their scope's current key without I/O while it is fresh; each append of a
+    store with ``key_refresh=0`` reads the key object again; a store that meets a record under
+    an unseen key reads the key object at once and seals with the new key from then on.
+    """
+    scope = namespace_scope(key_segment("support"))
+
+    async def kids(session: str) -> list[str]:
+        logs = await rotating.raw_logs.list_logs(key_segment("support") + "/")
+        (log,) = [log for log in logs if log.key.endswith("/" + key_segment(session))]
+        return [sealed_key_id(p, where=log.key) for p in await rotating.raw_logs.read(log.key)]
+
+    async with (
+        sealed(url, keyring) as rotating,
+        sealed(url, Encryption(keyring)) as cached,
+        sealed(url, Encryption(keyring, key_refresh=0.0)) as refreshing,
+    ):
+        cached_history = cached.history_provider(namespace="support")
+        refreshing_history = refreshing.history_provider(namespace="support")
+        await cached_history.save_messages("a", [Message("user", ["a1"])])
+        await refreshing_history.save_messages("b", [Message("user", ["b1"])])
+        old = (await rotating.data_keys.kids(scope))[0]
+        await rotating.rotate_data_keys(namespace="support")
+        new = (await rotating.data_keys.kids(scope))[0]
+        assert new != old
+        await cached_history.save_messages("a", [Message("user", ["a2"])])  # within the bound: the key it holds
+        await refreshing_history.save_messages("b", [Message("user", ["b2"])])  # reads the key object again
+        assert await kids("a") == [old, old]
+        assert await kids("b") == [old, new]
+        await refreshing_history.save_messages("a", [Message("user", ["a3"])])
+        await cached_history.save_messages("a", [Message("user", ["a4"])])  # meets a3's unseen key: reads again
+        assert await kids("a") == [old, old, new, new]
+        reader = rotating.history_provider(namespace="support")
+        assert [m.text for m in await reader.get_messages("a")] == ["a1", "a2", "a3", "a4"]
+        assert [m.text for m in await reader.get_messages("b")] == ["b1", "b2"]
+
+
 async def test_forget_a_namespace_destroys_its_key_then_its_data_only(url: str, keyring: Keyring) -> None:
     async with sealed(url, keyring) as stores:
         await write_namespace(stores, "support", "gone-secret")

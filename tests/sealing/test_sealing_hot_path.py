@@ -12,6 +12,7 @@ import pytest
 
 from agent_stores.core import CorruptRecordError, LogRecord, StoredObject
 from agent_stores.core.checkpoints import ObjectCheckpointStorage
+from agent_stores.core.compaction import COMPACTION_DIGEST, SEAL_DIGEST
 from agent_stores.core.memory import MemoryLogDriver, MemoryObjectDriver
 from agent_stores.core.prefixed import PrefixedObjectDriver
 from agent_stores.core.sealing import DataKey, DataKeys, Keyring, SealedLogDriver, SealedObjectDriver
@@ -209,3 +210,18 @@ async def test_a_sealed_history_makes_the_same_driver_requests_as_a_plain_one(ma
             )
     assert plain.calls["append"] == 5
     assert sealed.calls == plain.calls
+
+
+async def test_a_log_written_before_sealing_keeps_its_plain_compaction_digests_readable() -> None:
+    """``tail`` of a plaintext log holding compaction records returns their plain digests, then the sealed ones."""
+    raw = MemoryLogDriver()
+    plain = [LogRecord("iplain", b"{}"), LogRecord(COMPACTION_DIGEST, b"{}"), LogRecord(SEAL_DIGEST, b"{}")]
+    version = await raw.append("log", plain, expected_version=None, session_id="s")
+    driver = SealedLogDriver(raw, DataKeys(MemoryObjectDriver(), Keyring.generate()))
+    assert (await driver.tail("log", 5)).digests == [r.digest for r in plain]
+    await driver.append("log", [LogRecord("inew", b"{}")], expected_version=version, session_id="s")
+    assert (await raw.tail("log", 1)).digests[0].startswith("~")  # the new digest is sealed
+    assert (await driver.tail("log", 5)).digests == [*(r.digest for r in plain), "inew"]
+    strict = SealedLogDriver(raw, driver.keys, plaintext_reads=False)
+    with pytest.raises(CorruptRecordError, match="not sealed"):
+        await strict.tail("log", 5)

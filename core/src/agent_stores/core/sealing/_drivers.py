@@ -164,6 +164,7 @@ class SealedLogDriver:
         root: str = "",
         positions: BoundedCache[str, tuple[LogVersion, int]] | None = None,
         opened: BoundedCache[bytes, _Opened] | None = None,
+        scopes: dict[str, str] | None = None,
     ) -> None:
         self.driver = driver
         self.keys = keys
@@ -175,6 +176,8 @@ class SealedLogDriver:
         self._opened: BoundedCache[bytes, _Opened] = (
             opened if opened is not None else BoundedCache(max_cost=opened_bytes, cost=_opened_cost)
         )
+        #: The scope of each log appended to lately (log_scope_of, worked out once per log, not per append).
+        self._scopes: dict[str, str] = scopes if scopes is not None else {}
 
     def within(self, prefix: str) -> SealedLogDriver:
         """This driver seen from under ``prefix`` (what a tenant's history provider uses)."""
@@ -185,6 +188,7 @@ class SealedLogDriver:
             root=self.root + prefix,
             positions=self._positions,
             opened=self._opened,
+            scopes=self._scopes,
         )
 
     async def tail(self, key: str, count: int) -> LogTail:
@@ -220,8 +224,17 @@ class SealedLogDriver:
                 key, records, expected_version=expected_version, session_id=session_id, ttl=ttl
             )
         full = self.root + key
-        start = await self._length_at(key, full, expected_version)
-        data_key = await self.keys.current(log_scope_of(full))
+        known = self._positions.peek(full)  # not marked used: the append puts it back as the newest
+        if expected_version is not None and known is not None and known[0] == expected_version:
+            start = known[1]  # the common case, without a coroutine of _length_at
+        else:
+            start = await self._length_at(key, full, expected_version)
+        scope = self._scopes.get(full)
+        if scope is None:
+            if len(self._scopes) >= _POSITIONS:
+                self._scopes.clear()
+            scope = self._scopes[full] = log_scope_of(full)
+        data_key = self.keys.current_cached(scope) or await self.keys.current(scope)
         sealed = data_key.seal_records(full, records, start)
         try:
             version = await self.driver.append(

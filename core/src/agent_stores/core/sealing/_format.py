@@ -54,8 +54,12 @@ def is_sealed(data: bytes) -> bool:
 
 
 def is_sealed_digest(digest: str) -> bool:
-    """Whether a stored de-duplication digest is sealed."""
-    return digest[:1] == DIGEST_MARKER
+    """Whether a stored de-duplication digest is sealed (``~<data key id>.<AES-SIV>``).
+
+    The plain digests of compaction records (``~compaction``, ``~compaction-seal``) start with
+    the marker too but hold no ``.``: a log written before sealing keeps them in plaintext.
+    """
+    return digest[:1] == DIGEST_MARKER and "." in digest
 
 
 def sealed_key_id(data: bytes, *, where: str) -> str:
@@ -130,11 +134,14 @@ class DataKey:
     #: The id as bytes, and the start of every log record's header (marker, kind, id): made once, not per record.
     kid_bytes: bytes = field(init=False, repr=False, compare=False)
     log_prefix: bytes = field(init=False, repr=False, compare=False)
+    #: The start of every digest this key seals (marker, id, dot).
+    digest_start: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         kid = self.kid.encode("ascii")
         object.__setattr__(self, "kid_bytes", kid)
         object.__setattr__(self, "log_prefix", MARKER + bytes((_LOG, len(kid))) + kid)
+        object.__setattr__(self, "digest_start", f"{DIGEST_MARKER}{self.kid}.")
 
     @classmethod
     def derive(cls, kid: str, material: bytes) -> DataKey:
@@ -167,19 +174,20 @@ class DataKey:
         made once.
         """
         prefix, suffix, encrypt, pack = self.log_prefix, key_suffix(key), self.aead.encrypt, _POSITION.pack
-        siv, associated, digest_start = self.siv.encrypt, [self.kid_bytes, suffix[1:]], f"{DIGEST_MARKER}{self.kid}."
+        siv, associated, digest_start = self.siv.encrypt, [self.kid_bytes, suffix[1:]], self.digest_start
+        b2a, urlsafe = binascii.b2a_base64, _URLSAFE
         nonces = os.urandom(_NONCE * len(records))
         sealed: list[LogRecord] = []
-        for index, (digest, payload) in enumerate(records):
-            header = prefix + pack(start + index)
-            nonce = nonces[_NONCE * index : _NONCE * (index + 1)]
-            encoded = binascii.b2a_base64(siv(digest.encode("utf-8"), associated), newline=False)
-            sealed.append(
-                LogRecord(
-                    digest_start + encoded.translate(_URLSAFE).rstrip(b"=").decode("ascii"),
-                    header + nonce + encrypt(nonce, payload, header + suffix),
-                )
-            )
+        append = sealed.append
+        at = 0
+        for digest, payload in records:
+            header = prefix + pack(start)
+            nonce = nonces[at : at + _NONCE]
+            encoded = b2a(siv(digest.encode(), associated), newline=False).translate(urlsafe).rstrip(b"=")
+            sealed_payload = header + nonce + encrypt(nonce, payload, header + suffix)
+            append(LogRecord(digest_start + encoded.decode(), sealed_payload))
+            start += 1
+            at += _NONCE
         return sealed
 
     def open_record(self, suffix: bytes, data: bytes, *, where: str) -> tuple[bytes, int]:

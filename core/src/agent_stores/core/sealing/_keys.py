@@ -257,6 +257,14 @@ class DataKeys:
             return None  # read it again: another process may have rotated or destroyed its keys
         return loaded
 
+    def current_cached(self, scope: str) -> DataKey | None:
+        """:meth:`current` when that needs no I/O, else ``None``.
+
+        The scope's keys were read within ``refresh`` and its current key was opened before.
+        """
+        loaded = self._cached(scope)
+        return None if loaded is None else loaded.opened.get(loaded.current)
+
     async def current(self, scope: str) -> DataKey:
         """The data key new values of ``scope`` are sealed with; made and stored on first use.
 
