@@ -511,7 +511,11 @@ def _missing(subject: Subject) -> str | None:
     import importlib.util
 
     for module in subject.requires:
-        if importlib.util.find_spec(module) is None:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:  # a parent package is missing
+            found = False
+        if not found:
             return f"not installed ({module})"
     return None
 

@@ -85,7 +85,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     from _subjects_redis import _redis  # pyright: ignore[reportPrivateUsage]
 
     ours = many.OURS["redis"]
-    factories = [ours] + [f for f in many.STORES if f.backend == "redis" and f is not ours and args.stores in f.name]
+    peers = [f for f in many.STORES if f.backend == "redis" and f is not ours and args.stores in f.name]
+    missing = {f.name: why for f in peers if (why := many._missing(f())) is not None}  # pyright: ignore[reportPrivateUsage]
+    for name, why in missing.items():
+        print(f"skipped {name}: {why}", file=sys.stderr, flush=True)
+    factories = [ours] + [f for f in peers if f.name not in missing]
     rows: list[dict[str, Any]] = []
     with _redis() as server:
         url, description = server
@@ -101,6 +105,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "server": description,
         "config": {k: getattr(args, k) for k in ("agents", "steps", "session", "window", "reps", "stores")},
         "rows": rows,
+        "skipped": missing,
     }
 
 

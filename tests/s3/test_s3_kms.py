@@ -133,5 +133,7 @@ def test_check_runs_the_encryption_clause_set_with_the_urls_kms_key(
     outcomes = {c["clause"]: c["outcome"] for c in report["clauses"]}
     assert result.exit_code == 0, report
     assert outcomes.pop("test_rotation_keeps_old_records_readable") == "not-run"
-    assert len(outcomes) == 7 and set(outcomes.values()) == {"passed"}, outcomes
+    clauses = {name for name in dir(SealingConformance) if name.startswith("test_")}
+    assert set(outcomes) == clauses - {"test_rotation_keeps_old_records_readable"}, outcomes
+    assert set(outcomes.values()) == {"passed"}, outcomes
     assert client.list_keys()["Keys"] == keys_before
