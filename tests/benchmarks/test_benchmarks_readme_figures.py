@@ -23,6 +23,7 @@ OURS = {
     "MongoDB (stand-in server)": "ours: MongoDBHistoryProvider",
     "S3 (SeaweedFS)": "ours: S3HistoryProvider",
     "fsspec local folder": "ours: FsspecHistoryProvider (local dir)",
+    "PostgreSQL": "ours: PostgreSQLHistoryProvider",
 }
 # How the README names a peer -> its row.
 PEERS = {
@@ -30,6 +31,8 @@ PEERS = {
     "`agent-framework-redis`": "agent-framework-redis RedisHistoryProvider",
     "openai-agents `RedisSession`": "openai-agents RedisSession",
     "openai-agents `MongoDBSession`": "openai-agents MongoDBSession",
+    "`community-agent-framework-postgres`": "community-agent-framework-postgres PostgresHistoryProvider",
+    "openai-agents `SQLAlchemySession`": "openai-agents SQLAlchemySession (asyncpg)",
 }
 
 
