@@ -5,7 +5,6 @@ And the stopped run's staging log is no source id, session or sweep item in list
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,34 +12,11 @@ import pytest
 from agent_framework import Message
 
 from agent_stores.core import open_stores, retain
-from agent_stores.core.drivers import LogVersion, conditional_delete, deletes_conditionally
 from agent_stores.core.retention import RetentionRule, plan_sweep
 from agent_stores.core.stats import collect_stats
-from agent_stores.testing.history import SimulatedCrash, SuiteCompaction, crash_log_history
+from agent_stores.testing.history import SimulatedCrash, SuiteCompaction, crash_log_history, delay_conditional_delete
 
 pytestmark = pytest.mark.asyncio
-
-
-class _LateDelete:
-    """A log driver whose first ``delete_if_version`` of ``key`` lets ``meanwhile`` run first (a forced race)."""
-
-    def __init__(self, driver: Any, key: str, meanwhile: Callable[[], Awaitable[None]]) -> None:
-        self._driver = driver
-        self._key = key
-        self._meanwhile: Callable[[], Awaitable[None]] | None = meanwhile
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._driver, name)
-
-    @property
-    def deletes_conditionally(self) -> bool:
-        return deletes_conditionally(self._driver)
-
-    async def delete_if_version(self, key: str, version: LogVersion) -> bool:
-        if key == self._key and self._meanwhile is not None:
-            meanwhile, self._meanwhile = self._meanwhile, None
-            await meanwhile()
-        return await conditional_delete(self._driver).delete_if_version(key, version)
 
 
 def _dicts(messages: list[Message]) -> list[dict[str, Any]]:
@@ -76,9 +52,9 @@ async def test_two_retentions_of_one_session_lose_nothing_and_leave_one_transcri
 
         late: Any = stores.history_provider()
         key = late.keys.history(late.source_id, "s")
-        late.driver = _LateDelete(late.driver, key, other_run_and_a_save)
+        raced = delay_conditional_delete(late, key, other_run_and_a_save)
         await late.retain("s")
-        assert late.driver._meanwhile is None, "the late run never deleted the sealed log"
+        assert raced(), "the late run never deleted the sealed log"
 
         stored = _dicts(await stores.history_provider().export_messages("s"))
         assert stored == [*sent, later.to_dict()], "the save between the runs was lost or the transcript doubled"

@@ -17,10 +17,10 @@ import pytest_asyncio
 from agent_framework import Message
 from pymongo import AsyncMongoClient
 
-from agent_stores.core import LogRecord, LogVersion, StoreConflictError, open_stores
-from agent_stores.core.drivers import conditional_delete, deletes_conditionally
+from agent_stores.core import LogRecord, StoreConflictError, open_stores
+from agent_stores.core.drivers import deletes_conditionally
 from agent_stores.mongodb import CollectionNames, MongoDBDatabase, MongoDBLogDriver
-from agent_stores.testing.history import SimulatedCrash, SuiteCompaction, crash_log_history
+from agent_stores.testing.history import SimulatedCrash, SuiteCompaction, crash_log_history, delay_conditional_delete
 from agent_stores.testing.servers import Server
 from mongodb_support import client_options
 
@@ -305,28 +305,6 @@ async def test_errors_about_malformed_urls_never_show_a_password(url: str) -> No
 # -- retention racing a save -------------------------------------------------------------------------
 
 
-class _LateDelete:
-    """A log driver whose first ``delete_if_version`` of ``key`` lets ``meanwhile`` run first (a forced race)."""
-
-    def __init__(self, driver: Any, key: str, meanwhile: Callable[[], Awaitable[None]]) -> None:
-        self._driver = driver
-        self._key = key
-        self.meanwhile: Callable[[], Awaitable[None]] | None = meanwhile
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._driver, name)
-
-    @property
-    def deletes_conditionally(self) -> bool:
-        return deletes_conditionally(self._driver)
-
-    async def delete_if_version(self, key: str, version: LogVersion) -> bool:
-        if key == self._key and self.meanwhile is not None:
-            meanwhile, self.meanwhile = self.meanwhile, None
-            await meanwhile()
-        return await conditional_delete(self._driver).delete_if_version(key, version)
-
-
 async def test_a_late_retention_deletes_no_save_written_after_it_read_the_log(
     mongodb: Server, collection_prefix: str
 ) -> None:
@@ -352,9 +330,9 @@ async def test_a_late_retention_deletes_no_save_written_after_it_read_the_log(
             await other.retain("s")
             await other.save_messages("s", [later])
 
-        late.driver = _LateDelete(late.driver, key, other_run_and_a_save)
+        raced = delay_conditional_delete(late, key, other_run_and_a_save)
         await late.retain("s")
-        assert late.driver.meanwhile is None, "the late run never deleted the sealed log"
+        assert raced(), "the late run never deleted the sealed log"
         reader: Any = stores.history_provider()
         stored = [m.to_dict() for m in await reader.export_messages("s")]
         assert stored == [*sent, later.to_dict()], "the save between the runs was lost or the transcript doubled"

@@ -52,7 +52,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_stores.core import CorruptRecordError, LogHistoryProvider, LogRecord
-from agent_stores.core.drivers import deletes_conditionally
+from agent_stores.core.drivers import LogVersion, conditional_delete, deletes_conditionally
 
 from ._base import ConformanceBase, collect_pages, maybe_await, misbehaviour, relies_on, requires, unique_id
 from .adversarial import adversarial_ids
@@ -64,6 +64,7 @@ __all__ = [
     "HistoryProviderConformance",
     "corrupt_log_history",
     "crash_log_history",
+    "delay_conditional_delete",
     "sample_contents",
 ]
 
@@ -523,6 +524,40 @@ def crash_log_history(provider: LogHistoryProvider, writes: int) -> None:
     The provider is then a crashed process: the clause drops it and opens a new one.
     """
     provider.driver = cast(Any, _CrashingLog(provider.driver, writes))
+
+
+class _LateDelete:
+    """A log driver whose first ``delete_if_version`` of ``key`` lets ``meanwhile`` run first."""
+
+    def __init__(self, driver: Any, key: str, meanwhile: Callable[[], Awaitable[None]]) -> None:
+        self._driver = driver
+        self._key = key
+        self.meanwhile: Callable[[], Awaitable[None]] | None = meanwhile
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._driver, name)
+
+    @property
+    def deletes_conditionally(self) -> bool:
+        return deletes_conditionally(self._driver)
+
+    async def delete_if_version(self, key: str, version: LogVersion) -> bool:
+        if key == self._key and self.meanwhile is not None:
+            meanwhile, self.meanwhile = self.meanwhile, None
+            await meanwhile()
+        return await conditional_delete(self._driver).delete_if_version(key, version)
+
+
+def delay_conditional_delete(
+    provider: LogHistoryProvider, key: str, meanwhile: Callable[[], Awaitable[None]]
+) -> Callable[[], bool]:
+    """Force a race: ``provider``'s first conditional delete of the log ``key`` runs ``meanwhile`` first.
+
+    Returns a function telling whether that delete has happened (so a test can tell the race ran).
+    """
+    late = _LateDelete(provider.driver, key, meanwhile)
+    provider.driver = cast(Any, late)
+    return lambda: late.meanwhile is None
 
 
 async def corrupt_log_history(provider: LogHistoryProvider, session_id: str, record: bytes) -> None:
