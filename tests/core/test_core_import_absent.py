@@ -15,6 +15,7 @@ from agent_stores.core import LogHistoryProvider
 from agent_stores.core.memory import MemoryObjectDriver
 from agent_stores.core.objectlog import ObjectLogDriver
 from agent_stores.testing.history import SimulatedCrash, SuiteCompaction, crash_log_history
+from objectlog_support import Counting
 
 pytestmark = pytest.mark.asyncio
 
@@ -27,26 +28,8 @@ def _texts(messages: list[Any]) -> list[str]:
     return [m.text for m in messages]
 
 
-class _Counting(MemoryObjectDriver):
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[str] = []
-
-    async def get(self, key: str) -> Any:
-        self.calls.append("get")
-        return await super().get(key)
-
-    async def list(self, prefix: str, **kwargs: Any) -> Any:
-        self.calls.append("list")
-        return await super().list(prefix, **kwargs)
-
-    async def put(self, key: str, data: bytes, **kwargs: Any) -> str:
-        self.calls.append("put")
-        return await super().put(key, data, **kwargs)
-
-
 async def test_an_import_into_an_absent_session_lists_twice_and_writes_once() -> None:
-    objects = _Counting()
+    objects = Counting()
     history = LogHistoryProvider(ObjectLogDriver(objects))
     await history.import_log("s", _messages("a", "b"), absent=True)
     assert objects.calls == ["list", "list", "put"]  # the staging log's end, the log's end, the segment

@@ -17,32 +17,13 @@ from agent_framework import Message
 
 from agent_stores.core import LogHistoryProvider, LogRecord, ObjectLogDriver, StoreConflictError
 from agent_stores.core.memory import MemoryObjectDriver
+from objectlog_support import Counting
 
 pytestmark = pytest.mark.asyncio
 
 
 def _records(*names: str) -> list[LogRecord]:
     return [LogRecord(f"d-{n}", n.encode()) for n in names]
-
-
-class Counting(MemoryObjectDriver):
-    """The in-process object driver, recording each request."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[str] = []
-
-    async def get(self, key: str) -> Any:
-        self.calls.append("get")
-        return await super().get(key)
-
-    async def list(self, prefix: str, **kwargs: Any) -> Any:
-        self.calls.append("list")
-        return await super().list(prefix, **kwargs)
-
-    async def put(self, key: str, data: bytes, **kwargs: Any) -> str:
-        self.calls.append("put")
-        return await super().put(key, data, **kwargs)
 
 
 class Distant(MemoryObjectDriver):
