@@ -11,12 +11,18 @@ command.
 Each command keeps its own reply and its own server error (``NOSCRIPT``, ``WRONGTYPE``...); a
 connection error fails every command of its pipeline after the client's retries, as it would
 each command sent alone. Commands are not atomic together and run in issue order.
+
+The deadline: each command sent alone, and each pipeline, has one (the client's retries
+included), counted from the moment it is handed to the client to send: the time a command
+waits here for its pipeline is not counted, nor the turns of the event loop a busy process takes
+to read a reply that has arrived (see :class:`Deadlines`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Awaitable
 from typing import Any, cast
 
 from redis.asyncio import Redis, RedisCluster
@@ -34,9 +40,11 @@ class CommandBatcher:
 
     Args:
         client: The client, for a server or a cluster.
-        timeout: Deadline in seconds of one pipeline (the client's retries included), after
-            which its commands fail with ``TimeoutError``; ``None``: the client's own timeouts.
-        deadlines: Keeps the deadlines (shared with the connection's other operations).
+        timeout: Deadline in seconds of one command sent alone or one pipeline, from the
+            moment it is handed to the client (its retries included), after which its commands
+            fail with ``TimeoutError``; ``None``: the client's own timeouts.
+        deadlines: Keeps the deadlines: the only ones the commands get (the connection's
+            funnel adds none).
     """
 
     def __init__(
@@ -54,7 +62,8 @@ class CommandBatcher:
         if not self._in_flight and not self._queue:
             self._in_flight += 1
             try:
-                return await self._client.execute_command(*args)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+                call = cast("Awaitable[Any]", self._client.execute_command(*args))  # pyright: ignore[reportUnknownMemberType]
+                return await (call if self._timeout is None else self._deadlines.run(call, self._timeout))
             finally:
                 self._in_flight -= 1
         loop = asyncio.get_running_loop()
