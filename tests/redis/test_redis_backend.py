@@ -14,7 +14,8 @@ import pytest
 import pytest_asyncio
 from agent_framework import Message
 from redis import Redis as SyncRedis
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
+from redis.asyncio.cluster import ClusterNode
 from redis.exceptions import NoPermissionError
 
 from agent_stores.core import CorruptRecordError, LogRecord, StoreConflictError, StoreUnavailableError, open_stores
@@ -670,6 +671,64 @@ async def test_cluster_end_to_end(redis_cluster: Server) -> None:
             await history.save_messages(f"s{i}", [_msg("a"), _msg("b"), _msg("c"), _msg("d")])
         assert len(await history.get_messages("s3")) == 3
         assert await history.list_sessions(limit=100) == sorted(f"s{i}" for i in range(20))  # type: ignore[attr-defined]
+
+
+async def _log_slot(client: RedisCluster, prefix: str) -> tuple[int, ClusterNode]:
+    """The slot of the one log a store with ``prefix`` holds, and the primary that owns it."""
+    for node in client.get_primaries():
+        keys = await client.execute_command("KEYS", f"{{{prefix}log*m:*", target_nodes=node)  # pyright: ignore[reportUnknownMemberType]
+        if keys:
+            return client.keyslot(keys[0]), node  # pyright: ignore[reportUnknownArgumentType]
+    raise AssertionError("the store wrote no log")
+
+
+async def _calls(client: RedisCluster, node: ClusterNode, command: str) -> int:
+    stats: Any = await client.execute_command("INFO", "commandstats", target_nodes=node)  # pyright: ignore[reportUnknownMemberType]
+    return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
+
+
+async def test_a_cluster_store_follows_its_slot_to_another_primary_while_it_runs(redis_cluster: Server) -> None:
+    # Resharding under a running store, as redis-cli --cluster reshard does it: the slot is first
+    # migrating (keys moved answer ASK), then owned by the other primary (MOVED). The store keeps
+    # saving and loading throughout, nothing lost or repeated, and once it has learnt the new
+    # owner it sends there directly rather than being redirected on every command.
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    admin = RedisCluster.from_url(redis_cluster.url.replace("redis+cluster://", "redis://").split(",")[0])
+
+    async def on(node: ClusterNode, *args: Any) -> Any:
+        return await admin.execute_command(*args, target_nodes=node)  # pyright: ignore[reportUnknownMemberType]
+
+    async with RedisHistoryProvider.from_url(redis_cluster.url, key_prefix=prefix, shards=1) as history:
+        await history.save_messages("s", [_msg("one"), _msg("two")])
+        await admin.initialize()
+        slot, source = await _log_slot(admin, prefix)
+        target = next(node for node in admin.get_primaries() if node.name != source.name)
+        source_id = await on(source, "CLUSTER", "MYID")
+        target_id = await on(target, "CLUSTER", "MYID")
+        await on(target, "CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
+        await on(source, "CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
+        # the log's own keys move first; the shard's index stays behind: a load and a steady save
+        # of the log are answered ASK by the source and run on the target
+        keys: list[bytes] = await on(source, "CLUSTER", "GETKEYSINSLOT", slot, 100)
+        log_keys = [key for key in keys if not key.endswith((b"index", b"expiry", b"sessions"))]
+        assert len(log_keys) == 3, log_keys
+        await on(source, "MIGRATE", target.host, target.port, "", 0, 5000, "KEYS", *log_keys)
+        assert [m.text for m in await history.get_messages("s")] == ["one", "two"]
+        await history.save_messages("s", [_msg("three")])
+        # the rest of the slot moves and the target owns it
+        while rest := await on(source, "CLUSTER", "GETKEYSINSLOT", slot, 100):
+            await on(source, "MIGRATE", target.host, target.port, "", 0, 5000, "KEYS", *rest)
+        for node in admin.get_primaries():
+            await on(node, "CLUSTER", "SETSLOT", slot, "NODE", target_id)
+        await history.save_messages("s", [_msg("four")])
+        assert [m.text for m in await history.get_messages("s")] == ["one", "two", "three", "four"]
+        assert await history.list_sessions() == ["s"]  # type: ignore[attr-defined]
+        before = await _calls(admin, source, "evalsha")
+        for n in range(5):
+            await history.save_messages("s", [_msg(f"more {n}")])
+        assert await _calls(admin, source, "evalsha") == before  # sent to the new owner, no longer redirected
+        assert [m.text for m in await history.get_messages("s")][-6:] == ["four", *(f"more {n}" for n in range(5))]
+    await admin.aclose()
 
 
 async def test_concurrent_agents_on_a_cluster_each_get_their_own_replies(redis_cluster: Server) -> None:

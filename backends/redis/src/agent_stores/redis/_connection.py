@@ -43,7 +43,7 @@ from . import _scripts
 from ._batching import CommandBatcher
 from ._deadlines import Deadlines
 from ._errors import translate
-from ._tuning import tune_pool
+from ._tuning import tune_cluster, tune_pool
 
 __all__ = [
     "DEFAULT_KEY_PREFIX",
@@ -292,7 +292,9 @@ def open_client(parsed: RedisURL, **options: Any) -> RedisClient:
     try:
         if parsed.cluster:
             nodes = [ClusterNode(host, port) for host, port in parsed.nodes]
-            return RedisCluster(startup_nodes=nodes, **settings)
+            cluster = RedisCluster(startup_nodes=nodes, **settings)
+            tune_cluster(cluster)
+            return cluster
         host, port = parsed.nodes[0]
         client = Redis(host=host, port=port, db=parsed.db, **settings)
     except TypeError as err:  # an option the client does not take
