@@ -25,7 +25,8 @@ after a ``MOVED`` or ``ASK`` reply, ``TRYAGAIN``, ``CLUSTERDOWN``, an uncovered 
 connection error or timeout on the node, the command is sent again by the client's
 ``execute_command``, which follows the redirect, learns the new slot map and retries as it
 always does. Commands without a key we know the place of (and every pipeline) take that path
-from the start.
+from the start, and so do reads on a client told to read from replicas
+(``read_from_replicas``, ``load_balancing_strategy``).
 """
 
 from __future__ import annotations
@@ -89,6 +90,11 @@ class CommandBatcher:
         self._tasks: set[asyncio.Task[None]] = set()
         self._cluster = client if isinstance(client, RedisCluster) else None
         self._slots: dict[str, int] = {}  # hash tag (with its braces) -> slot
+        # A client told to read from replicas keeps routing the reads itself.
+        replicas = isinstance(client, RedisCluster) and bool(
+            client.read_from_replicas or client.load_balancing_strategy
+        )
+        self._keyed: frozenset[str] = frozenset() if replicas else _KEYED
 
     async def execute(self, *args: Any) -> Any:
         """Run one command (``args`` as for ``execute_command``) and return its reply."""
@@ -172,7 +178,7 @@ class CommandBatcher:
             if len(args) < 4 or not args[2]:
                 return None
             key = args[3]
-        elif name in _KEYED:
+        elif name in self._keyed:
             key = args[1]
         else:
             return None
