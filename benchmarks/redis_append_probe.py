@@ -16,6 +16,13 @@ scripts' order rotated each time):
 
 Results go to ``benchmarks/results/redis-append/probe.md`` and ``probe.json`` (see ``--out``).
 Medians over repetitions; nothing here asserts a speed. Timings on a shared machine are noisy.
+
+``--cluster`` measures the client side on a Redis Cluster instead (a local 3-primary cluster
+and a single server, like the history benchmark's cluster rows): client CPU and wall per call
+of ``RedisLogDriver.append`` on the cluster, of redis-py's ``RedisCluster`` doing the floor's
+``RPUSH``, and of the single-server floor; with ``--profile N``, the functions where N of our
+cluster appends spend their client CPU (cProfile, by own time). Results go to
+``cluster-probe.md`` and ``cluster-probe.json``, or ``--name`` instead of ``cluster-probe``.
 """
 
 from __future__ import annotations
@@ -142,6 +149,118 @@ async def _client_costs(url: str, calls: int) -> dict[str, dict[str, float]]:
     return out
 
 
+async def _timed(calls: int, call: Callable[[int], Any]) -> dict[str, float]:
+    cpu, wall = time.process_time(), time.perf_counter()
+    for i in range(calls):
+        await call(i)
+    return {"cpu_us": (time.process_time() - cpu) / calls * 1e6, "wall_us": (time.perf_counter() - wall) / calls * 1e6}
+
+
+async def _cluster_client_costs(cluster_url: str, single_url: str, calls: int) -> dict[str, dict[str, float]]:
+    """Client CPU and wall microseconds per call: our append on the cluster, RPUSH on the cluster and on one server."""
+    records = [
+        [LogRecord(hashlib.sha256(f"{i}/{j}".encode()).hexdigest()[:32], PAYLOAD) for j in range(2)]
+        for i in range(calls + 1)
+    ]
+    connection = RedisConnection.from_url(cluster_url, key_prefix=f"probe-{os.getpid()}:")
+    driver = RedisLogDriver(connection)
+    cluster = aredis.RedisCluster.from_url(cluster_url.replace("redis+cluster://", "redis://").split(",")[0])
+    single = aredis.Redis.from_url(single_url)
+    version: list[Any] = [await driver.append("probe", records[0], expected_version=None, session_id="probe")]
+    out: dict[str, dict[str, float]] = {}
+    try:
+        await cluster.execute_command("RPUSH", "probe-floor", PAYLOAD)  # pyright: ignore[reportUnknownMemberType]
+        await single.execute_command("RPUSH", "probe-floor", PAYLOAD)  # pyright: ignore[reportUnknownMemberType]
+
+        async def ours(i: int) -> None:
+            version[0] = await driver.append("probe", records[i + 1], expected_version=version[0], session_id="probe")
+
+        out["ours on the cluster: RedisLogDriver.append"] = await _timed(calls, ours)
+        out["redis-py RedisCluster: RPUSH"] = await _timed(
+            calls,
+            lambda _: cluster.execute_command("RPUSH", "probe-floor", PAYLOAD, PAYLOAD),  # pyright: ignore[reportUnknownMemberType, reportUnknownLambdaType]
+        )
+        out["floor, one server: RPUSH"] = await _timed(
+            calls,
+            lambda _: single.execute_command("RPUSH", "probe-floor", PAYLOAD, PAYLOAD),  # pyright: ignore[reportUnknownMemberType, reportUnknownLambdaType]
+        )
+        await driver.delete("probe")
+        await cluster.delete("probe-floor")  # pyright: ignore[reportUnknownMemberType]
+        await single.delete("probe-floor")  # pyright: ignore[reportUnknownMemberType]
+    finally:
+        await driver.aclose()
+        await cluster.aclose()
+        await single.aclose()
+    return out
+
+
+async def _cluster_profile(cluster_url: str, calls: int) -> str:
+    """cProfile of ``calls`` of our appends on the cluster: the top functions by own time."""
+    import cProfile
+    import io
+    import pstats
+
+    connection = RedisConnection.from_url(cluster_url, key_prefix=f"profile-{os.getpid()}:")
+    driver = RedisLogDriver(connection)
+    records = [[LogRecord(f"{i:032x}", PAYLOAD), LogRecord(f"{i:031x}x", PAYLOAD)] for i in range(calls + 1)]
+    try:
+        version = await driver.append("p", records[0], expected_version=None, session_id="p")
+        profile = cProfile.Profile()
+        profile.enable()
+        for batch in records[1:]:
+            version = await driver.append("p", batch, expected_version=version, session_id="p")
+        profile.disable()
+        await driver.delete("p")
+    finally:
+        await driver.aclose()
+    text = io.StringIO()
+    pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(25)
+    return text.getvalue()
+
+
+def run_cluster(calls: int, reps: int, profile: int) -> dict[str, Any]:
+    """The cluster measurements: medians over ``reps``, and the profile of ``profile`` appends (0: none)."""
+    from agent_stores.testing.servers.redis import local_redis, local_redis_cluster
+
+    with local_redis_cluster() as cluster, local_redis() as single:
+        runs = [asyncio.run(_cluster_client_costs(cluster.url, single.url, calls)) for _ in range(reps)]
+        text = asyncio.run(_cluster_profile(cluster.url, profile)) if profile else ""
+    ours, floor = "ours on the cluster: RedisLogDriver.append", "floor, one server: RPUSH"
+    return {
+        "servers": [cluster.description, single.description],
+        "client": {name: {k: _median([r[name][k] for r in runs]) for k in ("cpu_us", "wall_us")} for name in runs[0]},
+        "paired_wall_ratio_floor_over_ours": _median([r[floor]["wall_us"] / r[ours]["wall_us"] for r in runs]),
+        "paired_cpu_gap_us": _median([r[ours]["cpu_us"] - r[floor]["cpu_us"] for r in runs]),
+        "profile": text,
+    }
+
+
+def render_cluster(results: dict[str, Any], calls: int, reps: int) -> str:
+    """The cluster results as Markdown."""
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    lines = [
+        "# Redis Cluster append: client cost next to the floor's bare RPUSH",
+        "",
+        f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} CPUs, load average {load}",
+        f"- servers: {'; '.join(results['servers'])}",
+        f"- {calls} calls per row and repetition, {reps} repetitions; medians",
+        "",
+        "| client side, one call at a time | CPU µs | wall µs |",
+        "|---|---:|---:|",
+    ]
+    for name, value in results["client"].items():
+        lines.append(f"| {name} | {value['cpu_us']:.1f} | {value['wall_us']:.1f} |")
+    lines += [
+        "",
+        f"- floor ÷ ours on the cluster, wall, paired per repetition:"
+        f" {results['paired_wall_ratio_floor_over_ours']:.2f}x; client CPU ours minus the floor's:"
+        f" {results['paired_cpu_gap_us']} µs per call",
+    ]
+    if results["profile"]:
+        lines += ["", "```", results["profile"].strip(), "```"]
+    return "\n".join(lines)
+
+
 def _median(values: list[float]) -> float:
     return round(statistics.median(values), 2)
 
@@ -230,7 +349,18 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000, help="calls per row and repetition (default 2000)")
     parser.add_argument("--reps", type=int, default=5, help="repetitions (default 5)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results directory (default {DEFAULT_OUT})")
+    parser.add_argument("--cluster", action="store_true", help="the client side on a local Redis Cluster instead")
+    parser.add_argument("--profile", type=int, default=0, help="with --cluster: profile this many appends")
+    parser.add_argument("--name", default="cluster-probe", help="with --cluster: the results' file name")
     args = parser.parse_args()
+    if args.cluster:
+        results = run_cluster(args.calls, args.reps, args.profile)
+        markdown = render_cluster(results, args.calls, args.reps)
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / f"{args.name}.md").write_text(markdown + "\n", encoding="utf-8")
+        (args.out / f"{args.name}.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        print(markdown)
+        return
     results = run(args.calls, args.reps)
     markdown = render(results, args.calls, args.reps)
     args.out.mkdir(parents=True, exist_ok=True)

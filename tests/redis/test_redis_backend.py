@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -12,7 +13,9 @@ from typing import Any, NoReturn, cast
 import pytest
 import pytest_asyncio
 from agent_framework import Message
-from redis.asyncio import Redis
+from redis import Redis as SyncRedis
+from redis.asyncio import Redis, RedisCluster
+from redis.asyncio.cluster import ClusterNode
 from redis.exceptions import NoPermissionError
 
 from agent_stores.core import CorruptRecordError, LogRecord, StoreConflictError, StoreUnavailableError, open_stores
@@ -195,18 +198,81 @@ async def test_operation_past_its_deadline_is_unavailable_and_the_next_gets_its_
     other = Redis.from_url(redis_single.url)
     key, empty = f"{key_prefix}late", f"{key_prefix}empty"
     try:
-        await connection.run("ping", connection.client.ping())  # one pooled connection, reused below
+        await connection.run("ping", connection.send("PING"))  # one pooled connection, reused below
         with pytest.raises(StoreUnavailableError, match="unavailable"):
             # the server answers only once the list gets an element (below), long after the deadline
-            await connection.run("wait", connection.client.blpop([empty], 60))
+            await connection.run("wait", connection.send("BLPOP", empty, 60))
         # the cancelled command's connection was closed, so its late reply reaches no one
-        assert await connection.run("push", connection.client.rpush(key, b"mine")) == 1
-        assert await connection.run("read", connection.client.lrange(key, 0, -1)) == [b"mine"]
+        assert await connection.run("push", connection.send("RPUSH", key, b"mine")) == 1
+        assert await connection.run("read", connection.send("LRANGE", key, 0, -1)) == [b"mine"]
         await other.rpush(empty, b"late")  # the pop answers now if it still waits: its reply is sent before ours
-        assert await connection.run("read", connection.client.lrange(key, 0, -1)) == [b"mine"]
+        assert await connection.run("read", connection.send("LRANGE", key, 0, -1)) == [b"mine"]
     finally:
         await other.delete(key, empty)
         await other.aclose()
+        await connection.aclose()
+
+
+async def test_a_stalled_server_fails_a_save_at_its_deadline_with_nothing_half_written(tmp_path: Path) -> None:
+    # The client has no socket timeout: only the deadline ends a command the server never answers.
+    binary = server_binary() or valkey_binary()
+    if binary is None:
+        _skip_unless_required("needs a local redis-server or valkey-server to stop (SIGSTOP)")
+    server = LocalRedis(binary, tmp_path)
+    server.start()
+    process = server.process
+    assert process is not None
+    connection = RedisConnection(Redis.from_url(server.url), key_prefix="p:", owned=True, timeout=0.5)
+    history = RedisHistoryProvider(connection)
+    admin = Redis.from_url(server.url)
+    try:
+        await history.save_messages("s", [_msg("one")])
+        process.send_signal(signal.SIGSTOP)
+        try:
+            with pytest.raises(StoreUnavailableError, match="unavailable") as caught:
+                await history.save_messages("s", [_msg("two"), _msg("three")])
+            assert isinstance(caught.value.__cause__, TimeoutError)
+            assert process.poll() is None  # failed while the server was still stopped, not after
+        finally:
+            process.send_signal(signal.SIGCONT)
+        # The script either ran whole or not at all: both of the log's lists agree, and the log
+        # reads as before the save or with all of it.
+        texts = [m.text for m in await history.get_messages("s")]
+        assert texts in (["one"], ["one", "two", "three"])
+        for payloads in await admin.keys("*m:*"):  # pyright: ignore[reportUnknownVariableType]
+            digests = payloads.replace(b"m:", b"d:", 1)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            assert await admin.llen(payloads) == await admin.llen(digests)  # pyright: ignore[reportUnknownArgumentType, reportGeneralTypeIssues]
+        await history.save_messages("s", [_msg("four")])
+        assert [m.text for m in await history.get_messages("s")][-1] == "four"
+    finally:
+        process.send_signal(signal.SIGCONT)
+        await admin.aclose()
+        await connection.aclose()
+        server.stop()
+
+
+async def test_operations_waiting_on_a_busy_client_do_not_time_out_once_the_server_has_answered(
+    redis_single: Server, key_prefix: str
+) -> None:
+    # The deadline bounds the server, not the client: here the server holds every command
+    # (CLIENT PAUSE, well within the deadline) while the process is kept busy (the event loop
+    # blocked, as a pipeline of many large replies or a thousand agents keep it) far past the
+    # deadline. Every reply has arrived by then: no operation may fail for the client's delay.
+    connection = RedisConnection(Redis.from_url(redis_single.url), key_prefix=key_prefix, owned=True, timeout=1.0)
+    history = RedisHistoryProvider(connection)
+    admin = SyncRedis.from_url(redis_single.url)
+    sessions = [f"s{n}" for n in range(200)]
+    try:
+        await asyncio.gather(*(history.save_messages(s, [_msg(s)]) for s in sessions))
+        await asyncio.gather(*(history.get_messages(s) for s in sessions))  # connections open for the loads
+        admin.execute_command("CLIENT", "PAUSE", "400", "ALL")
+        loads = [asyncio.ensure_future(history.get_messages(s)) for s in sessions]
+        await asyncio.sleep(0.1)  # the loads go out and wait for the paused server
+        time.sleep(2.5)  # noqa: ASYNC251  # the process is busy: the loop reads no reply until the deadline has long passed
+        windows = await asyncio.gather(*loads)
+        assert [[m.text for m in window] for window in windows] == [[s] for s in sessions]
+    finally:
+        admin.close()
         await connection.aclose()
 
 
@@ -605,6 +671,64 @@ async def test_cluster_end_to_end(redis_cluster: Server) -> None:
             await history.save_messages(f"s{i}", [_msg("a"), _msg("b"), _msg("c"), _msg("d")])
         assert len(await history.get_messages("s3")) == 3
         assert await history.list_sessions(limit=100) == sorted(f"s{i}" for i in range(20))  # type: ignore[attr-defined]
+
+
+async def _log_slot(client: RedisCluster, prefix: str) -> tuple[int, ClusterNode]:
+    """The slot of the one log a store with ``prefix`` holds, and the primary that owns it."""
+    for node in client.get_primaries():
+        keys = await client.execute_command("KEYS", f"{{{prefix}log*m:*", target_nodes=node)  # pyright: ignore[reportUnknownMemberType]
+        if keys:
+            return client.keyslot(keys[0]), node  # pyright: ignore[reportUnknownArgumentType]
+    raise AssertionError("the store wrote no log")
+
+
+async def _calls(client: RedisCluster, node: ClusterNode, command: str) -> int:
+    stats: Any = await client.execute_command("INFO", "commandstats", target_nodes=node)  # pyright: ignore[reportUnknownMemberType]
+    return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
+
+
+async def test_a_cluster_store_follows_its_slot_to_another_primary_while_it_runs(redis_cluster: Server) -> None:
+    # Resharding under a running store, as redis-cli --cluster reshard does it: the slot is first
+    # migrating (keys moved answer ASK), then owned by the other primary (MOVED). The store keeps
+    # saving and loading throughout, nothing lost or repeated, and once it has learnt the new
+    # owner it sends there directly rather than being redirected on every command.
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    admin = RedisCluster.from_url(redis_cluster.url.replace("redis+cluster://", "redis://").split(",")[0])
+
+    async def on(node: ClusterNode, *args: Any) -> Any:
+        return await admin.execute_command(*args, target_nodes=node)  # pyright: ignore[reportUnknownMemberType]
+
+    async with RedisHistoryProvider.from_url(redis_cluster.url, key_prefix=prefix, shards=1) as history:
+        await history.save_messages("s", [_msg("one"), _msg("two")])
+        await admin.initialize()
+        slot, source = await _log_slot(admin, prefix)
+        target = next(node for node in admin.get_primaries() if node.name != source.name)
+        source_id = await on(source, "CLUSTER", "MYID")
+        target_id = await on(target, "CLUSTER", "MYID")
+        await on(target, "CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
+        await on(source, "CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
+        # the log's own keys move first; the shard's index stays behind: a load and a steady save
+        # of the log are answered ASK by the source and run on the target
+        keys: list[bytes] = await on(source, "CLUSTER", "GETKEYSINSLOT", slot, 100)
+        log_keys = [key for key in keys if not key.endswith((b"index", b"expiry", b"sessions"))]
+        assert len(log_keys) == 3, log_keys
+        await on(source, "MIGRATE", target.host, target.port, "", 0, 5000, "KEYS", *log_keys)
+        assert [m.text for m in await history.get_messages("s")] == ["one", "two"]
+        await history.save_messages("s", [_msg("three")])
+        # the rest of the slot moves and the target owns it
+        while rest := await on(source, "CLUSTER", "GETKEYSINSLOT", slot, 100):
+            await on(source, "MIGRATE", target.host, target.port, "", 0, 5000, "KEYS", *rest)
+        for node in admin.get_primaries():
+            await on(node, "CLUSTER", "SETSLOT", slot, "NODE", target_id)
+        await history.save_messages("s", [_msg("four")])
+        assert [m.text for m in await history.get_messages("s")] == ["one", "two", "three", "four"]
+        assert await history.list_sessions() == ["s"]  # type: ignore[attr-defined]
+        before = await _calls(admin, source, "evalsha")
+        for n in range(5):
+            await history.save_messages("s", [_msg(f"more {n}")])
+        assert await _calls(admin, source, "evalsha") == before  # sent to the new owner, no longer redirected
+        assert [m.text for m in await history.get_messages("s")][-6:] == ["four", *(f"more {n}" for n in range(5))]
+    await admin.aclose()
 
 
 async def test_concurrent_agents_on_a_cluster_each_get_their_own_replies(redis_cluster: Server) -> None:

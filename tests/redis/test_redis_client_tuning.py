@@ -25,7 +25,7 @@ import redis
 import redis._parsers
 from hypothesis import given
 from hypothesis import strategies as st
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.connection import AbstractConnection, Connection, DefaultParser
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
@@ -107,6 +107,32 @@ def test_a_release_the_tuning_is_tested_on_gets_the_tuned_connections(
     pool = RedisConnection.from_url("redis://127.0.0.1:6379/0").client.connection_pool
     assert pool.connection_class is not Connection and issubclass(pool.connection_class, Connection)
     assert pool.connection_kwargs["parser_class"].__name__ == "PollingHiredisParser"  # pyright: ignore[reportUnknownMemberType]
+
+
+@needs_tuning
+@pytest.mark.asyncio
+async def test_an_owned_cluster_client_packs_with_hiredis_on_every_node_it_finds(redis_cluster: Server) -> None:
+    connection = RedisConnection.from_url(redis_cluster.url)
+    try:
+        client = connection.client
+        assert isinstance(client, RedisCluster)
+        await connection.run("ping", connection.send("PING"))  # the client learns the cluster's nodes
+        nodes = client.get_nodes()
+        assert len(nodes) >= 3
+        for node in nodes:
+            assert node.connection_class is not Connection and issubclass(node.connection_class, Connection)
+    finally:
+        await connection.aclose()
+
+
+def test_an_owned_cluster_client_on_an_untested_release_keeps_redis_py_s_connections(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_tuning, "REDIS_PY_VERSION", "99.0.0")
+    client = RedisConnection.from_url("redis+cluster://127.0.0.1:7000").client
+    assert isinstance(client, RedisCluster)
+    assert client.connection_kwargs["connection_class"] is Connection
+    assert all(node.connection_class is Connection for node in client.get_nodes())
 
 
 def test_without_the_internals_it_needs_the_client_keeps_redis_py_s_connections(

@@ -109,3 +109,24 @@ def test_deadlines_hold_on_each_new_event_loop() -> None:
 
     asyncio.run(leave_a_timer_armed())  # its loop closes with the 60-second timer still set
     assert asyncio.run(time_out()) < 2
+
+
+@pytest.mark.asyncio
+async def test_an_operation_whose_result_came_in_time_finishes_though_the_loop_was_busy_past_its_deadline() -> None:
+    deadlines = Deadlines()
+    loop = asyncio.get_running_loop()
+    reply: asyncio.Future[str] = loop.create_future()
+
+    async def wait_for_reply() -> str:
+        return await reply
+
+    operation = asyncio.ensure_future(deadlines.run(wait_for_reply(), 0.05))
+    await asyncio.sleep(0)  # the operation starts, its deadline set
+    loop.call_later(0.01, reply.set_result, "answered")  # the reply comes before the deadline...
+    time.sleep(0.2)  # noqa: ASYNC251  # ...while the loop is busy until long after it
+    assert await operation == "answered"
+    late = asyncio.ensure_future(deadlines.run(_sleep_then(10, "late"), 0.05))
+    await asyncio.sleep(0)
+    time.sleep(0.2)  # noqa: ASYNC251  # busy as well, but no reply ever comes: the deadline holds
+    with pytest.raises(TimeoutError):
+        await late

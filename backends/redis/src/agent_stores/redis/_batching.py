@@ -11,15 +11,34 @@ command.
 Each command keeps its own reply and its own server error (``NOSCRIPT``, ``WRONGTYPE``...); a
 connection error fails every command of its pipeline after the client's retries, as it would
 each command sent alone. Commands are not atomic together and run in issue order.
+
+The deadline: each command sent alone, and each pipeline, has one (the client's retries
+included), counted from the moment it is handed to the client to send: the time a command
+waits here for its pipeline is not counted, nor the turns of the event loop a busy process takes
+to read a reply that has arrived (see :class:`Deadlines`).
+
+On a cluster, a command sent alone goes straight to the primary that owns its key's slot, as
+the client's slot map names it (the slot of each ``{hash tag}`` is computed once): redis-py's
+routing of a command (its command policies, finding the keys and the slot, twice) costs more
+client CPU than the rest of a save. Only a redirect or a failure takes the client's own path:
+after a ``MOVED`` or ``ASK`` reply, ``TRYAGAIN``, ``CLUSTERDOWN``, an uncovered slot, or a
+connection error or timeout on the node, the command is sent again by the client's
+``execute_command``, which follows the redirect, learns the new slot map and retries as it
+always does. Commands without a key we know the place of (and every pipeline) take that path
+from the start, and so do reads on a client told to read from replicas
+(``read_from_replicas``, ``load_balancing_strategy``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from typing import Any, cast
+from collections.abc import Awaitable
+from typing import Any, Final, cast
 
+from redis import exceptions as redis_errors
 from redis.asyncio import Redis, RedisCluster
+from redis.asyncio.cluster import ClusterNode
 from redis.exceptions import ConnectionError
 
 from ._deadlines import Deadlines
@@ -28,15 +47,36 @@ __all__ = ["CommandBatcher"]
 
 _Batch = list[tuple[tuple[Any, ...], "asyncio.Future[Any]"]]
 
+#: Replies and failures after which a command sent straight to a node is sent again by the
+#: cluster client, which handles them: the slot moved or is moving, the cluster is reshaping,
+#: or the node failed.
+_REROUTE: Final = (
+    redis_errors.MovedError,
+    redis_errors.AskError,
+    redis_errors.TryAgainError,
+    redis_errors.ClusterDownError,
+    redis_errors.SlotNotCoveredError,
+    redis_errors.ConnectionError,
+    redis_errors.TimeoutError,
+    ConnectionResetError,
+    TimeoutError,
+)
+#: Commands we send whose key is their first argument (scripts name theirs after the key count).
+_KEYED: Final = frozenset({"LRANGE", "LLEN", "HGET", "HMGET"})
+#: Hash tags whose slot is kept (a store has two per shard; several stores may share a client).
+_MAX_TAGS: Final = 4096
+
 
 class CommandBatcher:
     """Sends commands to one ``redis.asyncio`` client, pipelining those issued concurrently.
 
     Args:
         client: The client, for a server or a cluster.
-        timeout: Deadline in seconds of one pipeline (the client's retries included), after
-            which its commands fail with ``TimeoutError``; ``None``: the client's own timeouts.
-        deadlines: Keeps the deadlines (shared with the connection's other operations).
+        timeout: Deadline in seconds of one command sent alone or one pipeline, from the
+            moment it is handed to the client (its retries included), after which its commands
+            fail with ``TimeoutError``; ``None``: the client's own timeouts.
+        deadlines: Keeps the deadlines: the only ones the commands get (the connection's
+            funnel adds none).
     """
 
     def __init__(
@@ -48,13 +88,24 @@ class CommandBatcher:
         self._in_flight = 0
         self._queue: _Batch = []
         self._tasks: set[asyncio.Task[None]] = set()
+        self._cluster = client if isinstance(client, RedisCluster) else None
+        self._slots: dict[str, int] = {}  # hash tag (with its braces) -> slot
+        # A client told to read from replicas keeps routing the reads itself.
+        replicas = isinstance(client, RedisCluster) and bool(
+            client.read_from_replicas or client.load_balancing_strategy
+        )
+        self._keyed: frozenset[str] = frozenset() if replicas else _KEYED
 
     async def execute(self, *args: Any) -> Any:
         """Run one command (``args`` as for ``execute_command``) and return its reply."""
         if not self._in_flight and not self._queue:
             self._in_flight += 1
             try:
-                return await self._client.execute_command(*args)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+                if self._cluster is None:
+                    call = cast("Awaitable[Any]", self._client.execute_command(*args))  # pyright: ignore[reportUnknownMemberType]
+                else:
+                    call = self._on_node(self._cluster, args)
+                return await (call if self._timeout is None else self._deadlines.run(call, self._timeout))
             finally:
                 self._in_flight -= 1
         loop = asyncio.get_running_loop()
@@ -104,9 +155,48 @@ class CommandBatcher:
 
     async def _call_alone(self, args: tuple[Any, ...]) -> list[Any]:
         try:
-            return [await self._client.execute_command(*args)]  # pyright: ignore[reportUnknownMemberType]
+            if self._cluster is None:
+                return [await self._client.execute_command(*args)]  # pyright: ignore[reportUnknownMemberType]
+            return [await self._on_node(self._cluster, args)]
         except Exception as err:  # a server error belongs to the command, not the batch
             return [err]
+
+    async def _on_node(self, cluster: RedisCluster, args: tuple[Any, ...]) -> Any:
+        """Send one command to the primary owning its key's slot; the client's own path after a redirect or failure."""
+        node = self._node(cluster, args)
+        if node is not None:
+            try:
+                return await node.execute_command(*args)
+            except _REROUTE:
+                pass  # the client's path follows the redirect, learns the new slot map, retries
+        return await cluster.execute_command(*args)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+
+    def _node(self, cluster: RedisCluster, args: tuple[Any, ...]) -> ClusterNode | None:
+        """The primary the client's slot map names for the command's key, or ``None`` (no key we know, no map yet)."""
+        name = args[0]
+        if name == "EVALSHA" or name == "EVAL":
+            if len(args) < 4 or not args[2]:
+                return None
+            key = args[3]
+        elif name in self._keyed:
+            key = args[1]
+        else:
+            return None
+        if not isinstance(key, str):
+            return None
+        end = key.find("}")
+        if end < 2 or key[0] != "{":
+            return None
+        tag = key[: end + 1]
+        slot = self._slots.get(tag)
+        if slot is None:
+            if len(self._slots) >= _MAX_TAGS:
+                self._slots.clear()
+            slot = self._slots[tag] = cluster.keyslot(tag)
+        if cluster._initialize:  # pyright: ignore[reportPrivateUsage]  # the client must learn the map first
+            return None
+        nodes = cluster.nodes_manager.slots_cache.get(slot)
+        return nodes[0] if nodes else None
 
     @staticmethod
     async def _execute(pipeline: Any) -> list[Any]:

@@ -6,13 +6,17 @@ into the ``agent_stores.core`` errors, chained with ``from err``. Retries are th
 owned client is built with ``Retry(ExponentialWithJitterBackoff(...))`` and a finite connect
 timeout; a borrowed one keeps the configuration its owner gave it.
 
-Timeouts: an owned client given no ``socket_timeout`` gets none at the socket, and the funnel
-gives every operation a deadline instead (:data:`DEFAULT_TIMEOUT`, the client's retries
-included; one timer serves every operation in flight, see :class:`Deadlines`). redis-py's
-``socket_timeout`` wraps each send in ``asyncio.wait_for`` (a task of its own and an extra
-turn of the event loop on Python 3.11) and each read in a timer, which cost a save or a load
-more CPU than the rest of the store's own work. A ``socket_timeout`` you give is redis-py's,
-per socket operation, as you asked.
+Timeouts: an owned client given no ``socket_timeout`` gets none at the socket, and every
+command it sends has a deadline instead (:data:`DEFAULT_TIMEOUT`), kept once, by the
+:class:`CommandBatcher` every command passes through: it bounds a server that does not answer,
+from the moment the command (or the pipeline carrying it) is handed to the client to send until
+its reply is read, the client's retries included. The time a command waits in the client behind
+other agents' commands is not counted, nor the turns a busy event loop takes to read a reply
+that has arrived (see :class:`Deadlines`; one timer serves every command in flight). redis-py's
+``socket_timeout`` wraps each send in ``asyncio.wait_for`` (a task of its own and an extra turn
+of the event loop on Python 3.11) and each read in a timer, which cost a save or a load more CPU
+than the rest of the store's own work. A ``socket_timeout`` you give is redis-py's, per socket
+operation, as you asked: a read that waits longer fails, whatever the reason.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from . import _scripts
 from ._batching import CommandBatcher
 from ._deadlines import Deadlines
 from ._errors import translate
-from ._tuning import tune_pool
+from ._tuning import tune_cluster, tune_pool
 
 __all__ = [
     "DEFAULT_KEY_PREFIX",
@@ -60,8 +64,9 @@ DEFAULT_KEY_PREFIX: Final = "agent-stores:"
 #: Index shards per kind (logs, objects); see :class:`RedisConnection`.
 DEFAULT_SHARDS: Final = 16
 
-#: Seconds an owned client waits to connect (per attempt), and the deadline of one operation
-#: of an owned client given no ``socket_timeout`` (its retries included).
+#: Seconds an owned client waits to connect (per attempt), and the deadline of each command
+#: of an owned client given no ``socket_timeout``: from its sending to its reply, the client's
+#: retries included.
 DEFAULT_TIMEOUT: Final = 5.0
 #: Retries of an owned client after a connection error or timeout (backoff with jitter).
 DEFAULT_RETRIES: Final = 3
@@ -270,8 +275,8 @@ def open_client(parsed: RedisURL, **options: Any) -> RedisClient:
     options = {name: tls_option(name, value) for name, value in options.items()}
     check_tls_options(parsed.tls, {**dict(parsed.options), **options})
     settings: dict[str, Any] = {
-        # None, not redis-py's default (none in redis-py 7, 5 s in redis-py 8): the funnel keeps
-        # each operation's deadline instead (see operation_timeout).
+        # None, not redis-py's default (none in redis-py 7, 5 s in redis-py 8): the batcher keeps a
+        # deadline of each command instead (see operation_timeout).
         "socket_timeout": None,
         "socket_connect_timeout": DEFAULT_TIMEOUT,
         "retry": default_retry(),
@@ -287,7 +292,9 @@ def open_client(parsed: RedisURL, **options: Any) -> RedisClient:
     try:
         if parsed.cluster:
             nodes = [ClusterNode(host, port) for host, port in parsed.nodes]
-            return RedisCluster(startup_nodes=nodes, **settings)
+            cluster = RedisCluster(startup_nodes=nodes, **settings)
+            tune_cluster(cluster)
+            return cluster
         host, port = parsed.nodes[0]
         client = Redis(host=host, port=port, db=parsed.db, **settings)
     except TypeError as err:  # an option the client does not take
@@ -297,7 +304,7 @@ def open_client(parsed: RedisURL, **options: Any) -> RedisClient:
 
 
 def operation_timeout(parsed: RedisURL, options: dict[str, Any]) -> float | None:
-    """The deadline the funnel keeps for each operation of a client :func:`open_client` builds.
+    """The deadline of each command of a client :func:`open_client` builds (see the module docstring).
 
     :data:`DEFAULT_TIMEOUT` when neither ``options`` nor the URL give ``socket_timeout``;
     ``None`` when one does (the client then times its socket operations itself).
@@ -388,9 +395,10 @@ class RedisConnection:
         shards: Index shards per kind, 1 to 1024.
         owned: Close the client on :meth:`aclose`.
         address: How errors name the server (defaults to the client's host and port).
-        timeout: Deadline in seconds of each operation (the client's retries included),
-            after which it fails with ``StoreUnavailableError``; ``None`` (the default for a
-            borrowed client): none beyond the client's own timeouts.
+        timeout: Deadline in seconds of each command, from the moment it is handed to the
+            client to send (the client's retries included; not the time it waits behind other
+            commands), after which its operation fails with ``StoreUnavailableError``; ``None``
+            (the default for a borrowed client): none beyond the client's own timeouts.
 
     Raises:
         TypeError: ``client`` is not a ``redis.asyncio`` client.
@@ -424,8 +432,7 @@ class RedisConnection:
         self._closed = False
         self._cluster_ready = False
         self._cluster_lock = asyncio.Lock()
-        self._deadlines = Deadlines()
-        self._batcher = CommandBatcher(client, timeout=timeout, deadlines=self._deadlines)
+        self._batcher = CommandBatcher(client, timeout=timeout, deadlines=Deadlines())
         send = self.send
         self.log_append = Script(send, _scripts.LOG_APPEND)
         self.log_tail = Script(send, _scripts.LOG_TAIL)
@@ -447,7 +454,7 @@ class RedisConnection:
 
         ``options`` go to the client (``socket_timeout``, ``retry``, ``decode_responses``,
         ``ssl_ca_certs``, ...) except ``key_prefix`` and ``shards``. Nothing connects until
-        first use. Without ``socket_timeout`` each operation has a deadline of
+        first use. Without ``socket_timeout`` each command has a deadline of
         :data:`DEFAULT_TIMEOUT` seconds (see the module's documentation).
 
         Raises:
@@ -513,7 +520,7 @@ class RedisConnection:
         Raises:
             StoreUnavailableError: The server could not be reached or answered that it cannot
                 serve now (loading, failing over, cluster down), after the client's retries,
-                or the operation's deadline passed (a cancelled command leaves its
+                or a command's deadline passed (a cancelled command leaves its
                 connection closed, never half-read).
             CorruptRecordError: A key of ours holds another type (someone else wrote it);
                 nothing was written.
@@ -529,9 +536,7 @@ class RedisConnection:
                     if inspect.iscoroutine(call):
                         call.close()  # never started: close it rather than leave it unawaited
                     raise
-            if self.timeout is None:
-                return await call
-            return await self._deadlines.run(call, self.timeout)
+            return await call
         except Exception as err:
             translated = translate(err, what=what, address=self.address)
             if translated is None:

@@ -8,30 +8,41 @@ and sets itself for the next one. The outcome is ``asyncio.timeout``'s: the oper
 is cancelled at its deadline, the operation raises ``TimeoutError`` (chained to the
 ``CancelledError``), and a cancellation from elsewhere still propagates as ``CancelledError``
 (``Task.cancelling`` and ``Task.uncancel`` tell them apart, as ``asyncio.timeout`` does).
+
+One difference, for a process busy with many operations: an operation found past its deadline
+is cancelled a few turns of the event loop later (:data:`GRACE_TURNS`), not at once. A reply
+that reached the process by the deadline, but that the event loop was too busy to hand to its
+task, is read in those turns and the operation finishes; one that has not arrived fails.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from typing import TypeVar
+from typing import Final, TypeVar
 
 __all__ = ["Deadlines"]
 
 T = TypeVar("T")
 
+#: Turns of the event loop an operation past its deadline is given before it is cancelled: the
+#: turn that reads a reply already received, and those that pass it on (to a pipeline's task,
+#: through redis-py's per-node tasks on a cluster, to the operation's own task).
+GRACE_TURNS: Final = 4
+
 
 class _Running:
     """One operation in flight: its task, its deadline, and whether the deadline cancelled it."""
 
-    __slots__ = ("cancelling", "deadline", "expired", "loop", "task")
+    __slots__ = ("cancelling", "deadline", "due", "expired", "loop", "task")
 
     def __init__(self, task: asyncio.Task[object], loop: asyncio.AbstractEventLoop, deadline: float) -> None:
         self.task = task
         self.loop = loop
         self.deadline = deadline
         self.cancelling = task.cancelling()
-        self.expired = False
+        self.due = False  # past its deadline, to be cancelled after the grace turns
+        self.expired = False  # cancelled at its deadline
 
 
 class Deadlines:
@@ -75,20 +86,34 @@ class Deadlines:
                 task.uncancel()
 
     def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Cancel this loop's operations past their deadline; set the timer for the earliest other one."""
+        """Mark this loop's operations past their deadline; set the timer for the earliest other one."""
         del self._timers[loop]
         now = loop.time()
         earliest: float | None = None
+        due: list[_Running] = []
         for running in list(self._running.values()):
             if running.loop is not loop:
                 if running.loop.is_closed():  # its task will never finish to remove it
                     self._running.pop(id(running), None)
                 continue
+            if running.due:
+                continue
             if running.deadline <= now:
-                if not running.expired and not running.task.done():
-                    running.expired = True
-                    running.task.cancel()
+                running.due = True
+                due.append(running)
             elif earliest is None or running.deadline < earliest:
                 earliest = running.deadline
+        if due:
+            loop.call_soon(self._expire, loop, due, GRACE_TURNS)
         if earliest is not None:
             self._timers[loop] = loop.call_at(earliest, self._sweep, loop)
+
+    def _expire(self, loop: asyncio.AbstractEventLoop, due: list[_Running], turns: int) -> None:
+        """After ``turns`` more turns of the loop, cancel the operations of ``due`` still running."""
+        if turns > 1:
+            loop.call_soon(self._expire, loop, due, turns - 1)
+            return
+        for running in due:
+            if self._running.get(id(running)) is running and not running.expired and not running.task.done():
+                running.expired = True
+                running.task.cancel()

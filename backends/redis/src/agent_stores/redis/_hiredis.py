@@ -21,7 +21,7 @@ from typing import Any, Final, cast
 import hiredis
 
 from redis._parsers import _AsyncHiredisParser  # pyright: ignore[reportPrivateUsage]
-from redis.asyncio import ConnectionPool
+from redis.asyncio import ConnectionPool, RedisCluster
 from redis.asyncio.connection import (
     AbstractConnection,
     Connection,
@@ -29,7 +29,7 @@ from redis.asyncio.connection import (
     SSLConnection,
 )
 
-__all__ = ["PollingHiredisParser", "tune"]
+__all__ = ["PollingHiredisParser", "tune", "tune_cluster"]
 
 
 class PollingHiredisParser(_AsyncHiredisParser):
@@ -104,3 +104,24 @@ def tune(pool: ConnectionPool) -> None:
     if kwargs.get("parser_class", DefaultParser) is _AsyncHiredisParser:
         kwargs["parser_class"] = PollingHiredisParser
     pool.connection_class = _PACKING.get(pool.connection_class, pool.connection_class)
+
+
+def tune_cluster(client: RedisCluster) -> None:
+    """Make the connections a cluster client opens to its nodes pack commands with hiredis.
+
+    The client's nodes are built from its connection options, those it knows now and those it
+    discovers later alike; a connection class other than redis-py's own is kept. (A cluster
+    node's connections are not checked for unread data before each command: the parser stays
+    redis-py's.)
+    """
+    kwargs = client.connection_kwargs
+    tuned = _PACKING.get(kwargs.get("connection_class", Connection))
+    if tuned is None:
+        return
+    kwargs["connection_class"] = tuned
+    manager = client.nodes_manager.connection_kwargs
+    if manager is not kwargs:
+        manager["connection_class"] = tuned
+    for node in client.get_nodes():
+        if node.connection_class in _PACKING:
+            node.connection_class = tuned  # pyright: ignore[reportAttributeAccessIssue]

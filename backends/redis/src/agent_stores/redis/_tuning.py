@@ -8,10 +8,10 @@ import re
 from typing import Final
 
 import redis
-from redis.asyncio import ConnectionPool
+from redis.asyncio import ConnectionPool, RedisCluster
 from redis.utils import HIREDIS_AVAILABLE
 
-__all__ = ["REDIS_PY_VERSION", "TESTED_REDIS_PY", "tune_pool", "tuning_unavailable"]
+__all__ = ["REDIS_PY_VERSION", "TESTED_REDIS_PY", "tune_cluster", "tune_pool", "tuning_unavailable"]
 
 logger = logging.getLogger("agent_stores.redis")
 
@@ -56,3 +56,14 @@ def tune_pool(pool: ConnectionPool) -> None:
     from ._hiredis import tune
 
     tune(pool)
+
+
+def tune_cluster(client: RedisCluster) -> None:
+    """Tune the connections a cluster client opens to its nodes (``_hiredis.tune_cluster``), as for a pool."""
+    reason = tuning_unavailable()
+    if reason is not None:
+        logger.debug("the owned cluster client keeps redis-py's own connections: %s", reason)
+        return
+    from ._hiredis import tune_cluster as tune
+
+    tune(client)
