@@ -63,20 +63,25 @@ async def seed(url: str, sessions: int, messages: int) -> None:
         await asyncio.gather(*(one(i) for i in range(sessions)))
 
 
-def _s3_round_trip(rtt_ms: float) -> None:
-    """Make every S3 request of the stores' own clients wait ``rtt_ms`` first, as a network round trip would.
+def _s3_session(rtt_ms: float, requests: dict[str, int]) -> None:
+    """Count the S3 requests of the stores' own clients in ``requests``, each waiting ``rtt_ms`` first.
 
     The loopback server answers in well under a millisecond, so on it a migration is bound by
     CPU, not by waiting; a store across a network is not. The wait is a ``before-send`` hook
     on the ``boto3.Session`` the S3 backend makes its clients from (the worker thread sleeps,
-    as it would blocked on a socket).
+    as it would blocked on a socket); the count a ``before-call`` hook.
     """
     import boto3
 
     from agent_stores.s3 import _connect
 
+    def count(model: Any, **_: Any) -> None:
+        requests[model.name] = requests.get(model.name, 0) + 1
+
     session = boto3.Session()
-    session.events.register("before-send.s3", lambda **_: time.sleep(rtt_ms / 1000))
+    session.events.register("before-call.s3", count)
+    if rtt_ms:
+        session.events.register("before-send.s3", lambda **_: time.sleep(rtt_ms / 1000))
     _connect._SESSIONS[None] = session  # pyright: ignore[reportPrivateUsage]
 
 
@@ -91,8 +96,8 @@ def run(sessions: int, messages: int, concurrencies: Sequence[int], s3_rtt_ms: f
         # The CLI reads S3 credentials from the environment, as a user's shell gives them.
         credentials = {"AWS_ACCESS_KEY_ID": endpoint.access_key, "AWS_SECRET_ACCESS_KEY": endpoint.secret_key}
         stack.enter_context(patch.dict(os.environ, {k: v for k, v in credentials.items() if v is not None}))
-        if s3_rtt_ms:
-            _s3_round_trip(s3_rtt_ms)
+        requests: dict[str, int] = {}
+        _s3_session(s3_rtt_ms, requests)
         source = f"{redis_url}?key_prefix=migrate-{uuid.uuid4().hex[:8]}:"
         started = time.perf_counter()
         asyncio.run(seed(source, sessions, messages))
@@ -100,7 +105,8 @@ def run(sessions: int, messages: int, concurrencies: Sequence[int], s3_rtt_ms: f
         rows: list[dict[str, Any]] = []
         for concurrency in concurrencies:
             bucket = endpoint.create_bucket("migrate-bench")
-            target = _url(bucket, prefix=f"c{concurrency}")
+            target = _url(bucket, prefix=f"c{concurrency}-{uuid.uuid4().hex[:6]}")
+            requests.clear()
             started = time.perf_counter()
             report = asyncio.run(migrate(source, target, concurrency=concurrency))
             elapsed = time.perf_counter() - started
@@ -111,10 +117,13 @@ def run(sessions: int, messages: int, concurrencies: Sequence[int], s3_rtt_ms: f
                     "seconds": round(elapsed, 2),
                     "items": len(report.items),
                     "items_per_second": round(len(report.items) / elapsed, 1),
+                    "s3_requests_per_session": {k: round(v / sessions, 2) for k, v in sorted(requests.items())},
+                    "load_average": [round(x, 1) for x in os.getloadavg()],
                 }
             )
             print(
-                f"concurrency {concurrency:>3}: {elapsed:8.2f} s, {len(report.items) / elapsed:8.1f} items/s",
+                f"concurrency {concurrency:>3}: {elapsed:8.2f} s, {len(report.items) / elapsed:8.1f} items/s, "
+                f"S3 requests per session {rows[-1]['s3_requests_per_session']}, load {rows[-1]['load_average']}",
                 flush=True,
             )
         base = rows[0]["seconds"]
@@ -145,11 +154,13 @@ def markdown(summary: dict[str, Any]) -> str:
             else ""
         ),
         "",
-        "| concurrency | seconds | items/s | speed-up vs the first row |",
-        "|---:|---:|---:|---:|",
+        "| concurrency | seconds | items/s | speed-up vs the first row | S3 requests per session | load average |",
+        "|---:|---:|---:|---:|---|---|",
     ]
     lines += [
-        f"| {r['concurrency']} | {r['seconds']:.2f} | {r['items_per_second']:.1f} | {r['speedup_vs_first']:.2f}x |"
+        f"| {r['concurrency']} | {r['seconds']:.2f} | {r['items_per_second']:.1f} | {r['speedup_vs_first']:.2f}x"
+        f" | {', '.join(f'{k} {v:g}' for k, v in r.get('s3_requests_per_session', {}).items())}"
+        f" | {' / '.join(str(x) for x in r.get('load_average', []))} |"
         for r in summary["rows"]
     ]
     lines += ["", "- servers: " + "; ".join(f"{k}: {v}" for k, v in summary["servers"].items())]
