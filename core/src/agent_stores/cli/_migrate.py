@@ -65,6 +65,8 @@ Progress = Callable[[str, int, int], None]
 #: Items planned, copied or verified at once by default (each a few round trips to each store):
 #: what ``benchmarks/migrate_bench.py`` (Redis -> S3, 10 ms per S3 request) ran best with.
 DEFAULT_CONCURRENCY = 64
+#: Copied histories read back from one listing of the target at a time (see ``_verify_together``).
+VERIFY_CHUNK = 1000
 
 
 def _content_digest(message: Message) -> str:
@@ -665,8 +667,9 @@ async def migrate(
             if item.action != "error":
                 judge(item, await _verify(item, scoped[item.tenant][1], target_driver))
 
-        # Copied histories are read back together per source id and namespace, from one
-        # listing of the target (see LogHistoryProvider.export_logs); the rest item by item.
+        # Copied histories are read back together per source id and namespace, a chunk at a time
+        # from one listing of the target each (see LogHistoryProvider.export_logs), while the
+        # rest is read back item by item.
         together = _verify_together(work, scoped)
 
         async def verify_together(batch: tuple[Any, list[MigrationItem]]) -> None:
@@ -678,7 +681,7 @@ async def migrate(
 
         batched = {id(item) for _, items in together for item in items}
         await asyncio.gather(
-            run_bounded(together, verify_together, concurrency),
+            run_bounded(together, verify_together, 1),  # each chunk keeps the driver's GETs in flight
             run_bounded((i for i in work if id(i) not in batched), lambda i: counter.after(verify(i)), concurrency),
         )
     return report
@@ -687,7 +690,11 @@ async def migrate(
 def _verify_together(
     work: list[MigrationItem], scoped: dict[str | None, tuple[Any, _StoresSide, Any]]
 ) -> list[tuple[Any, list[MigrationItem]]]:
-    """The copied histories whose target provider reads many sessions at once, grouped by provider."""
+    """The copied histories whose target provider reads many sessions at once, by provider, in chunks.
+
+    A chunk's records are held at once and its listing covers the provider's whole folder: 1,000
+    sessions keep both modest (a listing request per 1,000 objects, per chunk).
+    """
     groups: dict[int, tuple[Any, list[MigrationItem]]] = {}
     for item in work:
         if item.kind != "history" or item.action != "copy":
@@ -696,7 +703,11 @@ def _verify_together(
         provider = scoped[item.tenant][1].history(source_id, namespace)
         if isinstance(provider, LogHistoryProvider):
             groups.setdefault(id(provider), (provider, []))[1].append(item)
-    return list(groups.values())
+    return [
+        (provider, items[start : start + VERIFY_CHUNK])
+        for provider, items in groups.values()
+        for start in range(0, len(items), VERIFY_CHUNK)
+    ]
 
 
 class _Counter:
