@@ -107,9 +107,9 @@ def run(sessions: int, messages: int, concurrencies: Sequence[int], s3_rtt_ms: f
             bucket = endpoint.create_bucket("migrate-bench")
             target = _url(bucket, prefix=f"c{concurrency}-{uuid.uuid4().hex[:6]}")
             requests.clear()
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             report = asyncio.run(migrate(source, target, concurrency=concurrency))
-            elapsed = time.perf_counter() - started
+            elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
             assert report.ok, [i.to_json() for i in report.failures][:3]
             rows.append(
                 {
@@ -117,12 +117,15 @@ def run(sessions: int, messages: int, concurrencies: Sequence[int], s3_rtt_ms: f
                     "seconds": round(elapsed, 2),
                     "items": len(report.items),
                     "items_per_second": round(len(report.items) / elapsed, 1),
+                    # CPU seconds of this process (every thread): what a loaded machine slows least.
+                    "cpu_ms_per_session": round(cpu * 1000 / sessions, 2),
                     "s3_requests_per_session": {k: round(v / sessions, 2) for k, v in sorted(requests.items())},
                     "load_average": [round(x, 1) for x in os.getloadavg()],
                 }
             )
             print(
                 f"concurrency {concurrency:>3}: {elapsed:8.2f} s, {len(report.items) / elapsed:8.1f} items/s, "
+                f"CPU {rows[-1]['cpu_ms_per_session']} ms per session, "
                 f"S3 requests per session {rows[-1]['s3_requests_per_session']}, load {rows[-1]['load_average']}",
                 flush=True,
             )
@@ -154,11 +157,13 @@ def markdown(summary: dict[str, Any]) -> str:
             else ""
         ),
         "",
-        "| concurrency | seconds | items/s | speed-up vs the first row | S3 requests per session | load average |",
-        "|---:|---:|---:|---:|---|---|",
+        "| concurrency | seconds | items/s | speed-up vs the first row | CPU ms per session"
+        " | S3 requests per session | load average |",
+        "|---:|---:|---:|---:|---:|---|---|",
     ]
     lines += [
         f"| {r['concurrency']} | {r['seconds']:.2f} | {r['items_per_second']:.1f} | {r['speedup_vs_first']:.2f}x"
+        f" | {r.get('cpu_ms_per_session', '')}"
         f" | {', '.join(f'{k} {v:g}' for k, v in r.get('s3_requests_per_session', {}).items())}"
         f" | {' / '.join(str(x) for x in r.get('load_average', []))} |"
         for r in summary["rows"]
