@@ -63,13 +63,14 @@ async def seed(url: str, sessions: int, messages: int) -> None:
         await asyncio.gather(*(one(i) for i in range(sessions)))
 
 
-def _s3_session(rtt_ms: float, requests: dict[str, int]) -> None:
+def _s3_session(rtt_ms: float, requests: dict[str, int], stack: ExitStack) -> None:
     """Count the S3 requests of the stores' own clients in ``requests``, each waiting ``rtt_ms`` first.
 
     The loopback server answers in well under a millisecond, so on it a migration is bound by
     CPU, not by waiting; a store across a network is not. The wait is a ``before-send`` hook
     on the ``boto3.Session`` the S3 backend makes its clients from (the worker thread sleeps,
-    as it would blocked on a socket); the count a ``before-call`` hook.
+    as it would blocked on a socket); the count a ``before-call`` hook. ``stack`` puts the
+    backend's own session back.
     """
     import boto3
 
@@ -82,7 +83,7 @@ def _s3_session(rtt_ms: float, requests: dict[str, int]) -> None:
     session.events.register("before-call.s3", count)
     if rtt_ms:
         session.events.register("before-send.s3", lambda **_: time.sleep(rtt_ms / 1000))
-    _connect._SESSIONS[None] = session  # pyright: ignore[reportPrivateUsage]
+    stack.enter_context(patch.dict(_connect._SESSIONS, {None: session}))  # pyright: ignore[reportPrivateUsage]
 
 
 def run(sessions: int, messages: int, concurrencies: Sequence[int], s3_rtt_ms: float = 0.0) -> dict[str, Any]:
@@ -97,7 +98,7 @@ def run(sessions: int, messages: int, concurrencies: Sequence[int], s3_rtt_ms: f
         credentials = {"AWS_ACCESS_KEY_ID": endpoint.access_key, "AWS_SECRET_ACCESS_KEY": endpoint.secret_key}
         stack.enter_context(patch.dict(os.environ, {k: v for k, v in credentials.items() if v is not None}))
         requests: dict[str, int] = {}
-        _s3_session(s3_rtt_ms, requests)
+        _s3_session(s3_rtt_ms, requests, stack)
         source = f"{redis_url}?key_prefix=migrate-{uuid.uuid4().hex[:8]}:"
         started = time.perf_counter()
         asyncio.run(seed(source, sessions, messages))
