@@ -8,7 +8,7 @@ import pytest
 from agent_framework import Message
 
 from agent_stores.core import LogHistoryProvider
-from agent_stores.core.memory import MemoryObjectDriver
+from agent_stores.core.memory import MemoryLogDriver, MemoryObjectDriver
 from agent_stores.core.objectlog import ObjectLogDriver
 from agent_stores.testing.history import SimulatedCrash, SuiteCompaction, crash_log_history
 from objectlog_support import Counting
@@ -72,3 +72,15 @@ async def test_a_new_session_is_one_write_and_a_written_one_is_never_overwritten
     await LogHistoryProvider(ObjectLogDriver(objects)).import_log("s", _messages("b"), absent=True)
     assert objects.calls.count("put") >= 2, "the taken first slot sent the import the ordinary way"
     assert [m.text for m in await LogHistoryProvider(ObjectLogDriver(objects)).export_messages("s")] == ["b"]
+
+
+async def test_a_log_driver_without_read_many_reads_each_session_alone() -> None:
+    provider = LogHistoryProvider(MemoryLogDriver())
+    assert not provider.reads_many and LogHistoryProvider(ObjectLogDriver(MemoryObjectDriver())).reads_many
+    sessions = [f"s{i}" for i in range(40)]
+    for session_id in sessions[::2]:
+        await provider.save_messages(session_id, _messages(f"{session_id}-a"))
+    held = await provider.export_logs(sessions)
+    assert [[getattr(m, "text", None) for m in entries] for entries in held] == [
+        [f"{s}-a"] if i % 2 == 0 else [] for i, s in enumerate(sessions)
+    ]

@@ -690,7 +690,7 @@ async def migrate(
 def _verify_together(
     work: list[MigrationItem], scoped: dict[str | None, tuple[Any, _StoresSide, Any]]
 ) -> list[tuple[Any, list[MigrationItem]]]:
-    """The copied histories whose target provider reads many sessions at once, by provider, in chunks.
+    """The copied histories whose target provider reads many sessions from one listing, by provider, in chunks.
 
     A chunk's records are held at once and its listing covers the provider's whole folder: 1,000
     sessions keep both modest (a listing request per 1,000 objects, per chunk).
@@ -701,7 +701,7 @@ def _verify_together(
             continue
         source_id, namespace, _, _ = item.where
         provider = scoped[item.tenant][1].history(source_id, namespace)
-        if isinstance(provider, LogHistoryProvider):
+        if isinstance(provider, LogHistoryProvider) and provider.reads_many:
             groups.setdefault(id(provider), (provider, []))[1].append(item)
     return [
         (provider, items[start : start + VERIFY_CHUNK])

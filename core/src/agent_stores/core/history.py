@@ -21,6 +21,7 @@ from agent_framework import (
     TokenizerProtocol,
 )
 
+from .bounded import run_bounded
 from .cache import BoundedCache
 from .codec import DecodeCache, count_already_stored, decode_messages, encode_record, validate_cache_bytes
 from .compaction import (
@@ -60,6 +61,8 @@ _BACKOFF_CAP_S = 0.05
 _TAIL_SESSIONS = 1024
 _TAIL_KEEP = 64
 _TAIL_READ = 16
+# Sessions export_logs reads alone at once (those one listing cannot answer).
+_EXPORT_ALONE = 16
 
 # A message carrying one of these answers an earlier message; at the start of a window it is an orphan.
 _ANSWER_CONTENT_TYPES = frozenset({"function_result", "function_approval_response"})
@@ -653,23 +656,33 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         payloads = await self.driver.read(key) or await self.driver.read(staging_key(self, session_id))
         return self._entries(key, payloads)
 
+    @property
+    def reads_many(self) -> bool:
+        """Whether :meth:`export_logs` reads many sessions from one listing (the object-store log)."""
+        return callable(getattr(self.driver, "read_many", None))
+
     @store_operation("history", "export_logs")
     async def export_logs(self, session_ids: Sequence[str | None]) -> list[list[Message | CompactionRecord]]:
         """Return :meth:`export_log` of each session, in order: on the object-store log, from one listing.
 
-        A driver with ``read_many`` (the object-store log) lists the sessions' objects once and
-        reads a session whose log is one segment with one ``get``; every other session is read
-        as :meth:`export_log` reads it.
+        A driver with ``read_many`` (the object-store log, see :attr:`reads_many`) lists the
+        sessions' objects once and reads a session whose log is one segment with one ``get``;
+        every other session is read as :meth:`export_log` reads it, 16 at a time.
         """
         keys = [self._key(s) for s in session_ids]
         read_many = cast(
             "Callable[[list[str]], Awaitable[list[list[bytes] | None]]] | None", getattr(self.driver, "read_many", None)
         )
         many = await read_many(keys) if read_many is not None else [None] * len(keys)
-        return [
-            self._entries(key, payloads) if payloads else await self.export_log(session_id)
-            for key, session_id, payloads in zip(keys, session_ids, many, strict=True)
+        found = [
+            [] if payloads is None else self._entries(key, payloads) for key, payloads in zip(keys, many, strict=True)
         ]
+
+        async def alone(at: int) -> None:
+            found[at] = await self.export_log(session_ids[at])
+
+        await run_bounded([at for at, payloads in enumerate(many) if not payloads], alone, _EXPORT_ALONE)
+        return found
 
     def _entries(self, key: str, payloads: list[bytes]) -> list[Message | CompactionRecord]:
         if not has_compaction_records(payloads):
