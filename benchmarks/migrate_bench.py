@@ -63,21 +63,27 @@ async def seed(url: str, sessions: int, messages: int) -> None:
         await asyncio.gather(*(one(i) for i in range(sessions)))
 
 
-def _s3_round_trip(rtt_ms: float) -> None:
-    """Make every S3 request of the stores' own clients wait ``rtt_ms`` first, as a network round trip would.
+def _s3_session(rtt_ms: float, requests: dict[str, int], stack: ExitStack) -> None:
+    """Count the S3 requests of the stores' own clients in ``requests``, each waiting ``rtt_ms`` first.
 
     The loopback server answers in well under a millisecond, so on it a migration is bound by
     CPU, not by waiting; a store across a network is not. The wait is a ``before-send`` hook
     on the ``boto3.Session`` the S3 backend makes its clients from (the worker thread sleeps,
-    as it would blocked on a socket).
+    as it would blocked on a socket); the count a ``before-call`` hook. ``stack`` puts the
+    backend's own session back.
     """
     import boto3
 
     from agent_stores.s3 import _connect
 
+    def count(model: Any, **_: Any) -> None:
+        requests[model.name] = requests.get(model.name, 0) + 1
+
     session = boto3.Session()
-    session.events.register("before-send.s3", lambda **_: time.sleep(rtt_ms / 1000))
-    _connect._SESSIONS[None] = session  # pyright: ignore[reportPrivateUsage]
+    session.events.register("before-call.s3", count)
+    if rtt_ms:
+        session.events.register("before-send.s3", lambda **_: time.sleep(rtt_ms / 1000))
+    stack.enter_context(patch.dict(_connect._SESSIONS, {None: session}))  # pyright: ignore[reportPrivateUsage]
 
 
 def run(sessions: int, messages: int, concurrencies: Sequence[int], s3_rtt_ms: float = 0.0) -> dict[str, Any]:
@@ -91,8 +97,8 @@ def run(sessions: int, messages: int, concurrencies: Sequence[int], s3_rtt_ms: f
         # The CLI reads S3 credentials from the environment, as a user's shell gives them.
         credentials = {"AWS_ACCESS_KEY_ID": endpoint.access_key, "AWS_SECRET_ACCESS_KEY": endpoint.secret_key}
         stack.enter_context(patch.dict(os.environ, {k: v for k, v in credentials.items() if v is not None}))
-        if s3_rtt_ms:
-            _s3_round_trip(s3_rtt_ms)
+        requests: dict[str, int] = {}
+        _s3_session(s3_rtt_ms, requests, stack)
         source = f"{redis_url}?key_prefix=migrate-{uuid.uuid4().hex[:8]}:"
         started = time.perf_counter()
         asyncio.run(seed(source, sessions, messages))
@@ -100,10 +106,11 @@ def run(sessions: int, messages: int, concurrencies: Sequence[int], s3_rtt_ms: f
         rows: list[dict[str, Any]] = []
         for concurrency in concurrencies:
             bucket = endpoint.create_bucket("migrate-bench")
-            target = _url(bucket, prefix=f"c{concurrency}")
-            started = time.perf_counter()
+            target = _url(bucket, prefix=f"c{concurrency}-{uuid.uuid4().hex[:6]}")
+            requests.clear()
+            started, cpu = time.perf_counter(), time.process_time()
             report = asyncio.run(migrate(source, target, concurrency=concurrency))
-            elapsed = time.perf_counter() - started
+            elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
             assert report.ok, [i.to_json() for i in report.failures][:3]
             rows.append(
                 {
@@ -111,10 +118,16 @@ def run(sessions: int, messages: int, concurrencies: Sequence[int], s3_rtt_ms: f
                     "seconds": round(elapsed, 2),
                     "items": len(report.items),
                     "items_per_second": round(len(report.items) / elapsed, 1),
+                    # CPU seconds of this process (every thread): what a loaded machine slows least.
+                    "cpu_ms_per_session": round(cpu * 1000 / sessions, 2),
+                    "s3_requests_per_session": {k: round(v / sessions, 2) for k, v in sorted(requests.items())},
+                    "load_average": [round(x, 1) for x in os.getloadavg()],
                 }
             )
             print(
-                f"concurrency {concurrency:>3}: {elapsed:8.2f} s, {len(report.items) / elapsed:8.1f} items/s",
+                f"concurrency {concurrency:>3}: {elapsed:8.2f} s, {len(report.items) / elapsed:8.1f} items/s, "
+                f"CPU {rows[-1]['cpu_ms_per_session']} ms per session, "
+                f"S3 requests per session {rows[-1]['s3_requests_per_session']}, load {rows[-1]['load_average']}",
                 flush=True,
             )
         base = rows[0]["seconds"]
@@ -145,11 +158,15 @@ def markdown(summary: dict[str, Any]) -> str:
             else ""
         ),
         "",
-        "| concurrency | seconds | items/s | speed-up vs the first row |",
-        "|---:|---:|---:|---:|",
+        "| concurrency | seconds | items/s | speed-up vs the first row | CPU ms per session"
+        " | S3 requests per session | load average |",
+        "|---:|---:|---:|---:|---:|---|---|",
     ]
     lines += [
-        f"| {r['concurrency']} | {r['seconds']:.2f} | {r['items_per_second']:.1f} | {r['speedup_vs_first']:.2f}x |"
+        f"| {r['concurrency']} | {r['seconds']:.2f} | {r['items_per_second']:.1f} | {r['speedup_vs_first']:.2f}x"
+        f" | {r.get('cpu_ms_per_session', '')}"
+        f" | {', '.join(f'{k} {v:g}' for k, v in r.get('s3_requests_per_session', {}).items())}"
+        f" | {' / '.join(str(x) for x in r.get('load_average', []))} |"
         for r in summary["rows"]
     ]
     lines += ["", "- servers: " + "; ".join(f"{k}: {v}" for k, v in summary["servers"].items())]

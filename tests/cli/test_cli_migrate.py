@@ -20,6 +20,7 @@ from agent_framework import (
 from typer.testing import CliRunner
 
 from agent_stores.cli import app
+from agent_stores.cli._migrate import migrate as migrate_in_process
 from agent_stores.core import open_stores
 
 warnings.filterwarnings("ignore", message=r".*is experimental")
@@ -336,3 +337,71 @@ def test_planning_reads_on_the_target_only_what_the_target_lists(
     reads.clear()
     report = asyncio.run(_migrate.migrate(source, target, conflicts="append"))
     assert report.ok and held(target, "s5") == ["s5-a.db"] and held(target, "s3") == [*held_before, "s3-a.db"]
+
+
+def _count_s3_requests(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Count the S3 requests of the clients the CLI makes from now on, per operation."""
+    import boto3
+
+    from agent_stores.s3 import _connect
+
+    counts: dict[str, int] = {}
+
+    def count(model: Any, **_: Any) -> None:
+        counts[model.name] = counts.get(model.name, 0) + 1
+
+    session = boto3.Session()
+    session.events.register("before-call.s3", count)
+    monkeypatch.setattr(_connect, "_SESSIONS", {None: session})
+    return counts
+
+
+def test_each_migrated_session_costs_two_puts_and_two_gets_on_s3(
+    tmp_path: Path, bucket: Any, s3_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Copying a session (its history and snapshot) to SeaweedFS writes each once and reads each back once.
+
+    The listings (planning, and reading the copied histories back together) do not grow with the
+    sessions: more sessions add exactly two PUTs and two GETs each.
+    """
+    source = f"sqlite:///{tmp_path / 'a.db'}"
+
+    async def seed(sessions: range) -> None:
+        async with open_stores(source) as stores:
+            for i in sessions:
+                await stores.history_provider().save_messages(f"s{i}", [msg(f"s{i}-{n}") for n in range(3)])
+                await stores.session_store().set(f"s{i}", AgentSession(session_id=f"s{i}"))
+
+    costs: list[dict[str, int]] = []
+    for run_number, sessions in enumerate((range(4), range(4, 12))):
+        asyncio.run(seed(sessions))
+        counts = _count_s3_requests(monkeypatch)
+        report = asyncio.run(migrate_in_process(source, bucket.url(f"{s3_prefix}-{run_number}")))
+        assert report.ok and {i.action for i in report.items} == {"copy"} and all(i.verified for i in report.items)
+        costs.append(counts)
+    small, large = costs
+    assert (small["PutObject"], large["PutObject"]) == (2 * 4, 2 * 12)
+    assert large["GetObject"] - small["GetObject"] == 2 * 8
+    assert large.get("ListObjectsV2", 0) == small.get("ListObjectsV2", 0) <= 3
+    assert set(large) <= {"PutObject", "GetObject", "ListObjectsV2", "HeadBucket"}, large
+
+
+def test_a_history_the_target_does_not_hold_as_copied_fails_verification(
+    tmp_path: Path, bucket: Any, s3_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading the copied histories back from one listing (a chunk at a time) still compares every record."""
+    from agent_stores.cli import _migrate as module
+
+    source, target = f"sqlite:///{tmp_path / 'a.db'}", bucket.url(s3_prefix)
+    for session_id in ("a", "b", "c"):
+        save(source, session_id, f"{session_id}1", f"{session_id}2")
+    write = module._import  # pyright: ignore[reportPrivateUsage]
+
+    async def lossy(provider: Any, session_id: str | None, entries: list[Any], *, absent: bool = False) -> None:
+        await write(provider, session_id, entries[:-1] if session_id == "b" else entries, absent=absent)
+
+    monkeypatch.setattr(module, "_import", lossy)
+    monkeypatch.setattr(module, "VERIFY_CHUNK", 2)  # two chunks: a, b and then c
+    report = asyncio.run(module.migrate(source, target))
+    verdicts = {i.name: i.verified for i in report.items if i.kind == "history"}
+    assert verdicts == {"history/a": True, "history/b": False, "history/c": True} and not report.ok

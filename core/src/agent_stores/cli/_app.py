@@ -653,9 +653,9 @@ def migrate(
         typer.Option(
             "--concurrency",
             min=1,
-            help="Items planned, copied and verified at once (default 16; 1 copies one item at a time).",
+            help="Items planned, copied and verified at once (default 64; 1 copies one item at a time).",
         ),
-    ] = 16,
+    ] = 64,
     as_json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:

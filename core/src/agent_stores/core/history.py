@@ -6,9 +6,9 @@ import asyncio
 import copy
 import random
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import timedelta
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from agent_framework import (
     AgentSession,
@@ -21,6 +21,7 @@ from agent_framework import (
     TokenizerProtocol,
 )
 
+from .bounded import run_bounded
 from .cache import BoundedCache
 from .codec import DecodeCache, count_already_stored, decode_messages, encode_record, validate_cache_bytes
 from .compaction import (
@@ -60,6 +61,8 @@ _BACKOFF_CAP_S = 0.05
 _TAIL_SESSIONS = 1024
 _TAIL_KEEP = 64
 _TAIL_READ = 16
+# Sessions export_logs reads alone at once (those one listing cannot answer).
+_EXPORT_ALONE = 16
 
 # A message carrying one of these answers an earlier message; at the start of a window it is an orphan.
 _ANSWER_CONTENT_TYPES = frozenset({"function_result", "function_approval_response"})
@@ -388,11 +391,19 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         ``waits_for_retention``): a staged transcript must be restored before anything is
         appended, which the ordinary path does. ``append(expected_version=None)`` then creates
         the log only if it is absent, atomically; a log that exists (or appears meanwhile)
-        makes it conflict, and nothing is written.
+        makes it conflict, and nothing is written. A driver with ``create`` (the object-store
+        log) first tries to start a log that was never written, in one request and without the
+        staging check: a transcript is only ever staged from a log that was written.
         """
+        records = [LogRecord(digest, payload) for digest, payload in encoded]
+        create = cast("Callable[..., Awaitable[LogVersion | None]] | None", getattr(self.driver, "create", None))
+        if create is not None:
+            started = await create(key, records, session_id=session_id or "", ttl=self.ttl)
+            if started is not None:
+                self._remember(key, LogTail(len(records), [r.digest for r in records], started))
+                return True
         if await self.driver.length(staging_key(self, session_id)):
             return False
-        records = [LogRecord(digest, payload) for digest, payload in encoded]
         try:
             version = await self.driver.append(
                 key, records, expected_version=None, session_id=session_id or "", ttl=self.ttl
@@ -643,6 +654,37 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         """
         key = self._key(session_id)
         payloads = await self.driver.read(key) or await self.driver.read(staging_key(self, session_id))
+        return self._entries(key, payloads)
+
+    @property
+    def reads_many(self) -> bool:
+        """Whether :meth:`export_logs` reads many sessions from one listing (the object-store log)."""
+        return callable(getattr(self.driver, "read_many", None))
+
+    @store_operation("history", "export_logs")
+    async def export_logs(self, session_ids: Sequence[str | None]) -> list[list[Message | CompactionRecord]]:
+        """Return :meth:`export_log` of each session, in order: on the object-store log, from one listing.
+
+        A driver with ``read_many`` (the object-store log, see :attr:`reads_many`) lists the
+        sessions' objects once and reads a session whose log is one segment with one ``get``;
+        every other session is read as :meth:`export_log` reads it, 16 at a time.
+        """
+        keys = [self._key(s) for s in session_ids]
+        read_many = cast(
+            "Callable[[list[str]], Awaitable[list[list[bytes] | None]]] | None", getattr(self.driver, "read_many", None)
+        )
+        many = await read_many(keys) if read_many is not None else [None] * len(keys)
+        found = [
+            [] if payloads is None else self._entries(key, payloads) for key, payloads in zip(keys, many, strict=True)
+        ]
+
+        async def alone(at: int) -> None:
+            found[at] = await self.export_log(session_ids[at])
+
+        await run_bounded([at for at, payloads in enumerate(many) if not payloads], alone, _EXPORT_ALONE)
+        return found
+
+    def _entries(self, key: str, payloads: list[bytes]) -> list[Message | CompactionRecord]:
         if not has_compaction_records(payloads):
             return list(self._decode(key, payloads))
         at = [i for i, p in enumerate(payloads) if not is_compaction_record(p)]

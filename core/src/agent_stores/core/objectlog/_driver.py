@@ -714,6 +714,42 @@ class ObjectLogDriver:
             self._ends.forget(key)
         return payloads
 
+    async def read_many(self, keys: Sequence[str]) -> list[list[bytes] | None]:
+        """Return what :meth:`read` returns for each of ``keys``, in order; ``None`` where it must be read alone.
+
+        The objects of all the logs are listed together, once (one request per 1,000 objects
+        under the keys' common folder, whatever the number of logs): a log the listing shows
+        as a single segment and nothing else is then one ``get`` of that segment (the newest,
+        as :meth:`read` finds it with its own listing). ``None`` for a log the listing shows
+        otherwise (absent, several segments, a tail or checkpoint, a floor marker) or whose
+        segment is blank, torn or gone since: :meth:`read` of it answers. Nothing is remembered.
+        """
+        if not keys:
+            return []
+        folder_of = {self._names.folder(k): i for i, k in enumerate(keys)}
+        first, last = min(folder_of), max(folder_of)  # the common prefix of all is theirs
+        shared = next((n for n, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), len(first))
+        leaves: dict[int, list[str]] = {}
+        listing = await self.objects.list(first[: first.rfind("/", 0, shared) + 1], delimiter=None)
+        for name in listing.keys:
+            folder, _, leaf = name.rpartition("/")
+            at = folder_of.get(folder + "/")
+            if at is not None:
+                leaves.setdefault(at, []).append(leaf)
+        found: list[list[bytes] | None] = [None] * len(keys)
+        single = [
+            (i, self._names.folder(keys[i]) + held[0])
+            for i, held in leaves.items()
+            if len(held) == 1 and LOG_OBJECT.fullmatch(held[0]) and held[0].startswith(SEGMENT)
+        ]
+        stored = await self._gather([_getter(self.objects, name) for _, name in single])
+        for (i, name), got in zip(single, stored, strict=True):
+            segment = None if got is None else try_decode(got.data)
+            if segment is None or segment.start or seq_of(name) != segment.seq:
+                continue  # vanished, blank, torn, or not a whole life: read alone
+            found[i] = list(segment.payloads) if self._head_of(keys[i], segment).live else []
+        return found
+
     async def length(self, key: str) -> int:
         """Return the number of records under ``key`` (0 when absent or expired)."""
         head = await self._head(key)
@@ -782,6 +818,33 @@ class ObjectLogDriver:
             self._ends.see(key, segment.seq, seen[1] if seen is not None and same_life else None)
         # The version names what the segment proves (a tail read hands out the same one): after a
         # restart, the first append looks up the erasure record once.
+        return Head(key, segment, live=True).version
+
+    async def create(
+        self, key: str, records: Sequence[LogRecord], *, session_id: str, ttl: float | None = None
+    ) -> LogVersion | None:
+        """Start the log with ``records`` if it never held a segment: one conditional ``put``, no listing.
+
+        Segments are blanked, never removed, so the first slot of a log is free only while
+        nothing was ever written to it (no life, no delete, no retention of it). ``None`` when
+        the slot is taken: nothing was written, and :meth:`append` is the way on.
+
+        Raises:
+            ValueError: ``records`` is empty.
+        """
+        if not records:
+            raise ValueError("create needs at least one record")
+        expires_at = None if ttl is None else self._clock() + ttl
+        digests = [r.digest for r in records]
+        payloads = [bytes(r.payload) for r in records]
+        segment = Segment(1, 1, 0, session_id, expires_at, digests, payloads, 1, new_token())
+        try:
+            await self.objects.put(self._names.of(key, SEGMENT, 1), encode(segment), if_absent=True)
+        except StoreConflictError:
+            return None
+        self._ends.learn(key, segment, digests, payloads, own=True)
+        if self.tail_after is not None:
+            self._ends.see(key, 1, None)
         return Head(key, segment, live=True).version
 
     async def _claim(self, key: str, segment: Segment) -> None:
