@@ -476,6 +476,60 @@ def from_prototype(parts: Prototype) -> Message:
     return _message(parts[0], _thaw_contents(parts, 3), parts[1], parts[2])
 
 
+def unchanged(message: Message, parts: Prototype) -> bool:
+    """Whether ``message`` still equals the message :func:`from_prototype` builds from ``parts``.
+
+    Every attribute of the message and of each of its contents is compared (lists and dicts by
+    their JSON, nested contents alike); an attribute added or removed, a property set, a
+    content added, replaced or removed all make it ``False``. Builds nothing that outlives the
+    call, and never gives a message an attribute dict it did not have.
+    """
+    if type(message) is not Message:
+        return False
+    values = _message_values(message)
+    if values is None:
+        return False
+    role, contents, author_name, message_id, properties, raw = values
+    if (
+        role != parts[0]
+        or author_name != parts[1]
+        or message_id != parts[2]
+        or type(properties) is not dict
+        or properties
+        or raw is not None
+        or type(contents) is not list
+    ):
+        return False
+    if len(parts) == 4 and type(parts[3]) is str:  # the commonest message: one plain text
+        if len(contents) != 1:  # pyright: ignore[reportUnknownArgumentType]
+            return False
+        content: Any = cast(list[Any], contents)[0]
+        if type(content) is not Content:
+            return False
+        items = content.__dict__
+        return (
+            tuple(items) == _CONTENT_KEYS
+            and items["text"] == parts[3]
+            and type(items["text"]) is str
+            and items["type"] == "text"
+            and items["informational_only"] is False
+            and items["annotations"] is None
+            and items["raw_representation"] is None
+            and type(items["additional_properties"]) is dict
+            and not items["additional_properties"]
+            and _FIELDS_OF(items).count(None) == _NONE_IN_PLAIN_TEXT
+        )
+    frozen: list[Any] = [role, author_name, message_id]
+    try:
+        for content in cast(list[Any], contents):
+            if type(content) is not Content:
+                return False
+            _freeze_content(content, frozen)
+    except _NotFast:
+        return False
+    return tuple(frozen) == parts
+
+
 def prototype_parts(parts: Prototype) -> tuple[int, int]:
     """How many plain text Contents and how many other Contents (nested ones not counted) a prototype rebuilds."""
     texts = others = 0
