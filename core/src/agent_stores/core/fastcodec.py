@@ -479,17 +479,21 @@ def from_prototype(parts: Prototype) -> Message:
 def unchanged(message: Message, parts: Prototype) -> bool:
     """Whether ``message`` still equals the message :func:`from_prototype` builds from ``parts``.
 
-    Every attribute of the message and of each of its contents is compared (lists and dicts by
-    their JSON, nested contents alike); an attribute added or removed, a property set, a
-    content added, replaced or removed all make it ``False``. Builds nothing that outlives the
-    call, and never gives a message an attribute dict it did not have.
+    Every attribute of the message and of each of its contents is compared (with ``==``;
+    lists and dicts by their JSON, nested contents alike); an attribute added or removed, a
+    property set, a content added, replaced or removed all make it ``False``. Builds nothing
+    that outlives the call, and never gives an unchanged message an attribute dict.
     """
     if type(message) is not Message:
         return False
-    values = _message_values(message)
-    if values is None:
+    try:
+        role, contents, author_name, message_id, properties, raw = _MESSAGE_VALUES(message)
+    except AttributeError:  # one of the six was deleted
         return False
-    role, contents, author_name, message_id, properties, raw = values
+    # All six are there; exactly six values held in the object means nothing else is. A message
+    # that has its attribute dict is read through it (as _message_values does).
+    if len(gc.get_referents(message)) != len(_MESSAGE_KEYS) + 1 and tuple(message.__dict__) != _MESSAGE_KEYS:
+        return False
     if (
         role != parts[0]
         or author_name != parts[1]
@@ -501,24 +505,15 @@ def unchanged(message: Message, parts: Prototype) -> bool:
     ):
         return False
     if len(parts) == 4 and type(parts[3]) is str:  # the commonest message: one plain text
-        if len(contents) != 1:  # pyright: ignore[reportUnknownArgumentType]
+        held = cast(list[Any], contents)
+        if len(held) != 1:
             return False
-        content: Any = cast(list[Any], contents)[0]
+        content = held[0]
         if type(content) is not Content:
             return False
-        items = content.__dict__
-        return (
-            tuple(items) == _CONTENT_KEYS
-            and items["text"] == parts[3]
-            and type(items["text"]) is str
-            and items["type"] == "text"
-            and items["informational_only"] is False
-            and items["annotations"] is None
-            and items["raw_representation"] is None
-            and type(items["additional_properties"]) is dict
-            and not items["additional_properties"]
-            and _FIELDS_OF(items).count(None) == _NONE_IN_PLAIN_TEXT
-        )
+        expected = _CONTENT_TEMPLATE.copy()  # a plain text Content's attributes, compared in one step
+        expected["text"] = parts[3]
+        return content.__dict__ == expected
     frozen: list[Any] = [role, author_name, message_id]
     try:
         for content in cast(list[Any], contents):
