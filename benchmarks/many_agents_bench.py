@@ -107,6 +107,9 @@ class Store:
 class _OursBase(Store):
     """``open_stores(url).history_provider(max_messages=window)``; subclasses build the URL."""
 
+    #: ``cache_bytes`` for every store of ours (``--cache-bytes``); None: the library's default.
+    cache_bytes: int | None = None
+
     def _url(self, base: str) -> str:
         raise NotImplementedError
 
@@ -117,6 +120,8 @@ class _OursBase(Store):
         from agent_stores.core import open_stores
 
         options = self._options()
+        if _OursBase.cache_bytes is not None:
+            options["cache_bytes"] = _OursBase.cache_bytes
         if self.sealed:
             from agent_stores.core.sealing import Keyring
 
@@ -552,6 +557,8 @@ class Config:
     gc_threshold: int | None = None
     #: Only the stores whose name contains one of these words (any case; ours always runs); empty: every store.
     stores: tuple[str, ...] = ()
+    #: The decode cache's budget for ours (``cache_bytes``); None: the library's default (16 MiB).
+    cache_bytes: int | None = None
 
 
 def _missing(store: Store) -> str | None:
@@ -801,6 +808,7 @@ async def run(config: Config) -> dict[str, Any]:
             "idle": list(config.idle) if config.idle else None,
             "gc_threshold": config.gc_threshold,
             "stores": list(config.stores),
+            "cache_bytes": config.cache_bytes,
         },
         "rows": rows,
     }
@@ -874,6 +882,8 @@ def render_markdown(summary: dict[str, Any]) -> str:
             f"- garbage collector: young-generation threshold {cfg['gc_threshold']} for every store"
             " (Python's default is 700)"
         )
+    if cfg.get("cache_bytes") is not None:
+        lines.append(f"- ours opened with `cache_bytes={cfg['cache_bytes']}` (the library's default is 16 MiB)")
     for backend in cfg.get("backends", ["redis"]):
         rows = [r for r in summary["rows"] if r.get("backend", "redis") == backend]
         if not rows:
@@ -928,6 +938,11 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
         help="comma-separated words: run only the stores whose name contains one, e.g. 'sealed' for ours"
         " sealed (ours always runs; default: every store)",
     )
+    parser.add_argument(
+        "--cache-bytes",
+        type=int,
+        help="decode cache budget of our stores (cache_bytes; default: the library's, 16 MiB)",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results directory (default {DEFAULT_OUT})")
     args = parser.parse_args(argv)
     agents = tuple(int(a) for a in str(args.agents).split(",") if a)
@@ -948,6 +963,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
         idle=_idle_counts(parser, str(args.idle)),
         gc_threshold=args.gc_threshold,
         stores=tuple(word.strip().lower() for word in str(args.stores or "").split(",") if word.strip()),
+        cache_bytes=args.cache_bytes,
     )
 
 
@@ -962,6 +978,7 @@ def _idle_counts(parser: argparse.ArgumentParser, value: str) -> tuple[int, int]
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     config = parse_args(argv)
+    _OursBase.cache_bytes = config.cache_bytes
     previous = gc.get_threshold()
     if config.gc_threshold is not None:
         gc.set_threshold(config.gc_threshold, *previous[1:])

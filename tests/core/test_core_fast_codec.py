@@ -568,3 +568,136 @@ def test_the_decode_cache_stays_within_its_budget(kind: str, count: int) -> None
     assert len(cache.entries) > 1, "the test should fill the cache"
     assert cache.entries.cost <= budget
     assert held <= budget, f"{kind}: the cache holds {held:,} bytes for a budget of {budget:,}"
+
+
+# -- messages shared across loads of one log --------------------------------------------------
+
+
+def _records_of(messages: list[Message]) -> list[bytes]:
+    return [codec.encode_message(m) for m in messages]
+
+
+def test_a_log_s_unchanged_messages_are_returned_again_and_nowhere_else() -> None:
+    cache = codec.DecodeCache()
+    records = _records_of(
+        [
+            Message("user", ["yes"]),
+            Message("user", ["yes"]),
+            Message("assistant", [Content.from_function_call("c1", "forecast", arguments={"city": "Oslo"})]),
+        ]
+    )
+    first = codec.decode_messages(records, cache=cache, log="a")
+    again = codec.decode_messages([bytes(bytearray(r)) for r in records], cache=cache, log="a")
+    assert [m is n for m, n in zip(first, again, strict=True)] == [True, True, True]
+    assert first[0] is not first[1], "equal records in one load are two objects"
+    other = codec.decode_messages(records, cache=cache, log="b")
+    assert not {id(m) for m in other} & {id(m) for m in first}, "two logs share a message"
+    unshared = codec.decode_messages(records, cache=cache)
+    assert not {id(m) for m in unshared} & {id(m) for m in first}, "a load without a log got a shared message"
+    assert [m.to_dict() for m in again] == [Message.from_dict(json_loads(r)).to_dict() for r in records]
+
+
+def _changes(message: Message) -> list[tuple[str, Any]]:
+    """Every way of changing ``message`` one step at a time: (what, a function that changes a fresh copy)."""
+    changes: list[tuple[str, Any]] = [
+        ("role", lambda m: setattr(m, "role", "system")),
+        ("author_name", lambda m: setattr(m, "author_name", "someone")),
+        ("message_id", lambda m: setattr(m, "message_id", "changed")),
+        ("message property", lambda m: m.additional_properties.update(_excluded=True)),
+        ("raw_representation", lambda m: setattr(m, "raw_representation", {"raw": 1})),
+        ("an attribute of its own", lambda m: setattr(m, "extra", 1)),
+        ("content added", lambda m: m.contents.append(Content.from_text("more"))),
+        ("contents replaced", lambda m: setattr(m, "contents", [Content.from_text("other")])),
+        ("contents cleared", lambda m: m.contents.clear()),
+    ]
+    for index, content in enumerate(message.contents):
+        for key, value in content.__dict__.items():
+            if key == "type":
+                other = "error" if value != "error" else "usage"
+                changes.append((f"#{index}.type", lambda m, i=index, t=other: setattr(m.contents[i], "type", t)))
+            elif isinstance(value, dict) and key != "additional_properties":
+                changes.append(
+                    (f"#{index}.{key} in place", lambda m, i=index, k=key: getattr(m.contents[i], k).update(z=1))
+                )
+            elif isinstance(value, list) and value:
+                changes.append((f"#{index}.{key} in place", lambda m, i=index, k=key: getattr(m.contents[i], k).pop()))
+            elif isinstance(value, Content):
+                changes.append(
+                    (
+                        f"#{index}.{key} nested",
+                        lambda m, i=index, k=key: setattr(getattr(m.contents[i], k), "name", "x"),
+                    )
+                )
+            else:
+                new: Any = "changed" if value != "changed" else "other"
+                changes.append((f"#{index}.{key}", lambda m, i=index, k=key, v=new: setattr(m.contents[i], k, v)))
+        changes.append(
+            (f"#{index} property", lambda m, i=index: m.contents[i].additional_properties.update(_group={"id": 1}))
+        )
+        changes.append((f"#{index} attribute of its own", lambda m, i=index: setattr(m.contents[i], "extra", 1)))
+    return changes
+
+
+def _shared_messages() -> list[Message]:
+    from agent_stores.testing.history import sample_contents
+
+    return [
+        Message("user", ["plain text"], author_name="ada", message_id="m1"),
+        *(Message("assistant", [c], message_id=f"m-{i}") for i, c in enumerate(sample_contents())),
+    ]
+
+
+def test_a_changed_message_is_never_returned_again() -> None:
+    """Any change a caller makes to a shared message (every attribute, in place or replaced) is seen."""
+    cache = codec.DecodeCache()
+    checked = 0
+    for position, message in enumerate(_shared_messages()):
+        record = codec.encode_message(message)
+        expected = Message.from_dict(json_loads(record)).to_dict()
+        (kept,) = codec.decode_messages([record], cache=cache, log=position)
+        if cache.entries.peek((position, record, 0)) is None:
+            continue  # decoded by the framework's path every time: nothing shared
+        for what, change in _changes(kept):
+            (loaded,) = codec.decode_messages([record], cache=cache, log=position)
+            assert loaded.to_dict() == expected
+            change(loaded)
+            (after,) = codec.decode_messages([record], cache=cache, log=position)
+            assert after is not loaded, f"{message.contents[0].type}: a message whose {what} changed was returned again"
+            assert after.to_dict() == expected
+            checked += 1
+    assert checked > 300, "the test should change most attributes of most content types"
+
+
+def test_checking_a_shared_message_gives_it_no_attribute_dict() -> None:
+    """Checking a message is unchanged reads its attributes without making it an attribute dict (one more object)."""
+    cache = codec.DecodeCache()
+    records = _records_of(_shared_messages())
+    first = codec.decode_messages(records, cache=cache, log="a")
+    sizes = [len(gc.get_referents(m)) for m in first]
+    again = codec.decode_messages(records, cache=cache, log="a")
+    assert sum(m is n for m, n in zip(first, again, strict=True)) > len(records) // 2
+    assert [len(gc.get_referents(m)) for m in again] == sizes
+
+
+@pytest.mark.parametrize(
+    ("kind", "count", "budget"), [("chat", 3000, 2 << 20), ("tool", 600, 2 << 20), ("many parts", 40, 12 << 20)]
+)
+def test_shared_messages_stay_within_the_cache_budget(kind: str, count: int, budget: int) -> None:
+    """What a full cache of shared messages really holds (tracemalloc) is at most its budget."""
+    import tracemalloc
+
+    records = _cache_records(kind, count)
+    cache = codec.DecodeCache(budget)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        for start in range(0, len(records), 40):
+            codec.decode_messages(records[start : start + 40], cache=cache, log=("provider", start % 400))
+        gc.collect()
+        held = sum(stat.size_diff for stat in tracemalloc.take_snapshot().compare_to(before, "filename"))
+    finally:
+        tracemalloc.stop()
+    assert len(cache.entries) > 1, "the test should fill the cache"
+    assert cache.entries.cost <= budget
+    assert held <= budget, f"{kind}: the cache holds {held:,} bytes for a budget of {budget:,}"

@@ -11,7 +11,7 @@ import base64
 import hashlib
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, cast
 
 import msgspec
@@ -20,7 +20,7 @@ from agent_framework import Message
 from ._framework import filter_new_messages, get_message_identity, json_dumps, json_loads
 from .cache import BoundedCache
 from .errors import CorruptRecordError
-from .fastcodec import Prototype, fast_decode, fast_to_dict, from_prototype, prototype, prototype_parts
+from .fastcodec import Prototype, fast_decode, fast_to_dict, from_prototype, prototype, prototype_parts, unchanged
 
 __all__ = [
     "CODEC_VERSION",
@@ -137,13 +137,27 @@ def _fast_decode(payload: dict[str, Any]) -> Message | None:
 
 
 def decode_messages(
-    records: Iterable[bytes | str], *, where: str = "history record", cache: DecodeCache | None = None
+    records: Iterable[bytes | str],
+    *,
+    where: str = "history record",
+    cache: DecodeCache | None = None,
+    log: Hashable | None = None,
 ) -> list[Message]:
     """Decode records written by :func:`encode_message`, in order; :func:`decode_message` on each.
 
-    Every call returns new ``Message`` objects, which callers may change freely. With a
-    ``cache``, a record seen recently (an agent loads much the same window before every model
-    call) is rebuilt from what its last decoding kept, without parsing it again.
+    Without ``log``, every call returns new ``Message`` objects, which callers may change
+    freely. With a ``cache``, a record seen recently (an agent loads much the same window
+    before every model call) is rebuilt from what its last decoding kept, without parsing it
+    again.
+
+    With a ``cache`` and ``log`` (what identifies the log the records were read from, e.g. a
+    provider and a session key), a message returned by an earlier call for the same ``log``
+    is returned again, the same object, when it still equals its record: nothing is built for
+    it, so a steady conversation leaves the garbage collector almost nothing new per load. A
+    message that was changed since (an attribute set, a content or a property added, altered
+    or removed) is never returned again: its record is rebuilt and the new message is the one
+    kept. Identical records in one call give distinct objects, and nothing is shared between
+    two ``log`` values.
 
     Raises:
         CorruptRecordError: A record is not valid JSON or not a ``Message`` payload; the
@@ -151,6 +165,8 @@ def decode_messages(
     """
     if cache is None or not cache.entries.enabled:
         return [_decode_one(record, f"{where} #{position}") for position, record in enumerate(records)]
+    if log is not None:
+        return cache.share(records, where, log)
     return cache.decode(records, where)
 
 
@@ -181,9 +197,22 @@ _THRASH_MARGIN = 8192
 _LOOKUP_WINDOW = 32768
 
 
-def _entry_cost(record: bytes | str, parts: Prototype) -> int:
-    texts, others = prototype_parts(parts)
-    return 2 * len(record) + _ENTRY_COST + _PART_COST * others + _TEXT_PART_COST * texts
+# A shared message (see DecodeCache.share) is kept alive besides what rebuilds it: measured
+# with tracemalloc, about 2 kB for a plain text message, most of it each Content's attribute
+# dict (46 attributes); and its key holds the record once more.
+_LIVE_MESSAGE_COST = 256
+_LIVE_PART_COST = 1792
+
+
+def _entry_cost(key: Hashable, value: Any) -> int:
+    if type(key) is tuple:  # (log, record, occurrence) -> (message, prototype): a shared message
+        record: bytes | str = cast(tuple[Any, ...], key)[1]
+        parts: Prototype = cast(tuple[Any, ...], value)[1]
+        texts, others = prototype_parts(parts)
+        live = _LIVE_MESSAGE_COST + _LIVE_PART_COST * (texts + others)
+        return 3 * len(record) + _ENTRY_COST + _PART_COST * others + _TEXT_PART_COST * texts + live
+    texts, others = prototype_parts(value)
+    return 2 * len(cast(bytes | str, key)) + _ENTRY_COST + _PART_COST * others + _TEXT_PART_COST * texts
 
 
 def validate_cache_bytes(cache_bytes: int | str | None) -> int:
@@ -203,10 +232,12 @@ def validate_cache_bytes(cache_bytes: int | str | None) -> int:
 class DecodeCache:
     """Recently decoded records, and what rebuilds their messages without parsing them again.
 
-    A rebuilt message shares nothing mutable with any other. Each entry is charged what it
-    holds (measured: twice its record's length, plus 256 bytes per entry, 320 per content part
-    other than plain text and 16 per plain text part) against ``max_bytes``, so the cache's real
-    size stays within it; records over 64 KiB are never kept, and the oldest entries go first.
+    A rebuilt message shares nothing mutable with any other. Through :meth:`share` it also
+    keeps the messages it returned for a log, and returns them again while they equal their
+    records. Each entry is charged what it holds (measured: twice its record's length, plus
+    256 bytes per entry, 320 per content part other than plain text and 16 per plain text part;
+    a kept message besides about 2 kB per content part) against ``max_bytes``, so the cache's
+    real size stays within it; records over 64 KiB are never kept, and the oldest entries go first.
     ``max_bytes=0`` keeps nothing. Owned by whoever made it
     (a history provider, or a backend for every provider it hands out); safe within one event
     loop, and from several threads a lost race costs at most a decode.
@@ -221,7 +252,8 @@ class DecodeCache:
     __slots__ = ("_hits", "_misses", "_sampled", "entries")
 
     def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
-        self.entries: BoundedCache[bytes | str, Prototype] = BoundedCache(max_cost=max_bytes, cost=_entry_cost)
+        #: Records -> prototypes, and (log, record, occurrence) -> (shared message, prototype).
+        self.entries: BoundedCache[Hashable, Any] = BoundedCache(max_cost=max_bytes, cost=_entry_cost)
         self._hits = 0
         self._misses = 0
         self._sampled = 0
@@ -259,6 +291,60 @@ class DecodeCache:
                     parts = prototype(message)
                     if parts is not None:
                         self.entries.put(record, parts)
+            append(message)
+        if hits or misses:
+            self._count(hits, misses)
+        return messages
+
+    def share(self, records: Iterable[bytes | str], where: str, log: Hashable) -> list[Message]:
+        """:func:`decode_messages` through this cache, returning the messages of ``log`` it kept when unchanged."""
+        messages: list[Message] = []
+        append = messages.append
+        recall = self.entries.peek
+        sample = _THRASH_SAMPLE if self._misses > self._hits + _THRASH_MARGIN else 1
+        offset = self._sampled
+        hits = misses = 0
+        seen: dict[bytes | str, int] = {}  # occurrences so far of each record in this load
+        for position, record in enumerate(records):
+            kind = type(record)
+            if kind is not bytes and kind is not str:
+                append(_decode_one(record, f"{where} #{position}"))
+                continue
+            occurrence = seen.get(record, 0)
+            seen[record] = occurrence + 1
+            key = (log, record, occurrence)
+            kept: tuple[Message, Prototype] | None = recall(key)
+            if kept is not None:
+                hits += 1
+                message, parts = kept
+                if not unchanged(message, parts):  # changed by a caller: never served again
+                    message = from_prototype(parts)
+                    self.entries.put(key, (message, parts))
+                append(message)
+                continue
+            parts = recall(record)
+            if parts is not None:
+                hits += 1
+                message = from_prototype(parts)
+            else:
+                payload = _payload(record)
+                decoded = _fast_decode(cast(dict[str, Any], payload)) if type(payload) is dict else None
+                if decoded is None:
+                    append(decode_message(record, where=f"{where} #{position}"))
+                    continue
+                message = decoded
+                if len(record) > _RECORD_LIMIT:
+                    append(message)
+                    continue
+                misses += 1
+                if (offset + misses) % sample:
+                    append(message)
+                    continue
+                parts = prototype(message)
+                if parts is None:
+                    append(message)
+                    continue
+            self.entries.put(key, (message, parts))
             append(message)
         if hits or misses:
             self._count(hits, misses)

@@ -476,6 +476,55 @@ def from_prototype(parts: Prototype) -> Message:
     return _message(parts[0], _thaw_contents(parts, 3), parts[1], parts[2])
 
 
+def unchanged(message: Message, parts: Prototype) -> bool:
+    """Whether ``message`` still equals the message :func:`from_prototype` builds from ``parts``.
+
+    Every attribute of the message and of each of its contents is compared (with ``==``;
+    lists and dicts by their JSON, nested contents alike); an attribute added or removed, a
+    property set, a content added, replaced or removed all make it ``False``. Builds nothing
+    that outlives the call, and never gives an unchanged message an attribute dict.
+    """
+    if type(message) is not Message:
+        return False
+    try:
+        role, contents, author_name, message_id, properties, raw = _MESSAGE_VALUES(message)
+    except AttributeError:  # one of the six was deleted
+        return False
+    # All six are there; exactly six values held in the object means nothing else is. A message
+    # that has its attribute dict is read through it (as _message_values does).
+    if len(gc.get_referents(message)) != len(_MESSAGE_KEYS) + 1 and tuple(message.__dict__) != _MESSAGE_KEYS:
+        return False
+    if (
+        role != parts[0]
+        or author_name != parts[1]
+        or message_id != parts[2]
+        or type(properties) is not dict
+        or properties
+        or raw is not None
+        or type(contents) is not list
+    ):
+        return False
+    if len(parts) == 4 and type(parts[3]) is str:  # the commonest message: one plain text
+        held = cast(list[Any], contents)
+        if len(held) != 1:
+            return False
+        content = held[0]
+        if type(content) is not Content:
+            return False
+        expected = _CONTENT_TEMPLATE.copy()  # a plain text Content's attributes, compared in one step
+        expected["text"] = parts[3]
+        return content.__dict__ == expected
+    frozen: list[Any] = [role, author_name, message_id]
+    try:
+        for content in cast(list[Any], contents):
+            if type(content) is not Content:
+                return False
+            _freeze_content(content, frozen)
+    except _NotFast:
+        return False
+    return tuple(frozen) == parts
+
+
 def prototype_parts(parts: Prototype) -> tuple[int, int]:
     """How many plain text Contents and how many other Contents (nested ones not counted) a prototype rebuilds."""
     texts = others = 0

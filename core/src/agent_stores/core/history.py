@@ -236,6 +236,16 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
     the end of the logs it wrote last, so a steady conversation costs one conditional append
     per save; a stale memory only costs a conflict and a re-read.
 
+    A load returns the ``Message`` objects an earlier load through this provider returned for
+    the same stored records, while they still equal their records (checked on every load);
+    only messages it has not built before (a new turn, a changed one) are built, so a steady
+    conversation leaves Python's garbage collector little to do. A change a caller makes to a
+    loaded message is never stored and never returned by a later load, and equal messages in
+    one load are distinct objects; but two lists that loads returned may hold the same object,
+    as with the framework's ``InMemoryHistoryProvider``: copy a loaded message before changing
+    it if an earlier load's list must not see the change. ``cache_bytes=0`` gives every load
+    new objects.
+
     Args:
         driver: The log driver; borrowed unless ``owns_driver``.
         source_id: Provider id; part of every key, so two providers never share history.
@@ -253,7 +263,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
             the session stays usable; the stored record keeps them verbatim (``get_messages``
             and ``export_messages`` return them). On by default.
         cache_bytes: Size of this provider's own :class:`~agent_stores.core.codec.DecodeCache`
-            (default 16 MiB; ``0`` decodes every load afresh).
+            (default 16 MiB; ``0`` decodes every load afresh and shares no message between loads).
         decode_cache: A cache to share instead (what a backend passes to every provider it
             hands out); give ``cache_bytes`` or ``decode_cache``, not both.
         owns_driver: Close the driver on ``aclose()``.
@@ -303,6 +313,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
             max_entries=_TAIL_SESSIONS
         )
         self._turns = _Turns()
+        self._scope = object()  # what keeps this provider's shared messages apart from any other's
         self._unseen = UnseenAppender(self.driver)
         self._adopt(driver, owned=owns_driver)
 
@@ -324,6 +335,9 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
     ) -> list[Message]:
         """Return the session's messages in save order (the newest ``max_messages`` when set).
+
+        Messages an earlier load through this provider returned come back as the same
+        objects while unchanged (see the class docstring).
 
         Raises:
             CorruptRecordError: A stored record cannot be decoded.
@@ -497,6 +511,13 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         self._tails.put(key, (tail.length, tuple(message_digests_only(tail.digests)[-_TAIL_KEEP:]), tail.version))
 
     def _decode(self, key: str, payloads: list[bytes]) -> list[Message]:
+        # A load shares the messages this provider built for the log before, while unchanged (see decode_messages).
+        return decode_messages(
+            payloads, where=f"history record in {key!r}", cache=self.decode_cache, log=(self._scope, key)
+        )
+
+    def _decode_afresh(self, key: str, payloads: list[bytes]) -> list[Message]:
+        # An export: new messages, and nothing kept alive for a session read once.
         return decode_messages(payloads, where=f"history record in {key!r}", cache=self.decode_cache)
 
     def _view(self, key: str, payloads: list[bytes]) -> list[Message]:
@@ -643,7 +664,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         payloads = await self.driver.read(key) or await self.driver.read(staging_key(self, session_id))
         if has_compaction_records(payloads):
             payloads = [p for p in payloads if not is_compaction_record(p)]
-        return self._decode(key, payloads)
+        return self._decode_afresh(key, payloads)
 
     @store_operation("history", "export_log", session=True)
     async def export_log(self, session_id: str | None) -> list[Message | CompactionRecord]:
@@ -686,10 +707,10 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
 
     def _entries(self, key: str, payloads: list[bytes]) -> list[Message | CompactionRecord]:
         if not has_compaction_records(payloads):
-            return list(self._decode(key, payloads))
+            return list(self._decode_afresh(key, payloads))
         at = [i for i, p in enumerate(payloads) if not is_compaction_record(p)]
         entries: list[Message | CompactionRecord] = [CompactionRecord(bytes(p)) for p in payloads]
-        for i, message in zip(at, self._decode(key, [payloads[i] for i in at]), strict=True):
+        for i, message in zip(at, self._decode_afresh(key, [payloads[i] for i in at]), strict=True):
             entries[i] = message
         return entries
 

@@ -707,6 +707,94 @@ class HistoryProviderConformance(ConformanceBase):
         await history.save(after, session_id, second)
         assert _dicts(await history.load(before, session_id)) == _dicts(first + second)
 
+    async def test_changes_to_loaded_messages_never_reach_a_later_load(self, history: HistoryHarness) -> None:
+        """What a caller does to loaded messages changes nothing stored: every later load returns the messages as saved.
+
+        The framework changes loaded messages in place (a compaction strategy or a tokenizer
+        annotates ``additional_properties``; the tool loop reuses the list). Each load here is
+        changed in a different way (a text, an id, a property, nested function arguments, a
+        content added or removed, a role), then the session is loaded again through the same
+        provider and through a new one. Equal messages saved twice load as two objects, so
+        marking one never marks the other. Failure means the store hands out messages it keeps
+        and serves them again after they were changed. Return new messages, or (to share
+        messages across loads) return a kept message again only after checking that it still
+        equals its record.
+        """
+        provider = await history.open()
+        session_id = unique_id("session")
+        saved = [
+            _msg("user", "yes"),
+            _msg("user", "yes"),
+            Message(
+                "assistant",
+                [Content.from_function_call("call-1", "forecast", arguments={"city": "Oslo", "days": [1, 2]})],
+                message_id="m-call",
+            ),
+            Message("tool", [Content.from_function_result("call-1", result={"t": 3.5})], message_id="m-result"),
+            _msg("assistant", "sunny", "m-answer", note="kept"),
+        ]
+        await history.save(provider, session_id, saved)
+        expected = _dicts(saved)
+
+        def mark(loaded: list[Message]) -> None:
+            loaded[0].additional_properties["_excluded"] = True
+            loaded[0].contents[0].text = "no"
+
+        def nested(loaded: list[Message]) -> None:
+            cast(dict[str, list[int]], loaded[2].contents[0].arguments)["days"].append(3)
+            loaded[3].contents[0].additional_properties["_group"] = {"id": 1}
+
+        def reshape(loaded: list[Message]) -> None:
+            loaded[4].contents.append(Content.from_text("appended"))
+            loaded[2].contents.clear()
+            loaded[3].message_id = "changed"
+            loaded[1].role = "assistant"
+            loaded[4].author_name = "someone"
+
+        for change in (mark, nested, reshape):
+            loaded = await history.load(provider, session_id)
+            assert _dicts(loaded) == expected, f"before the change {change.__name__!r}, a load differs from the save"
+            assert loaded[0] is not loaded[1], "two equal saved messages loaded as one object"
+            change(loaded)
+            if change is mark:
+                assert loaded[1].to_dict() == expected[1], "marking one loaded message marked its equal twin too"
+            again = await history.load(provider, session_id)
+            assert _dicts(again) == expected, (
+                f"after the caller's change {change.__name__!r} to loaded messages, a later load through the "
+                "same provider returns the changed messages, not the saved ones"
+            )
+            assert _dicts(await history.load(await history.open(), session_id)) == expected, (
+                f"the caller's change {change.__name__!r} reached the store"
+            )
+
+    @requires("admin")
+    async def test_a_load_after_another_instance_rewrote_the_session_returns_the_new_messages(
+        self, history: HistoryHarness
+    ) -> None:
+        """After another instance deletes a session and saves different messages, a load returns those.
+
+        The session is rewritten twice: once with messages that share the first record and
+        differ after it (as many as before), once back to the original. Failure means a
+        provider served messages it built from the old log (a cache keyed by position, length
+        or version, not by the stored record itself).
+        """
+        session_id = unique_id("session")
+        options: list[dict[str, Any]] = [{}, {"max_messages": 3}] if self.capabilities.windowed_load else [{}]
+        readers = [await history.open(**o) for o in options]
+        writer: Any = await history.open()
+        original = [_msg("user", "hello"), _msg("assistant", "first answer", "m-1"), _msg("user", "thanks")]
+        rewritten = [_msg("user", "hello"), _msg("assistant", "second answer", "m-2"), _msg("user", "thanks!")]
+        await history.save(writer, session_id, original)
+        for reader in readers:
+            for _ in range(2):
+                assert _dicts(await history.load(reader, session_id)) == _dicts(original)
+        for round_, messages in enumerate((rewritten, original)):
+            assert await writer.delete_session(session_id) is True
+            await history.save(writer, session_id, messages)
+            for reader in readers:
+                got = _dicts(await history.load(reader, session_id))
+                assert got == _dicts(messages), f"rewrite {round_ + 1}: a load returned messages of the old log"
+
     # -- fidelity -------------------------------------------------------------------------
 
     async def test_every_content_type_round_trips(self, history: HistoryHarness) -> None:
