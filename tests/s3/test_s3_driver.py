@@ -10,6 +10,7 @@ import asyncio
 import threading
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -326,8 +327,8 @@ async def test_a_borrowed_client_stays_open(s3: S3Target, s3_prefix: str) -> Non
 @pytest.mark.asyncio
 async def test_a_put_cancelled_while_it_waits_for_a_thread_is_not_made(s3: S3Target, s3_prefix: str) -> None:
     """A caller cancelled before a worker thread takes its call writes nothing; the call ahead of it still answers."""
-    objects = s3.driver_options | {"max_concurrency": 1}
-    driver = S3ObjectDriver(s3.client(), s3.bucket, owns_client=True, **objects)
+    options: dict[str, Any] = {**s3.driver_options, "max_concurrency": 1}  # one worker thread
+    driver = S3ObjectDriver(s3.client(), s3.bucket, owns_client=True, **options)
     busy, release = threading.Event(), threading.Event()
 
     def hold(client: object) -> str:
