@@ -7,8 +7,10 @@ reference implementation of the ``ObjectDriver.list`` contract.
 from __future__ import annotations
 
 import asyncio
+import threading
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -320,6 +322,49 @@ async def test_a_borrowed_client_stays_open(s3: S3Target, s3_prefix: str) -> Non
             await files.read("x.txt")
     finally:
         client.close()
+
+
+@pytest.mark.asyncio
+async def test_a_put_cancelled_while_it_waits_for_a_thread_is_not_made(s3: S3Target, s3_prefix: str) -> None:
+    """A caller cancelled before a worker thread takes its call writes nothing; the call ahead of it still answers."""
+    options: dict[str, Any] = {**s3.driver_options, "max_concurrency": 1}  # one worker thread
+    driver = S3ObjectDriver(s3.client(), s3.bucket, owns_client=True, **options)
+    busy, release = threading.Event(), threading.Event()
+
+    def hold(client: object) -> str:
+        busy.set()
+        release.wait()
+        return "held"
+
+    try:
+        holding = asyncio.ensure_future(driver._run(hold))  # pyright: ignore[reportPrivateUsage]
+        await asyncio.to_thread(busy.wait)  # the only worker thread is taken
+        queued = asyncio.ensure_future(driver.put(f"{s3_prefix}/cancelled", b"x", if_absent=True))
+        await asyncio.sleep(0)  # one turn of the loop: the PUT is handed to the (busy) pool
+        queued.cancel()
+        release.set()
+        assert await holding == "held"
+        with pytest.raises(asyncio.CancelledError):
+            await queued
+        assert await driver.put(f"{s3_prefix}/after", b"y")  # the thread is free again
+        assert await driver.get(f"{s3_prefix}/cancelled") is None
+    finally:
+        release.set()
+        await driver.aclose()
+
+
+@pytest.mark.asyncio
+async def test_errors_raised_in_the_worker_thread_reach_the_caller(driver: S3ObjectDriver, s3_prefix: str) -> None:
+    """A failing call is translated (a conflict) or propagates as raised (anything else)."""
+    await driver.put(f"{s3_prefix}/taken", b"x", if_absent=True)
+    with pytest.raises(StoreConflictError):
+        await driver.put(f"{s3_prefix}/taken", b"y", if_absent=True)
+
+    def fail(client: object) -> None:
+        raise LookupError("raised in the worker")
+
+    with pytest.raises(LookupError, match="raised in the worker"):
+        await driver._run(fail)  # pyright: ignore[reportPrivateUsage]
 
 
 @pytest.mark.asyncio

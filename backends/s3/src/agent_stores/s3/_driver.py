@@ -9,9 +9,10 @@ existed is a HEAD and a conditional DELETE in the same hop). Errors pass through
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 import threading
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
@@ -181,26 +182,43 @@ class S3ObjectDriver:
     # -- the funnel ---------------------------------------------------------------------------
 
     async def _run(self, call: Callable[[S3Client], _T], *, key: str | None = None, conditional: bool = False) -> _T:
-        """Run ``call(client)`` in a worker thread (one hop); translate boto3 errors (``translate``), cause chained."""
+        """Run ``call(client)`` in a worker thread (one hop); translate boto3 errors (``translate``), cause chained.
+
+        The hop is a bare ``submit`` whose worker settles the awaited future through
+        ``call_soon_threadsafe``: a third less event-loop CPU than ``run_in_executor``, which
+        chains a second future both ways. A caller cancelled before a worker picks the call up
+        leaves it unrun, as with ``run_in_executor``.
+        """
         if self._closed:
             raise StoreUnavailableError(f"the S3 driver for bucket {self.bucket!r} is closed")
         if self._executor is None:
             self._executor = ThreadPoolExecutor(self.max_concurrency, thread_name_prefix="agent-stores-s3")
         loop = asyncio.get_running_loop()
+        answer: asyncio.Future[_T] = loop.create_future()
         try:
-            return await loop.run_in_executor(self._executor, self._call, call)
+            self._executor.submit(self._call, call, loop, answer)
+            return await answer
         except Exception as err:
             translated = translate(err, bucket=self.bucket, key=key, conditional=conditional)
             if translated is None:
                 raise
             raise translated from err
 
-    def _call(self, call: Callable[[S3Client], _T]) -> _T:
-        """In the worker thread: make the client and check the bucket once, then run ``call``."""
-        client = self._client
-        if client is None or not self._ready:
-            client = self._prepare()
-        return call(client)
+    def _call(
+        self, call: Callable[[S3Client], _T], loop: asyncio.AbstractEventLoop, answer: asyncio.Future[_T]
+    ) -> None:
+        """In the worker thread: make the client and check the bucket once, run ``call``, hand the outcome back."""
+        if answer.cancelled():
+            return  # the caller gave up before this thread started: the call is not made
+        try:
+            client = self._client
+            if client is None or not self._ready:
+                client = self._prepare()
+            result = call(client)
+        except BaseException as err:  # every outcome reaches the caller, as run_in_executor's would
+            _settle_soon(loop, answer, None, err)
+            return
+        _settle_soon(loop, answer, result, None)
 
     def _prepare(self) -> S3Client:
         with self._lock:
@@ -298,7 +316,7 @@ class S3ObjectDriver:
         body = bytes(data)
         # A token only this call carries: when botocore retries a conditional PUT whose answer
         # was lost after the server stored it, the retry's 412 is recognised as our own write.
-        token = uuid.uuid4().hex
+        token = os.urandom(16).hex() if if_absent or if_version is not None else ""
 
         def call(client: S3Client) -> str:
             if not if_absent and if_version is None:
@@ -484,3 +502,21 @@ def _written_by(client: S3Client, bucket: str, key: str, token: str) -> str | No
             return None
         raise
     return answer["ETag"] if answer.get("Metadata", {}).get(WRITE_TOKEN) == token else None
+
+
+def _settle_soon(
+    loop: asyncio.AbstractEventLoop, answer: asyncio.Future[_T], result: _T | None, error: BaseException | None
+) -> None:
+    """From a worker thread: settle ``answer`` on its loop (dropped when the loop is closed)."""
+    with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody awaits the answer
+        loop.call_soon_threadsafe(_settle, answer, result, error)
+
+
+def _settle(answer: asyncio.Future[_T], result: _T | None, error: BaseException | None) -> None:
+    """On the loop: settle ``answer`` unless its caller was cancelled meanwhile."""
+    if answer.done():
+        return
+    if error is not None:
+        answer.set_exception(error)
+    else:
+        answer.set_result(cast(_T, result))

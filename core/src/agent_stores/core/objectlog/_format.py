@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 import msgspec
@@ -158,6 +159,7 @@ class LogNames:
         return f"{self.prefix}{key}/{kind}{SEQ_TOP - seq:0{SEQ_DIGITS}d}"
 
 
+@lru_cache(maxsize=4096)  # twice per append (the version checked, the new one made), for the few logs in use
 def key_tag(key: str) -> str:
     """A short digest of ``key`` carried in its versions, so another log's version always conflicts."""
     return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
