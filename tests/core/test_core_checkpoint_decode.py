@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -115,3 +116,41 @@ async def test_a_listing_of_many_batches_keeps_the_order_and_names_a_corrupt_rec
     with pytest.raises(CorruptCheckpointError, match=victim):
         await storage.list_checkpoints(workflow_name="wf")
     assert await storage.list_checkpoint_ids(workflow_name="wf") == saved  # the index still names it
+
+
+class _BeforeIndexListing(MemoryObjectDriver):
+    """The in-process object driver; ``hook`` runs once when a workflow's index is about to be listed."""
+
+    hook: Any = None
+
+    async def list(self, prefix: str, **options: Any) -> Any:
+        if "/workflows/" in prefix and self.hook is not None:
+            hook, self.hook = self.hook, None
+            await hook()
+        return await super().list(prefix, **options)
+
+
+@pytest.mark.asyncio
+async def test_a_delete_finished_before_the_index_is_read_is_never_listed() -> None:
+    """The markers of stopped moves are listed after the index, never beside it.
+
+    Deleting an unreadable record leaves its index entry and writes a marker first; a listing
+    that read the markers before that delete and the index after it would name a deleted id.
+    """
+    driver = _BeforeIndexListing()
+    storage, other = ObjectCheckpointStorage(driver), ObjectCheckpointStorage(driver)
+    kept = await storage.save(make_checkpoint("wf", at=1))
+    for listing in (storage.list_checkpoint_ids, storage.list_checkpoints):
+        gone = await storage.save(make_checkpoint("wf", at=2))
+        key = storage.record_key(gone)
+        stored = await driver.get(key)
+        assert stored is not None
+        await driver.put(key, stored.data[:40])  # unreadable: its delete cannot tell which entry is its own
+
+        async def delete_meanwhile(gone: str = gone) -> None:
+            await asyncio.sleep(0)  # whatever else the listing has started runs first
+            await other.delete(gone)
+
+        driver.hook = delete_meanwhile
+        found: list[Any] = await listing(workflow_name="wf")
+        assert [c if isinstance(c, str) else c.checkpoint_id for c in found] == [kept]

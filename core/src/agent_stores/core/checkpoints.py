@@ -828,6 +828,9 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         """
         keys = await self._entries(self._index_prefix(workflow_name))
         entries = [(key, _parse_entry(key)) for key in keys]
+        # The markers are listed after the index, never beside it: a delete of an unreadable record
+        # writes its marker before it removes the record, so markers read first could miss the
+        # marker of a delete finished before the index was read, and its dangling entry be listed.
         marked = {k.rsplit("/", 1)[1] for k in await self._entries(f"{self._root}moving/")} if entries else set[str]()
         counts = Counter(entry.segment for _, entry in entries)
         now = self._clock()
