@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import json
 import logging
 import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple, cast
 
@@ -897,22 +896,14 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
                 if start + _BATCH < len(record_keys):
                     ahead = asyncio.create_task(self._get_many(record_keys[start + _BATCH : start + 2 * _BATCH]))
                     await asyncio.sleep(0)  # let it send its request before this batch is decoded
-                decoded: list[_Record | None] = []
-                with _collector_paused():
-                    decoded.extend(
-                        None if item is None else self._decode(item.data, key)
-                        for item, key in zip(stored, batch, strict=True)
-                    )
-                for offset, record in enumerate(decoded):
-                    index_key = entries[start + offset][0]
-                    if (
-                        record is not None
-                        and _matches(index_key, record.index_key)
-                        and not self._expired(record.expires_at)
-                    ):
-                        checkpoints.append(record.checkpoint)
-                    else:
-                        checkpoints.append(await self._entry_record(index_key))
+                for offset, item in enumerate(stored):
+                    index_key, record_key = entries[start + offset][0], batch[offset]
+                    if item is not None:
+                        record = self._decode(item.data, record_key)
+                        if _matches(index_key, record.index_key) and not self._expired(record.expires_at):
+                            checkpoints.append(record.checkpoint)
+                            continue
+                    checkpoints.append(await self._entry_record(index_key))
         finally:
             if ahead is not None:  # a record failed to decode: the read ahead is not needed
                 ahead.cancel()
@@ -1016,28 +1007,6 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.driver!r}, prefix={self.prefix!r}, namespace={self.namespace!r})"
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Generator[None]:
-    """Hold off the cyclic garbage collector while a batch of records is decoded, synchronously.
-
-    Decoding allocates thousands of dicts and lists that outlive the batch (they are the
-    checkpoints returned); every 700 of them would start a collection of the young objects, and
-    every few batches one of the whole heap, which grows with the listing: in a listing of
-    10,000 ~6 kB checkpoints, most of its time. No await happens inside, and the collector runs
-    as usual after the batch, so nothing is lost (a cycle an unpickled value brings is collected
-    then). Left as it is when the application has switched it off; switched back on if decoding
-    raises.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _retrieve(task: asyncio.Task[Any]) -> None:
