@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import sys
 import time
 import uuid
 from collections import Counter
@@ -36,6 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple, cast
 
+import msgspec
 from agent_framework import CheckpointStorage, WorkflowCheckpoint
 from agent_framework._workflows._checkpoint_encoding import (  # the framework's own checkpoint encoding
     decode_checkpoint_value,
@@ -71,6 +73,10 @@ _PAGE = 64  # index entries per listing page where the first few decide (get_lat
 _EXPIRY = "~"  # between an entry's id segment and its expiry; never inside a segment (only first)
 _PARALLEL = 32  # records fetched concurrently by list_checkpoints (one get each)
 _BATCH = 256  # records of trusted entries asked for at once (get_many if the driver offers it)
+_JSON_DECODE: Callable[[bytes], object] = msgspec.json.Decoder().decode
+# The key the framework's encoding marks a pickled value with (``{"__pickled__": ..., "__type__": ...}``),
+# read from the framework itself: a record whose bytes never spell it holds no value to unpickle.
+_PICKLED = next(iter(cast(dict[str, object], encode_checkpoint_value(frozenset[int]())))).encode()
 
 
 class CorruptCheckpointError(CorruptRecordError, WorkflowCheckpointException):
@@ -167,9 +173,21 @@ _STRINGS = ("graph_signature_hash", "version")
 _MAPPINGS = ("messages", "state", "pending_request_info_events", "metadata")
 
 
+def _parse(data: bytes) -> object:
+    """``json.loads`` of the UTF-8 ``data``: msgspec's parser, which either agrees with it or refuses.
+
+    Where msgspec refuses (``NaN``, a lone surrogate, a number out of its range, bytes that are
+    not JSON) the standard library parses, so what is accepted, and how, is ``json.loads``'s.
+    """
+    try:
+        return _JSON_DECODE(data)
+    except Exception:  # any refusal: the standard library's answer (a value or its error)
+        return json.loads(data.decode("utf-8"))
+
+
 def _envelope(data: bytes, *, where: str) -> tuple[dict[str, Any], float | None]:
     try:
-        raw: object = json.loads(data.decode("utf-8"))
+        raw: object = _parse(data)
     except (UnicodeDecodeError, ValueError, RecursionError) as err:
         raise CorruptCheckpointError(
             f"checkpoint {where} is not valid JSON (corrupt, truncated or nested too deeply)"
@@ -251,12 +269,28 @@ def decode_record(data: bytes, *, allowed_types: frozenset[str], where: str) -> 
     return checkpoint, header.expires_at
 
 
+def _plain(data: bytes) -> bool:
+    r"""Whether the framework's decoding of this record's parsed value is that value itself.
+
+    ``decode_checkpoint_value`` only unpickles mappings holding its pickle marker and rebuilds
+    every other mapping and list as it is. Bytes without the marker, without a ``\u`` escape
+    (which could spell it) and with few enough brackets that the framework's recursion could
+    not run out of stack (where it raises) decode to an equal value, so the freshly parsed value
+    is used as it is instead of being copied node by node.
+    """
+    return (
+        _PICKLED not in data
+        and b"\\u" not in data
+        and data.count(b"{") + data.count(b"[") <= sys.getrecursionlimit() // 4
+    )
+
+
 def _decode_checked(
     data: bytes, *, allowed_types: frozenset[str], where: str
 ) -> tuple[WorkflowCheckpoint, _RecordHeader]:
     body, header = _header(data, where=where)
     try:
-        decoded: object = decode_checkpoint_value(body, allowed_types=allowed_types)
+        decoded: object = body if _plain(data) else decode_checkpoint_value(body, allowed_types=allowed_types)
     except RecursionError as err:
         raise CorruptCheckpointError(f"checkpoint {where} is nested too deeply to decode") from err
     if not isinstance(decoded, dict):
@@ -794,32 +828,36 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         """
         keys = await self._entries(self._index_prefix(workflow_name))
         entries = [(key, _parse_entry(key)) for key in keys]
+        # The markers are listed after the index, never beside it: a delete of an unreadable record
+        # writes its marker before it removes the record, so markers read first could miss the
+        # marker of a delete finished before the index was read, and its dangling entry be listed.
         marked = {k.rsplit("/", 1)[1] for k in await self._entries(f"{self._root}moving/")} if entries else set[str]()
         counts = Counter(entry.segment for _, entry in entries)
         now = self._clock()
-        plan: list[tuple[str, str | None]] = []  # (index key, id when the key alone decides)
+        plan: list[tuple[str, _Entry, str | None]] = []  # (index key, entry, id when the key alone decides)
         for key, entry in entries:
             trusted = entry.indexed and counts[entry.segment] == 1 and entry.segment not in marked
             if trusted and entry.expires_at is not None and entry.expires_at <= now:
                 continue  # expired: absent everywhere (purge_expired removes it)
-            plan.append((key, _id_of(entry.segment) if trusted else None))
+            plan.append((key, entry, _id_of(entry.segment) if trusted else None))
         # Ties need their records (lineage); so does every entry the key cannot decide.
-        orders = Counter(_order_of(key) for key, _ in plan)
+        orders = Counter(entry.order for _, entry, _ in plan)
         records: dict[str, WorkflowCheckpoint | None] = {}
-        undecided = [key for key, known in plan if known is None]
+        undecided = [key for key, _, known in plan if known is None]
         for start in range(0, len(undecided), _PARALLEL):
             batch = undecided[start : start + _PARALLEL]
             records.update(zip(batch, await asyncio.gather(*(self._entry_record(k) for k in batch)), strict=True))
-        trusted = [key for key, known in plan if known is not None and (whole or orders[_order_of(key)] > 1)]
-        for start in range(0, len(trusted), _BATCH):
-            batch = trusted[start : start + _BATCH]
-            records.update(zip(batch, await self._trusted_records(batch), strict=True))
-        for segment in {_parse_entry(key).segment for key, known in plan if known is None} & marked:
+        trusted = [
+            (key, entry) for key, entry, known in plan if known is not None and (whole or orders[entry.order] > 1)
+        ]
+        records.update(zip((key for key, _ in trusted), await self._trusted_records(trusted), strict=True))
+        for segment in {entry.segment for _, entry, known in plan if known is None} & marked:
             await self._settle(segment)
         newest_first: list[tuple[str, WorkflowCheckpoint | None]] = []
         group: list[tuple[str, WorkflowCheckpoint]] = []
-        for key, known in plan:
-            if group and _order_of(key) != _order_of(group[0][0]):
+        group_order = ""
+        for key, entry, known in plan:
+            if group and entry.order != group_order:
                 newest_first.extend((cp.checkpoint_id, cp) for _, cp in reversed(_order_ties(group)))
                 group = []
             if key not in records:  # decided by its key alone, the only one at its timestamp
@@ -827,6 +865,7 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
                 newest_first.append((known, None))
             elif (checkpoint := records[key]) is not None:  # else gone, stale or expired: its record decided
                 group.append((key, checkpoint))
+                group_order = entry.order
         newest_first.extend((cp.checkpoint_id, cp) for _, cp in reversed(_order_ties(group)))
         seen: set[str] = set()
         unique: list[tuple[str, WorkflowCheckpoint | None]] = []
@@ -836,22 +875,39 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
                 unique.append((checkpoint_id, checkpoint))
         return unique[::-1]
 
-    async def _trusted_records(self, index_keys: list[str]) -> list[WorkflowCheckpoint | None]:
-        """The checkpoints of entries the index trusts, their records fetched together (``get_many`` if offered).
+    async def _trusted_records(self, entries: list[tuple[str, _Entry]]) -> list[WorkflowCheckpoint | None]:
+        """The checkpoints of trusted index entries, their records read ``_BATCH`` at a time (``get_many`` if offered).
 
-        A record gone, placed elsewhere or expired since the listing takes the careful path of
-        :meth:`_entry_record` (which heals what it finds).
+        The next batch is asked for before the current one is decoded, so the server (or the
+        worker thread) reads while this thread decodes. A record gone, placed elsewhere or
+        expired since the listing takes the careful path of :meth:`_entry_record` (which heals
+        what it finds).
         """
-        record_keys = [self._record_key_of_entry(k) for k in index_keys]
-        stored = await self._get_many(record_keys)
+        records = f"{self._root}records/"
+        record_keys = [f"{records}{entry.segment}.json" for _, entry in entries]
+        starts = range(0, len(record_keys), _BATCH)
         checkpoints: list[WorkflowCheckpoint | None] = []
-        for index_key, record_key, item in zip(index_keys, record_keys, stored, strict=True):
-            if item is not None:
-                record = self._decode(item.data, record_key)
-                if _matches(index_key, record.index_key) and not self._expired(record.expires_at):
-                    checkpoints.append(record.checkpoint)
-                    continue
-            checkpoints.append(await self._entry_record(index_key))
+        ahead: asyncio.Task[list[StoredObject | None]] | None = None
+        try:
+            for start in starts:
+                batch = record_keys[start : start + _BATCH]
+                stored = await ahead if ahead is not None else await self._get_many(batch)
+                ahead = None
+                if start + _BATCH < len(record_keys):
+                    ahead = asyncio.create_task(self._get_many(record_keys[start + _BATCH : start + 2 * _BATCH]))
+                    await asyncio.sleep(0)  # let it send its request before this batch is decoded
+                for offset, item in enumerate(stored):
+                    index_key, record_key = entries[start + offset][0], batch[offset]
+                    if item is not None:
+                        record = self._decode(item.data, record_key)
+                        if _matches(index_key, record.index_key) and not self._expired(record.expires_at):
+                            checkpoints.append(record.checkpoint)
+                            continue
+                    checkpoints.append(await self._entry_record(index_key))
+        finally:
+            if ahead is not None:  # a record failed to decode: the read ahead is not needed
+                ahead.cancel()
+                ahead.add_done_callback(_retrieve)
         return checkpoints
 
     async def _get_many(self, keys: list[str]) -> list[StoredObject | None]:
@@ -953,6 +1009,12 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         return f"{type(self).__name__}({self.driver!r}, prefix={self.prefix!r}, namespace={self.namespace!r})"
 
 
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    """Collect the outcome of a read nobody awaits any more (no "exception never retrieved" warning)."""
+    if not task.cancelled():
+        task.exception()
+
+
 def _order_of(index_key: str) -> str:
     return index_key.rsplit("/", 1)[1].split(".", 1)[0]
 
@@ -960,6 +1022,8 @@ def _order_of(index_key: str) -> str:
 def _order_ties(group: Iterable[tuple[str, WorkflowCheckpoint]]) -> list[tuple[str, WorkflowCheckpoint]]:
     """Order checkpoints sharing one timestamp: by depth in their lineage among themselves, then by id."""
     members = list(group)
+    if len(members) < 2:
+        return members
     by_id = {cp.checkpoint_id: cp for _, cp in members}
 
     def depth(checkpoint: WorkflowCheckpoint) -> int:

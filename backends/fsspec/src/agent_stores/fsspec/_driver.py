@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 from agent_stores.core import Listing, StoreConflictError, StoredObject, StoreNotFoundError, StoreUnavailableError
@@ -377,6 +377,35 @@ class FsspecObjectDriver:
         else:
             found = await self._batched("get", key, lambda ops: ops.get(path.rel, path.directory))
         return None if found is None else StoredObject(found[0], found[1])
+
+    async def get_many(self, keys: Sequence[str]) -> list[StoredObject | None]:
+        """Return :meth:`get` of every key, in order: on a blocking filesystem, all in one worker-thread hop.
+
+        What a checkpoint listing reads its records through: the reads run one after another in
+        that thread, as the reads :meth:`get` batches do, without a task per key. A read that
+        fails raises as :meth:`get` of its key would. On s3fs the gets run together on its loop.
+        """
+        paths = [split_key(key) for key in keys]
+        if not keys or self._ops is None or isinstance(self._ops, S3Ops) or self._closed:
+            return list(await asyncio.gather(*(self.get(key) for key in keys)))
+
+        def read_all(ops: _Ops) -> list[Any]:
+            results: list[Any] = []
+            with ops.reads() if isinstance(ops, LocalOps) else contextlib.nullcontext():
+                for path in paths:
+                    try:
+                        results.append(ops.get(path.rel, path.directory))
+                    except Exception as err:  # raised below, translated for its own key
+                        results.append(_Failed(err))
+            return results
+
+        found: list[Any] = await self._call("get", keys[0], read_all)
+        objects: list[StoredObject | None] = []
+        for key, item in zip(keys, found, strict=True):
+            if isinstance(item, _Failed):
+                raise self._translate("get", key, item.error)
+            objects.append(None if item is None else StoredObject(item[0], item[1]))
+        return objects
 
     async def head(self, key: str) -> str | None:
         """Return the object's version, or ``None`` when absent."""
