@@ -425,3 +425,55 @@ def test_core_log_provider_passes_every_compaction_clause(pytester: pytest.Pytes
         {c for _, names in _COMPACTION_CASES for c in names} | {"test_saves_after_a_compaction_store_nothing_twice"}
     )
     assert failed_clauses(pytester, LogHistoryOnMemory, clauses, **_COMPACTION_CAPS) == set()
+
+
+class ServesChangedMessages(LogHistoryOnMemory):
+    """Keeps the messages a load built and returns them again for the same records, never checking them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._built: dict[tuple[str, tuple[bytes, ...]], list[Message]] = {}
+
+    def _decode(self, key: str, payloads: list[bytes]) -> list[Message]:
+        kept = self._built.get((key, tuple(payloads)))
+        if kept is None:
+            kept = self._built[(key, tuple(payloads))] = super()._decode(key, payloads)
+        return list(kept)
+
+
+class RemembersLoadsByLength(LogHistoryOnMemory):
+    """Remembers a load by the log's length and rebuilds it from there: new objects, but maybe of an old log."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._loaded: dict[tuple[str, int], list[str]] = {}
+
+    def _decode(self, key: str, payloads: list[bytes]) -> list[Message]:
+        texts = self._loaded.get((key, len(payloads)))
+        if texts is None:
+            built = super()._decode(key, payloads)
+            texts = self._loaded[(key, len(payloads))] = [json.dumps(m.to_dict()) for m in built]
+        return [Message.from_dict(json.loads(t)) for t in texts]
+
+
+_SHARING_CLAUSES = [
+    "test_changes_to_loaded_messages_never_reach_a_later_load",
+    "test_a_load_after_another_instance_rewrote_the_session_returns_the_new_messages",
+]
+_SHARING_CASES: list[tuple[type[HistoryProvider], list[str]]] = [
+    (ServesChangedMessages, ["test_changes_to_loaded_messages_never_reach_a_later_load"]),
+    (RemembersLoadsByLength, ["test_a_load_after_another_instance_rewrote_the_session_returns_the_new_messages"]),
+]
+
+
+@pytest.mark.parametrize(("store", "clauses"), _SHARING_CASES, ids=[c[0].__name__ for c in _SHARING_CASES])
+def test_broken_message_sharing_fails_its_clause(
+    pytester: pytest.Pytester, store: type[HistoryProvider], clauses: list[str]
+) -> None:
+    """Each store passes the other sharing clause, so the failure is the one its bug names."""
+    assert failed_clauses(pytester, store, _SHARING_CLAUSES, admin=True, windowed_load=True) == set(clauses)
+
+
+def test_core_log_provider_passes_the_sharing_clauses(pytester: pytest.Pytester) -> None:
+    """The core provider shares unchanged messages across loads and passes both clauses."""
+    assert failed_clauses(pytester, LogHistoryOnMemory, _SHARING_CLAUSES, admin=True, windowed_load=True) == set()
