@@ -152,12 +152,13 @@ def decode_messages(
 
     With a ``cache`` and ``log`` (what identifies the log the records were read from, e.g. a
     provider and a session key), a message returned by an earlier call for the same ``log``
-    is returned again, the same object, when it still equals its record: nothing is built for
-    it, so a steady conversation leaves the garbage collector almost nothing new per load. A
-    message that was changed since (an attribute set, a content or a property added, altered
-    or removed) is never returned again: its record is rebuilt and the new message is the one
-    kept. Identical records in one call give distinct objects, and nothing is shared between
-    two ``log`` values.
+    is returned again, the same object, when it still equals its record (every attribute, as
+    ``==`` compares them, nested lists, dicts and contents alike): nothing is built for it, so a
+    steady conversation leaves the garbage collector almost nothing new per load. A message
+    that was changed since (an attribute set to another value, added or removed, a content or
+    a property added, altered or removed, in place or not) is never returned again: its record
+    is rebuilt and the new message is the one kept. Identical records in one call give
+    distinct objects, and nothing is shared between two ``log`` values.
 
     Raises:
         CorruptRecordError: A record is not valid JSON or not a ``Message`` payload; the
