@@ -850,6 +850,8 @@ def _swap_attribute(target: Any, name: str) -> None:
 _CHECKED: dict[str, tuple[Any, bool]] = {
     # what a caller does: (the change, whether the message is still served)
     "arguments replaced by an equal dict": (lambda m: setattr(m.contents[0], "arguments", dict(_arguments(m))), True),
+    "arguments reordered": (lambda m: setattr(m.contents[0], "arguments", dict(reversed(_arguments(m).items()))), True),
+    "an argument 1 became True (equal)": (lambda m: _arguments(m)["days"].__setitem__(0, True), True),
     "call id replaced by an equal string": (lambda m: setattr(m.contents[0], "call_id", "".join(["c", "1"])), True),
     "message dict made (vars)": (vars, True),
     "a null argument became NaN": (lambda m: _arguments(m)["days"].__setitem__(1, math.nan), False),
