@@ -12,12 +12,12 @@ import inspect
 import math
 import typing
 from importlib.metadata import version
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from agent_framework import Content, Message
 from agent_framework import _types as framework_types  # pyright: ignore[reportPrivateUsage]
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from agent_stores.core import codec, fastcodec
@@ -701,3 +701,190 @@ def test_shared_messages_stay_within_the_cache_budget(kind: str, count: int, bud
     assert len(cache.entries) > 1, "the test should fill the cache"
     assert cache.entries.cost <= budget
     assert held <= budget, f"{kind}: the cache holds {held:,} bytes for a budget of {budget:,}"
+
+
+# -- what the check of a shared message notices -------------------------------------------------
+
+
+def _state(value: Any) -> Any:
+    """What a message holds, attribute by attribute (names and order of attributes included), compared with ``==``."""
+    if type(value) is Message:
+        names = [name for name in fastcodec._MESSAGE_KEYS if hasattr(value, name)]  # pyright: ignore[reportPrivateUsage]
+        extra = len(gc.get_referents(value)) - 1 - len(names)  # values held besides the six (no attribute dict made)
+        if extra < 0:  # the message has its attribute dict: read through it
+            return ("message", [(k, _state(v)) for k, v in vars(value).items()])
+        return ("message", [(name, _state(getattr(value, name))) for name in names], extra)
+    if type(value) is Content:
+        return ("content", [(k, _state(v)) for k, v in vars(value).items()])
+    if isinstance(value, dict):
+        return (type(value), {k: _state(v) for k, v in cast(dict[Any, Any], value).items()})
+    if isinstance(value, list | tuple):
+        return (type(value), [_state(v) for v in cast(list[Any], value)])
+    return value
+
+
+def _containers(value: Any) -> list[Any]:
+    """Every dict and list a message reaches (its own, its contents', nested ones), the contents list included."""
+    found: list[Any] = []
+    if type(value) is Message:
+        for name in ("contents", "additional_properties", "raw_representation"):
+            found += _containers(getattr(value, name, None))
+    elif type(value) is Content:
+        for held in vars(value).values():
+            found += _containers(held)
+    elif isinstance(value, dict | list):
+        found.append(value)
+        for held in cast(Any, value.values() if isinstance(value, dict) else value):
+            found += _containers(held)
+    return found
+
+
+def _contents_of(message: Message) -> list[Content]:
+    """Every Content a message reaches, nested ones included."""
+    found: list[Content] = []
+    pending: list[Any] = list(message.contents)
+    while pending:
+        item = pending.pop()
+        if type(item) is Content:
+            found.append(item)
+            pending += [v for v in vars(item).values() if type(v) is Content]
+            pending += [c for v in vars(item).values() if type(v) is list for c in cast(list[Any], v)]
+    return found
+
+
+_new_values = st.one_of(json_values, texts, st.just(True), st.just(1), st.just(1.0), st.just(0), st.just(False))
+
+
+def _mutate(data: st.DataObject, message: Message) -> str:
+    """Change ``message`` the way a caller might (one step), drawn by hypothesis; return what was done."""
+    kind = data.draw(st.sampled_from(["set", "delete", "add", "delete and add", "in place"]))
+    if kind == "in place":
+        container = data.draw(st.sampled_from(_containers(message)))
+        value = data.draw(_new_values)
+        if isinstance(container, dict):
+            holder = cast(dict[Any, Any], container)
+            op = data.draw(st.sampled_from(["set", "pop", "clear"] if holder else ["set"]))
+            if op == "set":
+                key = data.draw(st.one_of(texts, st.sampled_from(list(holder) or ["k"]), st.integers(0, 2)))
+                holder[key] = value
+            elif op == "pop":
+                holder.pop(data.draw(st.sampled_from(list(holder))))
+            else:
+                holder.clear()
+        else:
+            items = cast(list[Any], container)
+            op = data.draw(st.sampled_from(["append", "pop", "set", "clear", "reverse"] if items else ["append"]))
+            if op == "append":
+                items.append(data.draw(st.one_of(_new_values, st.builds(Content.from_text, texts))))
+            elif op == "pop":
+                items.pop(data.draw(st.integers(0, len(items) - 1)))
+            elif op == "set":
+                items[data.draw(st.integers(0, len(items) - 1))] = value
+            elif op == "clear":
+                items.clear()
+            else:
+                items.reverse()
+        return f"{op} in place"
+    targets: list[Any] = [message, *_contents_of(message)]
+    target = data.draw(st.sampled_from(targets))
+    names = list(fastcodec._MESSAGE_KEYS) if target is message else list(vars(target))  # pyright: ignore[reportPrivateUsage]
+    name = data.draw(st.sampled_from(names))
+    if kind == "set":
+        setattr(target, name, data.draw(_new_values))
+    elif kind == "add":
+        target.extra = data.draw(_new_values)
+    else:
+        delattr(target, name)
+        if kind == "delete and add":  # as many attributes as before, one of them foreign
+            target.extra = None
+    return f"{kind} {name}"
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(any_message(), st.data())
+def test_a_shared_message_served_again_always_equals_its_record(message: Message, data: st.DataObject) -> None:
+    """Whatever a caller does to a shared message, the next load returns one equal to its record in every attribute."""
+    record = codec.encode_message(message)
+    fresh = Message.from_dict(json_loads(record))
+    cache = codec.DecodeCache()
+    (loaded,) = codec.decode_messages([record], cache=cache, log="log")
+    (again,) = codec.decode_messages([record], cache=cache, log="log")
+    if again is not loaded:
+        event("not shared")
+        return  # decoded by the framework's path every time: nothing shared
+    done = _mutate(data, loaded)
+    changed = _state(loaded) != _state(fresh)
+    event("changed" if changed else "left equal")
+    (after,) = codec.decode_messages([record], cache=cache, log="log")
+    assert not (changed and after is loaded), f"a message changed by {done!r} was returned again"
+    assert _state(after) == _state(fresh), f"after {done!r}, a load returned a message unlike its record"
+    assert after.to_dict() == fresh.to_dict()
+
+
+class _Unequal:
+    """A value whose comparison raises, as some libraries' arrays do."""
+
+    def __eq__(self, other: object) -> bool:
+        raise ValueError("the truth value of this comparison is ambiguous")
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _call_message() -> Message:
+    return Message(
+        "assistant",
+        [Content.from_function_call("c1", "forecast", arguments={"city": "Oslo", "days": [1, None]})],
+        message_id="m-call",
+    )
+
+
+def _arguments(m: Message) -> dict[Any, Any]:
+    return cast(dict[Any, Any], m.contents[0].arguments)
+
+
+def _swap_attribute(target: Any, name: str) -> None:
+    delattr(target, name)
+    target.extra = None  # as many attributes as before, one of them foreign
+
+
+_CHECKED: dict[str, tuple[Any, bool]] = {
+    # what a caller does: (the change, whether the message is still served)
+    "arguments replaced by an equal dict": (lambda m: setattr(m.contents[0], "arguments", dict(_arguments(m))), True),
+    "arguments reordered": (lambda m: setattr(m.contents[0], "arguments", dict(reversed(_arguments(m).items()))), True),
+    "an argument 1 became True (equal)": (lambda m: _arguments(m)["days"].__setitem__(0, True), True),
+    "call id replaced by an equal string": (lambda m: setattr(m.contents[0], "call_id", "".join(["c", "1"])), True),
+    "message dict made (vars)": (vars, True),
+    "a null argument became NaN": (lambda m: _arguments(m)["days"].__setitem__(1, math.nan), False),
+    "a key became an integer": (lambda m: _arguments(m).__setitem__(1, _arguments(m).pop("city")), False),
+    "an argument that cannot be compared": (lambda m: _arguments(m).__setitem__("city", _Unequal()), False),
+    "a property that cannot be compared": (lambda m: m.contents[0].additional_properties.update(x=_Unequal()), False),
+    "a content attribute deleted and another added": (lambda m: _swap_attribute(m.contents[0], "hosted"), False),
+    "raw_representation deleted and another added": (lambda m: _swap_attribute(m, "raw_representation"), False),
+}
+
+
+@pytest.mark.parametrize("what", list(_CHECKED))
+def test_what_the_check_of_a_shared_message_compares(what: str) -> None:
+    """Values are compared as the framework compares contents (``==``); a comparison that raises means changed."""
+    change, served = _CHECKED[what]
+    record = codec.encode_message(_call_message())
+    cache = codec.DecodeCache()
+    (loaded,) = codec.decode_messages([record], cache=cache, log="log")
+    change(loaded)
+    (after,) = codec.decode_messages([record], cache=cache, log="log")
+    assert (after is loaded) is served, f"{what}: {'rebuilt' if served else 'served again'}"
+    assert after.to_dict() == Message.from_dict(json_loads(record)).to_dict()
+
+
+def test_a_plain_text_message_that_has_its_attribute_dict_is_still_shared() -> None:
+    record = codec.encode_message(Message("user", ["hello"], message_id="m-1"))
+    cache = codec.DecodeCache()
+    (loaded,) = codec.decode_messages([record], cache=cache, log="log")
+    vars(loaded)
+    vars(loaded.contents[0])
+    (after,) = codec.decode_messages([record], cache=cache, log="log")
+    assert after is loaded
+    loaded.contents[0].__dict__["text"] = "changed"
+    (rebuilt,) = codec.decode_messages([record], cache=cache, log="log")
+    assert rebuilt is not loaded
+    assert rebuilt.text == "hello"

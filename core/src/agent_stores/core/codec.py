@@ -152,12 +152,13 @@ def decode_messages(
 
     With a ``cache`` and ``log`` (what identifies the log the records were read from, e.g. a
     provider and a session key), a message returned by an earlier call for the same ``log``
-    is returned again, the same object, when it still equals its record: nothing is built for
-    it, so a steady conversation leaves the garbage collector almost nothing new per load. A
-    message that was changed since (an attribute set, a content or a property added, altered
-    or removed) is never returned again: its record is rebuilt and the new message is the one
-    kept. Identical records in one call give distinct objects, and nothing is shared between
-    two ``log`` values.
+    is returned again, the same object, when it still equals its record (every attribute, as
+    ``==`` compares them, nested lists, dicts and contents alike): nothing is built for it, so a
+    steady conversation leaves the garbage collector almost nothing new per load. A message
+    that was changed since (an attribute set to another value, added or removed, a content or
+    a property added, altered or removed, in place or not) is never returned again: its record
+    is rebuilt and the new message is the one kept. Identical records in one call give
+    distinct objects, and nothing is shared between two ``log`` values.
 
     Raises:
         CorruptRecordError: A record is not valid JSON or not a ``Message`` payload; the
@@ -268,32 +269,21 @@ class DecodeCache:
         messages: list[Message] = []
         append = messages.append
         recall = self.entries.peek
-        # While recent lookups missed far more often than they hit, one missed record in
-        # _THRASH_SAMPLE is kept.
-        sample = _THRASH_SAMPLE if self._misses > self._hits + _THRASH_MARGIN else 1
-        offset = self._sampled
-        hits = misses = 0
+        sample = self._sample()
+        hits = 0
         for position, record in enumerate(records):
             kind = type(record)
             if kind is bytes or kind is str:
-                remembered = recall(record)
-                if remembered is not None:
+                parts = recall(record)
+                if parts is not None:
                     hits += 1
-                    append(from_prototype(remembered))
+                    append(from_prototype(parts))
                     continue
-            payload = _payload(record)
-            message = _fast_decode(cast(dict[str, Any], payload)) if type(payload) is dict else None
-            if message is None:
-                message = decode_message(record, where=f"{where} #{position}")
-            elif (kind is bytes or kind is str) and len(record) <= _RECORD_LIMIT:
-                misses += 1
-                if (offset + misses) % sample == 0:
-                    parts = prototype(message)
-                    if parts is not None:
-                        self.entries.put(record, parts)
+            message, parts = self._decode_new(record, where, position, sample)
+            if parts is not None:
+                self.entries.put(record, parts)
             append(message)
-        if hits or misses:
-            self._count(hits, misses)
+        self._count(hits)
         return messages
 
     def share(self, records: Iterable[bytes | str], where: str, log: Hashable) -> list[Message]:
@@ -301,14 +291,14 @@ class DecodeCache:
         messages: list[Message] = []
         append = messages.append
         recall = self.entries.peek
-        sample = _THRASH_SAMPLE if self._misses > self._hits + _THRASH_MARGIN else 1
-        offset = self._sampled
-        hits = misses = 0
+        put = self.entries.put
+        sample = self._sample()
+        hits = 0
         seen: dict[bytes | str, int] = {}  # occurrences so far of each record in this load
         for position, record in enumerate(records):
             kind = type(record)
             if kind is not bytes and kind is not str:
-                append(_decode_one(record, f"{where} #{position}"))
+                append(self._decode_new(record, where, position, sample)[0])  # never kept: nothing to key it by
                 continue
             occurrence = seen.get(record, 0)
             seen[record] = occurrence + 1
@@ -319,7 +309,7 @@ class DecodeCache:
                 message, parts = kept
                 if not unchanged(message, parts):  # changed by a caller: never served again
                     message = from_prototype(parts)
-                    self.entries.put(key, (message, parts))
+                    put(key, (message, parts))
                 append(message)
                 continue
             parts = recall(record)
@@ -327,33 +317,40 @@ class DecodeCache:
                 hits += 1
                 message = from_prototype(parts)
             else:
-                payload = _payload(record)
-                decoded = _fast_decode(cast(dict[str, Any], payload)) if type(payload) is dict else None
-                if decoded is None:
-                    append(decode_message(record, where=f"{where} #{position}"))
-                    continue
-                message = decoded
-                if len(record) > _RECORD_LIMIT:
-                    append(message)
-                    continue
-                misses += 1
-                if (offset + misses) % sample:
-                    append(message)
-                    continue
-                parts = prototype(message)
+                message, parts = self._decode_new(record, where, position, sample)
                 if parts is None:
                     append(message)
                     continue
-            self.entries.put(key, (message, parts))
+            put(key, (message, parts))
             append(message)
-        if hits or misses:
-            self._count(hits, misses)
+        self._count(hits)
         return messages
 
-    def _count(self, hits: int, misses: int) -> None:
+    def _sample(self) -> int:
+        # While recent lookups missed far more often than they hit, one missed record in
+        # _THRASH_SAMPLE is kept.
+        return _THRASH_SAMPLE if self._misses > self._hits + _THRASH_MARGIN else 1
+
+    def _decode_new(
+        self, record: bytes | str, where: str, position: int, sample: int
+    ) -> tuple[Message, Prototype | None]:
+        """Decode a record this cache holds nothing for: its message, and what rebuilds it when it is to be kept."""
+        payload = _payload(record)
+        message = _fast_decode(cast(dict[str, Any], payload)) if type(payload) is dict else None
+        if message is None:
+            return decode_message(record, where=f"{where} #{position}"), None
+        kind = type(record)
+        if (kind is not bytes and kind is not str) or len(record) > _RECORD_LIMIT:
+            return message, None
+        self._misses += 1
+        self._sampled += 1
+        if self._sampled % sample:
+            return message, None
+        return message, prototype(message)
+
+    def _count(self, hits: int) -> None:
+        # Misses are counted as they happen (_decode_new); lookups over a window halved past _LOOKUP_WINDOW.
         self._hits += hits
-        self._misses += misses
-        self._sampled += misses
         if self._hits + self._misses > _LOOKUP_WINDOW:
             self._hits >>= 1
             self._misses >>= 1

@@ -476,53 +476,114 @@ def from_prototype(parts: Prototype) -> Message:
     return _message(parts[0], _thaw_contents(parts, 3), parts[1], parts[2])
 
 
+# Plain text Contents are checked against this copy of the template, its text slot set to the
+# checked Content's own text first (one dict comparison in C, no copy). Only that slot is ever
+# written, and always with the text of the Content being checked: when threads race on it, a
+# comparison sees another text and fails (a rebuild), never the reverse.
+_TEXT_CHECK: dict[str, Any] = dict(_CONTENT_TEMPLATE)
+_MESSAGE_REFERENTS = len(_MESSAGE_KEYS) + 1  # the six values a message holds, then its type
+_referents = gc.get_referents
+
+
 def unchanged(message: Message, parts: Prototype) -> bool:
     """Whether ``message`` still equals the message :func:`from_prototype` builds from ``parts``.
 
-    Every attribute of the message and of each of its contents is compared (with ``==``;
-    lists and dicts by their JSON, nested contents alike); an attribute added or removed, a
-    property set, a content added, replaced or removed all make it ``False``. Builds nothing
-    that outlives the call, and never gives an unchanged message an attribute dict.
+    Equal means: the same six attributes, each ``==`` to the rebuilt message's, and contents
+    that are ``Content`` objects with the same attributes, each ``==`` to the rebuilt one's
+    (lists and dicts compared as values, nested contents alike) - the equality the framework's
+    ``Content.__eq__`` and ``Message.to_dict()`` comparisons use. An attribute added, removed
+    or set to another value, a property set, a content added, replaced or removed, a list or
+    dict changed in place all make it ``False``, and so does a value whose comparison raises.
+    Builds nothing that outlives the call, and never gives an unchanged message an attribute dict.
     """
     if type(message) is not Message:
         return False
     try:
         role, contents, author_name, message_id, properties, raw = _MESSAGE_VALUES(message)
-    except AttributeError:  # one of the six was deleted
-        return False
-    # All six are there; exactly six values held in the object means nothing else is. A message
-    # that has its attribute dict is read through it (as _message_values does).
-    if len(gc.get_referents(message)) != len(_MESSAGE_KEYS) + 1 and tuple(message.__dict__) != _MESSAGE_KEYS:
-        return False
-    if (
-        role != parts[0]
-        or author_name != parts[1]
-        or message_id != parts[2]
-        or type(properties) is not dict
-        or properties
-        or raw is not None
-        or type(contents) is not list
-    ):
-        return False
-    if len(parts) == 4 and type(parts[3]) is str:  # the commonest message: one plain text
-        held = cast(list[Any], contents)
-        if len(held) != 1:
+        # All six are there; exactly six values held in the object means nothing else is. A
+        # message that has its attribute dict is read through it (as _message_values does).
+        if len(_referents(message)) != _MESSAGE_REFERENTS and tuple(message.__dict__) != _MESSAGE_KEYS:
             return False
-        content = held[0]
-        if type(content) is not Content:
+        if (
+            type(properties) is not dict
+            or properties
+            or raw is not None
+            or type(contents) is not list
+            or role != parts[0]
+            or author_name != parts[1]
+            or message_id != parts[2]
+        ):
             return False
-        expected = _CONTENT_TEMPLATE.copy()  # a plain text Content's attributes, compared in one step
-        expected["text"] = parts[3]
-        return content.__dict__ == expected
-    frozen: list[Any] = [role, author_name, message_id]
-    try:
-        for content in cast(list[Any], contents):
-            if type(content) is not Content:
+        held_contents: list[Any] = contents  # pyright: ignore[reportUnknownVariableType] (a list, checked above)
+        if len(parts) == 4 and len(held_contents) == 1:  # the commonest message: one content...
+            content = held_contents[0]
+            text = parts[3]
+            if type(text) is str and type(content) is Content:  # ... and a plain text one
+                attrs = content.__dict__
+                held = attrs.get("text")
+                if held != text:
+                    return False
+                _TEXT_CHECK["text"] = held
+                return attrs == _TEXT_CHECK
+        return _same_contents(held_contents, parts, 3)
+    except Exception:  # a deleted attribute, or a caller's value whose comparison fails: not equal
+        return False
+
+
+def _same_contents(contents: list[Any], segments: tuple[Any, ...], index: int) -> bool:
+    """Whether ``contents`` are exactly the Contents whose segments run from ``index`` to the end of ``segments``."""
+    end = len(segments)
+    for content in contents:
+        if index >= end or type(content) is not Content:
+            return False
+        attrs = content.__dict__
+        segment = segments[index]
+        index += 1
+        if type(segment) is str:  # a plain text Content
+            held = attrs.get("text")
+            if held != segment:
                 return False
-            _freeze_content(content, frozen)
-    except _NotFast:
-        return False
-    return tuple(frozen) == parts
+            _TEXT_CHECK["text"] = held
+            if attrs != _TEXT_CHECK:
+                return False
+            continue
+        # Any other Content: the template with its immutable attributes as kept, and the
+        # Content's own lists, dicts and nested Contents after checking each against its
+        # frozen form (JSON, or segments); then one comparison of the whole attribute dict.
+        stop = index + segment
+        expected = _CONTENT_TEMPLATE.copy()
+        expected.update(zip(segments[index:stop:2], segments[index + 1 : stop : 2], strict=True))
+        index = stop + segments[stop] + 1
+        for at in range(stop + 1, index, 2):
+            name = segments[at]
+            frozen = segments[at + 1]
+            held = attrs.get(name, _ABSENT)
+            if frozen is _EMPTY_DICT_JSON:
+                if type(held) is not dict or held:
+                    return False
+            elif type(frozen) is bytes:
+                if not _same_json(held, frozen):
+                    return False
+            elif frozen[0]:  # a list of Contents
+                if type(held) is not list:
+                    return False
+                items: list[Any] = held  # pyright: ignore[reportUnknownVariableType]
+                if not _same_contents(items, frozen, 1):
+                    return False
+            elif not _same_contents([held], frozen, 1):  # one Content
+                return False
+            expected[name] = held
+        if attrs != expected:
+            return False
+    return index == end
+
+
+_ABSENT = object()
+
+
+def _same_json(value: Any, frozen: bytes) -> bool:
+    """Whether ``value`` still equals the list or dict of JSON values ``frozen`` holds."""
+    return bool(value == _JSON_DECODE(frozen))
 
 
 def prototype_parts(parts: Prototype) -> tuple[int, int]:
