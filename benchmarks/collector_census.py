@@ -2,7 +2,8 @@
 
 Run: ``uv run --group bench benchmarks/collector_census.py`` (``--help`` for the options). On one
 local Redis, the many-agents benchmark's Redis stores (ours and openai-agents' ``RedisSession``;
-``--stores`` as there) each run ``--agents`` agents at once, every agent loading its newest
+``--stores`` as there; ``--backend memory``: ours on ``memory://`` and the framework's
+``InMemoryHistoryProvider``, with no I/O) each run ``--agents`` agents at once, every agent loading its newest
 ``--window`` messages and saving one turn per step, as ``many_agents_bench.py`` does. Before the
 steps every object alive is frozen (``gc.freeze``), and after each full collection its
 survivors are frozen too, so the objects found in the oldest generation at the next full
@@ -35,6 +36,7 @@ import many_agents_bench as many
 from _payloads import make_turns
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
+_CONFIG_KEYS = ("agents", "steps", "session", "window", "reps", "stores", "backend", "cache_bytes")
 
 
 async def census(store: many.Store, url: str, agents: int, steps: int, session: int, window: int) -> dict[str, Any]:
@@ -84,14 +86,14 @@ async def census(store: many.Store, url: str, agents: int, steps: int, session: 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     from _subjects_redis import _redis  # pyright: ignore[reportPrivateUsage]
 
-    ours = many.OURS["redis"]
-    peers = [f for f in many.STORES if f.backend == "redis" and f is not ours and args.stores in f.name]
+    ours = many.OURS[args.backend]
+    peers = [f for f in many.STORES if f.backend == args.backend and f is not ours and args.stores in f.name]
     missing = {f.name: why for f in peers if (why := many._missing(f())) is not None}  # pyright: ignore[reportPrivateUsage]
     for name, why in missing.items():
         print(f"skipped {name}: {why}", file=sys.stderr, flush=True)
     factories = [ours] + [f for f in peers if f.name not in missing]
     rows: list[dict[str, Any]] = []
-    with _redis() as server:
+    with _redis() if args.backend == "redis" else many.SERVERS[args.backend]() as server:
         url, description = server
         for rep in range(args.reps):
             for factory in factories if rep % 2 == 0 else factories[::-1]:
@@ -103,7 +105,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, python {platform.python_version()}",
         "server": description,
-        "config": {k: getattr(args, k) for k in ("agents", "steps", "session", "window", "reps", "stores")},
+        "config": {k: getattr(args, k) for k in _CONFIG_KEYS},
         "rows": rows,
         "skipped": missing,
     }
@@ -114,9 +116,10 @@ def render_markdown(summary: dict[str, Any]) -> str:
     lines = [
         "# What the collector is left with",
         "",
-        f"- date: {summary['date']}; {summary['machine']}; redis server: {summary['server']}",
+        f"- date: {summary['date']}; {summary['machine']}; {cfg.get('backend', 'redis')} server: {summary['server']}",
         f"- {cfg['agents']} agents at once, {cfg['steps']} steps each, sessions of {cfg['session']} messages, loads"
-        f" of the newest {cfg['window']}; {cfg['reps']} repetitions (one row each)",
+        f" of the newest {cfg['window']}; {cfg['reps']} repetitions (one row each)"
+        + (f"; ours with `cache_bytes={cfg['cache_bytes']}`" if cfg.get("cache_bytes") is not None else ""),
         "- collections per 1,000 steps: young / middle / full; promoted per step: objects that reached the oldest"
         " generation during the steps (everything alive before them frozen, each full collection's survivors"
         " frozen after it was counted), divided by the steps; the commonest types beside it",
@@ -144,8 +147,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--stores", default="RedisSession", help="besides ours, the Redis stores whose name contains this"
     )
+    parser.add_argument(
+        "--backend",
+        default="redis",
+        choices=("redis", "memory"),
+        help="redis (default), or memory: ours on memory:// and the framework's InMemoryHistoryProvider, no I/O",
+    )
+    parser.add_argument(
+        "--cache-bytes", type=int, help="decode cache budget of ours (cache_bytes; default: the library's)"
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results directory (default {DEFAULT_OUT})")
     args = parser.parse_args(argv)
+    many._OursBase.cache_bytes = args.cache_bytes  # pyright: ignore[reportPrivateUsage]
     summary = asyncio.run(run(args))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "collector_census.json").write_text(json.dumps(summary, indent=2) + "\n")

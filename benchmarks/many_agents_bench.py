@@ -27,7 +27,12 @@ Backends and the stores compared on each (the same server for every store of a b
   in a database of its own with the pool it ships with (ours and the community package 10
   connections, SQLAlchemy's 5 + 10 overflow; the community package waits up to 30 s for a
   connection, as ours does, instead of its default 10 s); a new local cluster, or
-  ``$AGENT_STORES_POSTGRESQL_URL``.
+  ``$AGENT_STORES_POSTGRESQL_URL``;
+* ``memory`` (only when named in ``--backends``): the ceiling of a store with no I/O, ours on
+  ``memory://`` (records encoded, kept in a dict, decoded on load) and the framework's
+  ``InMemoryHistoryProvider`` (messages kept as objects; the newest ``--window`` of each load kept);
+  each step yields to the event loop after its load and after its save, where a server's reply
+  would be awaited, so every agent's window is in flight at once as on a server.
 
 Reported per store and agent count: steps/s over the row's wall time, p50/p99 of one step's
 latency (load + save), and the client's CPU time over the row's wall time (near 100% the
@@ -74,6 +79,8 @@ from _subjects_redis import _cluster, _redis  # pyright: ignore[reportPrivateUsa
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 BACKENDS = ("redis", "redis-cluster", "sqlite", "mongodb", "s3", "fsspec", "postgresql")
+#: Backends run only when asked for (``--backends memory``): the ceiling of a store with no I/O.
+EXTRA_BACKENDS = ("memory",)
 _PACKAGES = ("agent-framework-core", "agent-stores-core", "agent-stores-redis", "agent-stores-sqlite",
              "agent-stores-mongodb", "agent-stores-s3", "agent-stores-fsspec", "redis", "aiosqlite", "pymongo",
              "boto3", "fsspec", "msgspec", "agent-framework-redis", "openai-agents", "agent-stores-postgresql",
@@ -263,6 +270,53 @@ class SealedOursFsspec(OursFsspec):
 class SealedOursPostgreSQL(OursPostgreSQL):
     name = "ours sealed: PostgreSQLHistoryProvider (AES-256-GCM)"
     sealed = True
+
+
+class OursMemory(_OursBase):
+    name = "ours: memory:// (no I/O)"
+    backend = "memory"
+    requires = "agent_stores.core"
+
+    def _url(self, base: str) -> str:
+        return "memory://"
+
+    async def step(self, session_id: str, turn: Turn) -> int:
+        loaded = await self._provider.get_messages(session_id)
+        await asyncio.sleep(0)  # where a server's reply is awaited: every agent's window is in flight at once
+        await self._provider.save_messages(session_id, list(turn.messages))
+        await asyncio.sleep(0)
+        return len(loaded)
+
+
+class FrameworkInMemory(Store):
+    """The framework's ``InMemoryHistoryProvider``: messages kept as objects in each session's state, no I/O.
+
+    It has no read window; each load returns the whole session and the newest ``window`` are
+    kept, so the agent holds what the other stores return.
+    """
+
+    name = "framework InMemoryHistoryProvider (no I/O)"
+    backend = "memory"
+    requires = "agent_framework"
+
+    async def open(self, url: str, window: int) -> None:
+        from agent_framework import InMemoryHistoryProvider
+
+        self._window = window
+        self._provider: Any = InMemoryHistoryProvider()
+        self._states: dict[str, dict[str, Any]] = {}
+
+    async def prefill(self, session_id: str, turns: Sequence[Turn]) -> None:
+        state = self._states.setdefault(session_id, {})
+        await self._provider.save_messages(session_id, [m for t in turns for m in t.messages], state=state)
+
+    async def step(self, session_id: str, turn: Turn) -> int:
+        state = self._states[session_id]
+        loaded = (await self._provider.get_messages(session_id, state=state))[-self._window :]
+        await asyncio.sleep(0)  # where a server's reply is awaited: every agent's window is in flight at once
+        await self._provider.save_messages(session_id, list(turn.messages), state=state)
+        await asyncio.sleep(0)
+        return len(loaded)
 
 
 class CommunityPostgres(Store):
@@ -497,6 +551,8 @@ STORES: tuple[type[Store], ...] = (
     SealedOursPostgreSQL,
     CommunityPostgres,
     OpenAIAgentsSQLAlchemy,
+    OursMemory,
+    FrameworkInMemory,
 )
 OURS = {factory.backend: factory for factory in STORES if factory.name.startswith("ours:") and not factory.sealed}
 
@@ -539,6 +595,7 @@ SERVERS: dict[str, Callable[[], AbstractContextManager[tuple[str, str]]]] = {
     "s3": _s3,
     "fsspec": lambda: _directory("fsspec"),
     "postgresql": _postgresql,
+    "memory": lambda: contextlib.nullcontext(("memory://", "none: in this process")),
 }
 
 
@@ -949,9 +1006,9 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
     if args.thousand:
         agents = (*agents, 1000)
     backends = tuple(b for b in str(args.backends).split(",") if b)
-    unknown = sorted(set(backends) - set(BACKENDS))
+    unknown = sorted(set(backends) - set(BACKENDS) - set(EXTRA_BACKENDS))
     if unknown:
-        parser.error(f"unknown backends {unknown}; choose from {', '.join(BACKENDS)}")
+        parser.error(f"unknown backends {unknown}; choose from {', '.join(BACKENDS + EXTRA_BACKENDS)}")
     return Config(
         agents=agents,
         steps=args.steps,

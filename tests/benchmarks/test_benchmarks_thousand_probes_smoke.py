@@ -1,0 +1,84 @@
+"""The no-I/O rows, the memory census and the 1,000-agent probes run end to end, tiny (no timing asserted)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def test_the_memory_backend_rows_report_ours_and_the_framework_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import many_agents_bench  # pyright: ignore[reportMissingImports]
+
+    args = ["--agents", "3", "--steps", "2", "--reps", "1", "--session", "10", "--window", "4"]
+    many_agents_bench.main([*args, "--idle", "none", "--backends", "memory", "--out", str(tmp_path)])
+
+    rows = json.loads((tmp_path / "many_agents.json").read_text())["rows"]
+    assert [row["store"] for row in rows] == [
+        "ours: memory:// (no I/O)",
+        "framework InMemoryHistoryProvider (no I/O)",
+    ]
+    for row in rows:
+        assert row["status"] == "ok" and row["steps"] == 6
+        assert row["messages_per_load"] == 4  # the window, for the framework's store too
+
+
+def test_the_memory_backend_is_not_among_the_default_backends(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import many_agents_bench  # pyright: ignore[reportMissingImports]
+
+    assert "memory" not in many_agents_bench.parse_args([]).backends
+
+
+def test_the_collector_census_runs_on_the_memory_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import collector_census  # pyright: ignore[reportMissingImports]
+
+    args = ["--agents", "3", "--steps", "2", "--session", "10", "--window", "4", "--reps", "1"]
+    collector_census.main([*args, "--backend", "memory", "--stores", "", "--out", str(tmp_path)])
+
+    summary = json.loads((tmp_path / "collector_census.json").read_text())
+    assert [row["store"] for row in summary["rows"]] == [
+        "ours: memory:// (no I/O)",
+        "framework InMemoryHistoryProvider (no I/O)",
+    ]
+    assert summary["config"]["backend"] == "memory"
+    assert "memory server" in (tmp_path / "collector_census.md").read_text()
+
+
+def test_the_thousand_agents_probe_reports_every_row_against_redis_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("agents")
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import thousand_agents_probe  # pyright: ignore[reportMissingImports]
+    from agent_stores.core import codec
+
+    sample = codec._THRASH_SAMPLE  # pyright: ignore[reportPrivateUsage]
+    thousand_agents_probe.main(["--agents", "3", "--steps", "2", "--reps", "1", "--out", str(tmp_path)])
+
+    summary = json.loads((tmp_path / "probe-3-2.json").read_text())
+    (rows,) = summary["reps"]
+    assert {row["row"] for row in rows} == set(summary["medians"])
+    assert next(r for r in rows if r["row"] == "RedisSession")["vs_redis_session"] == 1.0
+    assert all(r["hit_rate"] is not None for r in rows if r["row"] != "RedisSession")
+    assert sample == codec._THRASH_SAMPLE  # pyright: ignore[reportPrivateUsage]  # the probe restores it
+
+
+def test_the_window_objects_probe_counts_tracked_objects(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import window_objects_probe  # pyright: ignore[reportMissingImports]
+
+    window_objects_probe.main(["--window", "4"])
+
+    out = capsys.readouterr().out
+    assert "ours (framework Message): " in out and "openai-agents RedisSession (dict items): " in out
+    assert "Message 1.00" in out  # every loaded message is one tracked Message
