@@ -466,8 +466,8 @@ def _small_margin(monkeypatch: Any) -> list[int]:
 
 
 def test_records_read_once_are_mostly_not_kept(monkeypatch: Any) -> None:
-    """An export reads each record once: keeping each costs a copy that is never used."""
-    cache = codec.DecodeCache()
+    """An export reads each record once: once the cache is full, keeping each costs a copy never used."""
+    cache = codec.DecodeCache(max_bytes=256 << 10)  # full after about 600 of the 10,000 records
     copies = _small_margin(monkeypatch)
     for number, window in enumerate(_windows(250, "exported")):
         texts = [m.text for m in codec.decode_messages(window, cache=cache)]
@@ -505,6 +505,32 @@ def test_a_working_set_that_fits_is_rebuilt_again_after_records_read_once(monkey
     new = codec.encode_message(Message("user", ["a new turn"]))
     codec.decode_messages([*window, new], cache=cache)
     assert new in cache.entries
+
+
+def test_while_the_cache_has_room_every_missed_record_is_kept(monkeypatch: Any) -> None:
+    """Many agents' windows, each read again a step later: with room for them, none is left out."""
+    cache = codec.DecodeCache(max_bytes=64 << 20)
+    copies = _small_margin(monkeypatch)
+    windows = _windows(250, "agents")
+    for window in windows:  # 10,000 misses in a row: far more misses than hits
+        codec.decode_messages(window, cache=cache)
+    assert len(copies) == 10_000
+    assert all(record in cache.entries for window in windows for record in window)
+    assert cache.entries.cost <= 64 << 20
+
+
+def test_a_full_cache_keeps_sampling_misses(monkeypatch: Any) -> None:
+    """Past its budget, admission is throttled again: a stream of new records mostly passes by."""
+    cache = codec.DecodeCache(max_bytes=256 << 10)
+    copies = _small_margin(monkeypatch)
+    for window in _windows(250, "fill"):
+        codec.decode_messages(window, cache=cache)
+    filled = len(copies)
+    copies.clear()
+    for window in _windows(250, "more"):
+        codec.decode_messages(window, cache=cache)
+    assert filled < 10_000 // 4
+    assert len(copies) <= 10_000 // 16 + 1
 
 
 @pytest.fixture

@@ -189,10 +189,12 @@ _PART_COST = 320
 _TEXT_PART_COST = 16
 # Records longer than this are never kept.
 _RECORD_LIMIT = 64 << 10
-# Admission: while recent lookups missed more often than they hit, by more than
-# _THRASH_MARGIN, only one missed record in _THRASH_SAMPLE is kept (docs/performance.md
+# Admission: while the cache has room (below _ROOM of its budget), every missed record is kept:
+# nothing is evicted for it. Once full, while recent lookups missed more often than they hit, by
+# more than _THRASH_MARGIN, only one missed record in _THRASH_SAMPLE is kept (docs/performance.md
 # explains why: keeping costs more than decoding, and pays only when the record is read again
 # before it is evicted). Lookups are counted over a window halved past _LOOKUP_WINDOW.
+_ROOM = 15 / 16
 _THRASH_SAMPLE = 16
 _THRASH_MARGIN = 8192
 _LOOKUP_WINDOW = 32768
@@ -239,6 +241,8 @@ class DecodeCache:
     256 bytes per entry, 320 per content part other than plain text and 16 per plain text part;
     a kept message besides about 2 kB per content part) against ``max_bytes``, so the cache's
     real size stays within it; records over 64 KiB are never kept, and the oldest entries go first.
+    Every other missed record is kept while the cache has room; once it is full and recent lookups
+    miss far more often than they hit, one in 16 is (keeping then evicts what may be read again).
     ``max_bytes=0`` keeps nothing. Owned by whoever made it
     (a history provider, or a backend for every provider it hands out); safe within one event
     loop, and from several threads a lost race costs at most a decode.
@@ -327,9 +331,12 @@ class DecodeCache:
         return messages
 
     def _sample(self) -> int:
-        # While recent lookups missed far more often than they hit, one missed record in
-        # _THRASH_SAMPLE is kept.
-        return _THRASH_SAMPLE if self._misses > self._hits + _THRASH_MARGIN else 1
+        # Every missed record is kept while the cache has room; once it is full, while recent
+        # lookups missed far more often than they hit, one missed record in _THRASH_SAMPLE.
+        if self._misses <= self._hits + _THRASH_MARGIN:
+            return 1
+        entries = self.entries
+        return 1 if entries.cost < (entries.max_cost or 0) * _ROOM else _THRASH_SAMPLE
 
     def _decode_new(
         self, record: bytes | str, where: str, position: int, sample: int
