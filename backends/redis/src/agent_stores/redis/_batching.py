@@ -3,10 +3,9 @@
 A command issued while none is in flight goes alone, as ``execute_command`` sends it: one
 agent sees no added latency. A command issued while others are in flight joins every command
 issued in the same turn of the event loop, and they go in one non-transactional pipeline
-(redis-py's ``Pipeline``; on a cluster its ``ClusterPipeline``, one pipeline per node): one
-connection, one write and one read for all of them, instead of a connection, a write and a
-read each. With a hundred agents served by one process this is most of the client's CPU per
-command.
+(redis-py's ``Pipeline``; on a cluster, one pipeline per primary, see below): one connection,
+one write and one read for all of them, instead of a connection, a write and a read each.
+With a hundred agents served by one process this is most of the client's CPU per command.
 
 Each command keeps its own reply and its own server error (``NOSCRIPT``, ``WRONGTYPE``...); a
 connection error fails every command of its pipeline after the client's retries, as it would
@@ -24,9 +23,18 @@ client CPU than the rest of a save. Only a redirect or a failure takes the clien
 after a ``MOVED`` or ``ASK`` reply, ``TRYAGAIN``, ``CLUSTERDOWN``, an uncovered slot, or a
 connection error or timeout on the node, the command is sent again by the client's
 ``execute_command``, which follows the redirect, learns the new slot map and retries as it
-always does. Commands without a key we know the place of (and every pipeline) take that path
-from the start, and so do reads on a client told to read from replicas
-(``read_from_replicas``, ``load_balancing_strategy``).
+always does (after ``ASK``, the command goes to the importing node right after an ``ASKING``
+on the same connection: redis-py 7.1 may send the two on different connections).
+
+A pipeline on a cluster is grouped the same way: the commands of each primary go as one
+pipeline on that node's connection (``ClusterNode.execute_pipeline``), all primaries at once,
+and each command's caller gets its reply once its primary's pipeline is read. Those answered
+``ASK`` go again as one pipeline per importing node, each after an ``ASKING``; those answered
+with another redirect or cluster error, or left unanswered by a failed node, go again one by
+one in issue order through ``execute_command``, and once one of them fails for want of its node
+the others of that node fail with it. Commands without a key we know the place of take the
+client's path from the start (its ``ClusterPipeline`` when several), and so do reads on a
+client told to read from replicas (``read_from_replicas``, ``load_balancing_strategy``).
 """
 
 from __future__ import annotations
