@@ -23,6 +23,9 @@ of ``RedisLogDriver.append`` on the cluster, of redis-py's ``RedisCluster`` doin
 ``RPUSH``, and of the single-server floor; with ``--profile N``, the functions where N of our
 cluster appends spend their client CPU (cProfile, by own time). Results go to
 ``cluster-probe.md`` and ``cluster-probe.json``, or ``--name`` instead of ``cluster-probe``.
+With ``--agents N`` (and ``--cluster``) also the client CPU and wall per append of ``N`` appends
+issued at once, each to a log of its own, as ``N`` agents served by one process issue them
+(they go in pipelines, one per primary), ``--calls`` appends in all per repetition.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import json
 import os
 import statistics
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -194,6 +198,47 @@ async def _cluster_client_costs(cluster_url: str, single_url: str, calls: int) -
     return out
 
 
+async def _cluster_pipeline_costs(cluster_url: str, calls: int, agents: int) -> dict[str, dict[str, float]]:
+    """Client CPU and wall microseconds per append, and per ``LLEN``, when ``agents`` are issued at once (pipelined)."""
+    connection = RedisConnection.from_url(cluster_url, key_prefix=f"pipelined-{os.getpid()}-{uuid.uuid4().hex[:6]}:")
+    driver = RedisLogDriver(connection)
+    steps = max(1, calls // agents)
+    logs = [f"agent-{n}" for n in range(agents)]
+    try:
+        versions: list[Any] = list(
+            await asyncio.gather(
+                *(
+                    driver.append(log, [LogRecord(f"{n:032x}", PAYLOAD)], expected_version=None, session_id=log)
+                    for n, log in enumerate(logs)
+                )
+            )
+        )
+
+        async def append(n: int, step: int) -> None:
+            batch = [LogRecord(f"{step:016x}{n:015x}{j}", PAYLOAD) for j in range(2)]
+            versions[n] = await driver.append(logs[n], batch, expected_version=versions[n], session_id=logs[n])
+
+        cpu, wall = time.process_time(), time.perf_counter()
+        for step in range(steps):
+            await asyncio.gather(*(append(n, step) for n in range(agents)))
+        done = steps * agents
+        appends = {
+            "cpu_us": (time.process_time() - cpu) / done * 1e6,
+            "wall_us": (time.perf_counter() - wall) / done * 1e6,
+        }
+        cpu, wall = time.process_time(), time.perf_counter()
+        for _ in range(steps):
+            await asyncio.gather(*(driver.length(log) for log in logs))
+        lengths = {
+            "cpu_us": (time.process_time() - cpu) / done * 1e6,
+            "wall_us": (time.perf_counter() - wall) / done * 1e6,
+        }
+        await asyncio.gather(*(driver.delete(log) for log in logs))
+    finally:
+        await driver.aclose()
+    return {"appends": appends, "lengths": lengths}
+
+
 async def _cluster_profile(cluster_url: str, calls: int) -> str:
     """cProfile of ``calls`` of our appends on the cluster: the top functions by own time."""
     import cProfile
@@ -218,12 +263,17 @@ async def _cluster_profile(cluster_url: str, calls: int) -> str:
     return text.getvalue()
 
 
-def run_cluster(calls: int, reps: int, profile: int) -> dict[str, Any]:
+def run_cluster(calls: int, reps: int, profile: int, agents: int = 0) -> dict[str, Any]:
     """The cluster measurements: medians over ``reps``, and the profile of ``profile`` appends (0: none)."""
     from agent_stores.testing.servers.redis import local_redis, local_redis_cluster
 
     with local_redis_cluster() as cluster, local_redis() as single:
         runs = [asyncio.run(_cluster_client_costs(cluster.url, single.url, calls)) for _ in range(reps)]
+        if agents:
+            for run in runs:
+                pipelined = asyncio.run(_cluster_pipeline_costs(cluster.url, calls, agents))
+                run[f"ours on the cluster: {agents} appends at once (pipelined)"] = pipelined["appends"]
+                run[f"ours on the cluster: {agents} LLEN at once (pipelined)"] = pipelined["lengths"]
         text = asyncio.run(_cluster_profile(cluster.url, profile)) if profile else ""
     ours, floor = "ours on the cluster: RedisLogDriver.append", "floor, one server: RPUSH"
     return {
@@ -352,9 +402,10 @@ def main() -> None:
     parser.add_argument("--cluster", action="store_true", help="the client side on a local Redis Cluster instead")
     parser.add_argument("--profile", type=int, default=0, help="with --cluster: profile this many appends")
     parser.add_argument("--name", default="cluster-probe", help="with --cluster: the results' file name")
+    parser.add_argument("--agents", type=int, default=0, help="with --cluster: also this many appends at once")
     args = parser.parse_args()
     if args.cluster:
-        results = run_cluster(args.calls, args.reps, args.profile)
+        results = run_cluster(args.calls, args.reps, args.profile, args.agents)
         markdown = render_cluster(results, args.calls, args.reps)
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / f"{args.name}.md").write_text(markdown + "\n", encoding="utf-8")

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import signal
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
@@ -32,8 +34,8 @@ from agent_stores.redis import (
     parse_redis_url,
 )
 from agent_stores.testing import eventually
-from agent_stores.testing.servers import Server, is_required
-from agent_stores.testing.servers.redis import LocalRedis, server_binary, valkey_binary
+from agent_stores.testing.servers import Server, ServerUnavailable, is_required
+from agent_stores.testing.servers.redis import LocalRedis, local_redis_cluster, server_binary, valkey_binary
 
 pytestmark = pytest.mark.asyncio
 
@@ -750,6 +752,237 @@ async def test_concurrent_agents_on_a_cluster_each_get_their_own_replies(redis_c
     expected = [[f"{n}: {part} {step}" for step in (1, 2) for part in ("question", "answer")] for n in range(40)]
     assert windows == expected
     assert [[m.text for m in got][-1] for got in lasts] == [f"{n}: last" for n in range(40)]
+
+
+async def _node_stats(client: RedisCluster, node: ClusterNode, section: str) -> dict[str, Any]:
+    return cast(dict[str, Any], await client.execute_command("INFO", section, target_nodes=node))  # pyright: ignore[reportUnknownMemberType]
+
+
+async def _rejected(client: RedisCluster, node: ClusterNode, command: str) -> int:
+    """Calls of ``command`` the node ran or refused (a redirect is a refusal)."""
+    stats = (await _node_stats(client, node, "commandstats")).get(f"cmdstat_{command}", {})
+    return int(stats.get("calls", 0)) + int(stats.get("rejected_calls", 0))
+
+
+async def test_many_agents_in_pipelines_follow_their_slot_to_another_primary(redis_cluster: Server) -> None:
+    # The pipelined path through a resharding: forty agents at once, so their commands go in
+    # pipelines, one per primary. While the slot migrates their loads and saves are answered ASK
+    # and run on the target; once the target owns it the first are answered MOVED; after that
+    # every pipeline goes to the target directly. Each agent's history ends exactly as it saved it.
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    agents = 40
+    admin = RedisCluster.from_url(redis_cluster.url.replace("redis+cluster://", "redis://").split(",")[0])
+
+    async def on(node: ClusterNode, *args: Any) -> Any:
+        return await admin.execute_command(*args, target_nodes=node)  # pyright: ignore[reportUnknownMemberType]
+
+    async with RedisHistoryProvider.from_url(redis_cluster.url, key_prefix=prefix, shards=1) as history:
+
+        async def everyone(text: str) -> list[list[str]]:
+            async def agent(n: int) -> list[str]:
+                await history.get_messages(f"agent-{n}")
+                await history.save_messages(f"agent-{n}", [_msg(f"{n}: {text}")])
+                return [m.text for m in await history.get_messages(f"agent-{n}")]
+
+            return await asyncio.gather(*(agent(n) for n in range(agents)))
+
+        await everyone("zero")  # every log exists: the saves below touch only their own keys
+        await admin.initialize()
+        slot, source = await _log_slot(admin, prefix)
+        target = next(node for node in admin.get_primaries() if node.name != source.name)
+        source_id = await on(source, "CLUSTER", "MYID")
+        target_id = await on(target, "CLUSTER", "MYID")
+        await on(target, "CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
+        await on(source, "CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
+        # every log's keys move; the shard's index, expiry and sessions stay behind for now
+        keys: list[bytes] = await on(source, "CLUSTER", "GETKEYSINSLOT", slot, 10 * agents)
+        log_keys = [key for key in keys if not key.endswith((b"index", b"expiry", b"sessions"))]
+        assert len(log_keys) == 3 * agents, len(log_keys)
+        await on(source, "MIGRATE", target.host, target.port, "", 0, 5000, "KEYS", *log_keys)
+        asking = await _rejected(admin, target, "asking")
+        during = await everyone("during")
+        # each agent's loads and its append were answered ASK by the source and ran on the target
+        assert await _rejected(admin, target, "asking") - asking >= 3 * agents
+        # the rest of the slot moves and the target owns it: the next commands are answered MOVED
+        while rest := await on(source, "CLUSTER", "GETKEYSINSLOT", slot, 100):
+            await on(source, "MIGRATE", target.host, target.port, "", 0, 5000, "KEYS", *rest)
+        # the target first (it takes the slot with a new epoch), then the source, then the others
+        for node in sorted(admin.get_primaries(), key=lambda n: (n.name != target.name, n.name != source.name)):
+            await on(node, "CLUSTER", "SETSLOT", slot, "NODE", target_id)
+        after = await everyone("after")
+        # the client has learnt the new owner: nothing more reaches the source, and the target
+        # reads many commands per socket read
+        evalsha, lrange = await _rejected(admin, source, "evalsha"), await _rejected(admin, source, "lrange")
+        stats = await _node_stats(admin, target, "stats")
+        commands, reads = int(stats["total_commands_processed"]), int(stats["total_reads_processed"])
+        later = await everyone("later")
+        stats = await _node_stats(admin, target, "stats")
+        assert await _rejected(admin, source, "evalsha") == evalsha
+        assert await _rejected(admin, source, "lrange") == lrange
+        issued = int(stats["total_commands_processed"]) - commands
+        assert issued >= 4 * agents
+        assert int(stats["total_reads_processed"]) - reads <= issued / 4
+        assert await history.list_sessions(limit=agents) == sorted(f"agent-{n}" for n in range(agents))  # type: ignore[attr-defined]
+    await admin.aclose()
+    assert during == [[f"{n}: zero", f"{n}: during"] for n in range(agents)]
+    assert after == [[f"{n}: zero", f"{n}: during", f"{n}: after"] for n in range(agents)]
+    assert later == [[f"{n}: zero", f"{n}: during", f"{n}: after", f"{n}: later"] for n in range(agents)]
+
+
+async def test_a_server_error_in_a_cluster_pipeline_belongs_to_its_command(redis_cluster: Server) -> None:
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    async with RedisHistoryProvider.from_url(redis_cluster.url, key_prefix=prefix) as history:
+        connection: RedisConnection = history.connection  # type: ignore[attr-defined]
+        taken = connection.log_payloads(history.keys.history(history.source_id, "taken"))
+        await connection.run("set", connection.send("SET", taken, b"someone else's"))
+        sessions = ["taken", *(f"s{n}" for n in range(30))]
+        outcomes = await asyncio.gather(
+            *(history.save_messages(s, [_msg(f"hello {s}")]) for s in sessions), return_exceptions=True
+        )
+        assert isinstance(outcomes[0], CorruptRecordError)
+        assert outcomes[1:] == [None] * 30
+        loads = await asyncio.gather(*(history.get_messages(s) for s in sessions), return_exceptions=True)
+    assert isinstance(loads[0], CorruptRecordError)
+    assert [[m.text for m in cast(list[Message], got)] for got in loads[1:]] == [[f"hello s{n}"] for n in range(30)]
+
+
+@contextlib.contextmanager
+def _own_cluster() -> Iterator[Server]:
+    """A 3-primary cluster of local processes for this test alone (its nodes get stopped and killed)."""
+    try:
+        with local_redis_cluster() as server:
+            yield server
+    except ServerUnavailable as err:
+        _skip_unless_required(f"needs a local cluster of its own: {err}")
+
+
+def _payloads(history: RedisHistoryProvider, session: str) -> str:
+    """The key of the list holding a session's payloads."""
+    connection: RedisConnection = history.connection  # type: ignore[attr-defined]
+    return connection.log_payloads(history.keys.history(history.source_id, session))
+
+
+async def _sessions_by_node(
+    history: RedisHistoryProvider, admin: RedisCluster, sessions: list[str]
+) -> dict[str, list[str]]:
+    """The sessions whose log the primary of each name holds."""
+    found: dict[str, list[str]] = {}
+    for session in sessions:
+        key = _payloads(history, session)
+        node = admin.nodes_manager.get_node_from_slot(admin.keyslot(key))
+        found.setdefault(node.name, []).append(session)
+    return found
+
+
+async def _whole(admin: RedisCluster, prefix: str, nodes: list[ClusterNode]) -> None:
+    """Every log on ``nodes`` has as many digests as payloads: each append ran whole or not at all."""
+    for node in nodes:
+        keys = await admin.execute_command("KEYS", f"{{{prefix}log*m:*", target_nodes=node)  # pyright: ignore[reportUnknownMemberType]
+        for payloads in cast(list[bytes], keys):
+            digests = payloads.replace(b"m:", b"d:", 1)
+            assert await admin.llen(payloads) == await admin.llen(digests)  # pyright: ignore[reportGeneralTypeIssues]
+
+
+async def test_a_stopped_cluster_node_fails_its_pipelined_commands_at_the_deadline_and_no_others() -> None:
+    # The deadline (shorter than any socket timeout of the client) ends the commands of the stopped node.
+    with _own_cluster() as server:
+        prefix = "p:"
+        admin = RedisCluster.from_url(server.url.replace("redis+cluster://", "redis://").split(",")[0])
+        client = RedisCluster.from_url(server.url.replace("redis+cluster://", "redis://").split(",")[0])
+        connection = RedisConnection(client, key_prefix=prefix, owned=True, timeout=1.0)
+        history = RedisHistoryProvider(connection)
+        sessions = [f"s{n}" for n in range(30)]
+        await asyncio.gather(*(history.save_messages(s, [_msg("one")]) for s in sessions))
+        await admin.initialize()
+        by_node = await _sessions_by_node(history, admin, sessions)
+        stopped = admin.get_primaries()[0]
+        assert by_node.get(stopped.name) and len(by_node) > 1, by_node
+        for node in admin.get_primaries():  # the others serve their slots even if it were marked failed
+            await admin.execute_command("CONFIG", "SET", "cluster-require-full-coverage", "no", target_nodes=node)  # pyright: ignore[reportUnknownMemberType]
+        pid = int((await _node_stats(admin, stopped, "server"))["process_id"])
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            outcomes = await asyncio.gather(
+                *(history.save_messages(s, [_msg("two"), _msg("three")]) for s in sessions), return_exceptions=True
+            )
+            # a borrowed connection with no deadline: closing it fails its pipelines in flight (the
+            # first load goes alone, in its caller's task, and waits for the node)
+            waiting = RedisConnection(client, key_prefix=prefix)
+            calls = [
+                asyncio.ensure_future(waiting.run("read", waiting.send("LRANGE", _payloads(history, s), 0, -1)))
+                for s in [*by_node[stopped.name], *sessions]
+            ]
+            for _ in range(5):  # the pipelines are written to their nodes' sockets
+                await asyncio.sleep(0)
+            await waiting.aclose()
+            closed = await asyncio.gather(*calls[1:], return_exceptions=True)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert len(await calls[0]) in (1, 3)  # the stopped node's answer: its save ran whole, or not at all
+        for session, outcome in zip(sessions, outcomes, strict=True):
+            if session in by_node[stopped.name]:
+                assert isinstance(outcome, StoreUnavailableError), (session, outcome)
+                assert isinstance(outcome.__cause__, TimeoutError)
+            else:
+                assert outcome is None, (session, outcome)
+        # those of the stopped node failed; those of the others may have been answered first
+        assert all(isinstance(outcome, StoreUnavailableError) for outcome in closed[: len(by_node[stopped.name]) - 1])
+        assert all(isinstance(outcome, StoreUnavailableError | list) for outcome in closed), closed
+        await _whole(admin, prefix, admin.get_primaries())
+        for session in sessions:
+            texts = [m.text for m in await history.get_messages(session)]
+            assert texts in (["one"], ["one", "two", "three"]), (session, texts)
+            if session not in by_node[stopped.name]:
+                assert texts == ["one", "two", "three"]
+        await asyncio.gather(*(history.save_messages(s, [_msg("four")]) for s in sessions))
+        assert [(await history.get_messages(s))[-1].text for s in sessions] == ["four"] * len(sessions)
+        await connection.aclose()
+        await admin.aclose()
+
+
+async def test_a_killed_cluster_node_fails_its_pipelined_commands_with_the_stores_error() -> None:
+    with _own_cluster() as server:
+        prefix = "p:"
+        admin = RedisCluster.from_url(server.url.replace("redis+cluster://", "redis://").split(",")[0])
+        async with RedisHistoryProvider.from_url(server.url, key_prefix=prefix, shards=32) as history:
+            sessions = [f"s{n}" for n in range(30)]
+            await asyncio.gather(*(history.save_messages(s, [_msg("one")]) for s in sessions))
+            await admin.initialize()
+            by_node = await _sessions_by_node(history, admin, sessions)
+            # not the node the client sends its own queries to (COMMAND, on learning the slot map
+            # again): redis-py's client cannot learn the map while that one is down
+            default = cast(RedisCluster, history.connection.client).get_default_node().name  # type: ignore[attr-defined]
+            killed = next(node for node in admin.get_primaries() if node.name != default and node.name in by_node)
+            alive = [node for node in admin.get_primaries() if node.name != killed.name]
+            assert len(by_node) > 1, by_node
+            for node in alive:  # they serve their slots once the killed node is marked failed
+                await admin.execute_command("CONFIG", "SET", "cluster-require-full-coverage", "no", target_nodes=node)  # pyright: ignore[reportUnknownMemberType]
+            os.kill(int((await _node_stats(admin, killed, "server"))["process_id"]), signal.SIGKILL)
+            outcomes = await asyncio.gather(
+                *(history.save_messages(s, [_msg("two"), _msg("three")]) for s in sessions), return_exceptions=True
+            )
+            # the killed node's saves fail with the store's error once the client's retries are
+            # spent (the first of them; the others of the node fail with it). On a node's connection
+            # error redis-py's client drops every connection and learns the slot map again, so a
+            # save in flight on another node at that moment may fail too, and only with that error.
+            for session, outcome in zip(sessions, outcomes, strict=True):
+                if session in by_node[killed.name]:
+                    assert isinstance(outcome, StoreUnavailableError), (session, outcome)
+                else:
+                    assert outcome is None or isinstance(outcome, StoreUnavailableError), (session, outcome)
+            survivors = [s for s in sessions if s not in by_node[killed.name]]
+            await _whole(admin, prefix, alive)
+            loads = await asyncio.gather(*(history.get_messages(s) for s in survivors))
+            saved = {session for session, outcome in zip(sessions, outcomes, strict=True) if outcome is None}
+            for session, got in zip(survivors, loads, strict=True):
+                texts = [m.text for m in got]
+                expected = [["one", "two", "three"]] if session in saved else [["one"], ["one", "two", "three"]]
+                assert texts in expected, session
+            # the client has learnt the cluster again: every save on the other nodes succeeds
+            await asyncio.gather(*(history.save_messages(s, [_msg("four")]) for s in survivors))
+            loads = await asyncio.gather(*(history.get_messages(s) for s in survivors))
+            assert [got[-1].text for got in loads] == ["four"] * len(survivors)
+        await admin.aclose()
 
 
 async def test_readme_example_runs(redis_single: Server) -> None:

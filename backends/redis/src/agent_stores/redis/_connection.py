@@ -507,7 +507,7 @@ class RedisConnection:
         """One command (``args`` as for ``execute_command``), to pass to :meth:`run`.
 
         Commands issued while others are in flight go together in one pipeline (see
-        :class:`CommandBatcher`; on a cluster, redis-py's cluster pipeline sends each node its own).
+        :class:`CommandBatcher`; on a cluster, one pipeline per primary).
         """
         return self._batcher.execute(*args)
 

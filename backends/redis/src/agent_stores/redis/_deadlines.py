@@ -27,7 +27,7 @@ T = TypeVar("T")
 
 #: Turns of the event loop an operation past its deadline is given before it is cancelled: the
 #: turn that reads a reply already received, and those that pass it on (to a pipeline's task,
-#: through redis-py's per-node tasks on a cluster, to the operation's own task).
+#: through the per-node tasks on a cluster, to the operation's own task).
 GRACE_TURNS: Final = 4
 
 
