@@ -18,6 +18,7 @@ import msgspec
 
 from ..drivers import Listing, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
 from ..errors import CorruptRecordError, StoreConflictError, StoreError
+from ..urls import parse_bool
 from ._ends import RememberedEnds
 from ._format import (
     CHECKPOINT,
@@ -44,10 +45,23 @@ from ._format import (
 )
 from ._gaps import Gap, LogGapError, Salvage, absent_runs, salvage_of
 
-__all__ = ["CACHE_BYTES", "ObjectLogDriver"]
+__all__ = ["CACHE_BYTES", "FAIR_CLAIMS", "ObjectLogDriver", "read_fair_claims"]
 
 _T = TypeVar("_T")
 _log = logging.getLogger("agent_stores.objectlog")
+
+#: The option, in code and in a store URL, that turns fair claims off (``fair_claims=false``).
+FAIR_CLAIMS = "fair_claims"
+
+
+def read_fair_claims(value: object) -> bool:
+    """The ``fair_claims`` option read strictly (:func:`~agent_stores.core.urls.parse_bool`).
+
+    Raises:
+        ValueError: Not one of the boolean spellings, naming the option and the accepted values.
+    """
+    return parse_bool(value, option=FAIR_CLAIMS)
+
 
 #: Payload bytes the remembered windows of all logs hold at most, by default.
 CACHE_BYTES = 16 * 2**20
