@@ -16,6 +16,7 @@ from typing import NamedTuple, TypeVar, cast
 
 import msgspec
 
+from ..cache import BoundedCache
 from ..drivers import Listing, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
 from ..errors import CorruptRecordError, StoreConflictError, StoreError
 from ..urls import parse_bool
@@ -84,6 +85,8 @@ _CONTENDED_S = 1.0
 # longer it has been losing claims: one losing for this many round trips goes at once.
 _TURN_ROUND_TRIPS = 0.5
 _SENIOR_ROUND_TRIPS = 4.0
+# Logs a driver remembers having seen written (a segment object found) while they read as empty.
+_WRITTEN_LOGS = 4096
 # Weight of the newest claim in the driver's running claim round trip.
 _RTT_WEIGHT = 0.2
 
@@ -198,6 +201,9 @@ class ObjectLogDriver:
         self.concurrency = concurrency
         self._clock = clock
         self.fair_claims = fair_claims
+        #: Logs a read found empty but written before (deleted or expired): :meth:`create` knows
+        #: their first slot is taken without asking.
+        self._written: BoundedCache[str, bool] = BoundedCache(max_entries=_WRITTEN_LOGS)
         self._claim_rtt = 0.0  # running round trip of a conditional put (seconds; 0: none timed yet)
 
     @property
@@ -703,6 +709,8 @@ class ObjectLogDriver:
         head, digests, payloads = await self._window(key, max(count, 0))
         if head is None or not head.live:
             self._ends.forget(key)
+            if head is not None:
+                self._written.put(key, True)
             return LogTail(0, [], None)
         self._ends.learn(key, head.segment, digests, payloads)
         return LogTail(head.length, digests, head.version)
@@ -726,6 +734,8 @@ class ObjectLogDriver:
             self._ends.learn(key, head.segment, digests, payloads, window=window)
         else:
             self._ends.forget(key)
+            if head is not None:
+                self._written.put(key, True)
         return payloads
 
     async def read_many(self, keys: Sequence[str]) -> list[list[bytes] | None]:
@@ -841,13 +851,18 @@ class ObjectLogDriver:
 
         Segments are blanked, never removed, so the first slot of a log is free only while
         nothing was ever written to it (no life, no delete, no retention of it). ``None`` when
-        the slot is taken: nothing was written, and :meth:`append` is the way on.
+        the slot is taken: nothing was written, and :meth:`append` is the way on. A log this
+        driver saw written (its end remembered, or a read that found it deleted or expired) is
+        ``None`` at once, without a request: a save to a session deleted and written again
+        costs nothing more for trying.
 
         Raises:
             ValueError: ``records`` is empty.
         """
         if not records:
             raise ValueError("create needs at least one record")
+        if key in self._written or self._ends.end(key) is not None:
+            return None
         expires_at = None if ttl is None else self._clock() + ttl
         digests = [r.digest for r in records]
         payloads = [bytes(r.payload) for r in records]
@@ -855,6 +870,7 @@ class ObjectLogDriver:
         try:
             await self.objects.put(self._names.of(key, SEGMENT, 1), encode(segment), if_absent=True)
         except StoreConflictError:
+            self._written.put(key, True)
             return None
         self._ends.learn(key, segment, digests, payloads, own=True)
         if self.tail_after is not None:
