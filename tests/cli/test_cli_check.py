@@ -400,3 +400,25 @@ def test_every_suite_passes_on_redis(tmp_path: Path) -> None:
         leftover = [k for k in client.scan_iter("*agent-stores-check-*")]
         client.close()
         assert leftover == []
+
+
+def test_a_url_check_takes_the_store_options_of_its_url(tmp_path: Path) -> None:
+    """``fair_claims`` (object stores) and ``opened_bytes`` (sealed stores) in a URL are options, not errors."""
+    from agent_stores.core.sealing import Keyring
+
+    Keyring.create(tmp_path / "keyring.json")
+    for url in (
+        f"file://{tmp_path / 'folder'}?fair_claims=false",
+        f"sqlite:///{tmp_path / 'sealed.db'}?keyring={tmp_path / 'keyring.json'}&opened_bytes=0",
+    ):
+        result = agent_stores("check", url, "-s", "history", "-k", "concurrent", "--json", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr + result.stdout
+        report = json.loads(result.stdout)
+        assert report["ok"] and any(c["outcome"] == "passed" for c in report["clauses"]), report
+    for url, option in (
+        (f"file://{tmp_path / 'other'}?fair_claims=maybe", "option fair_claims takes"),
+        (f"sqlite:///{tmp_path / 'other.db'}?keyring={tmp_path / 'keyring.json'}&opened_bytes=8MiB", "opened_bytes"),
+    ):
+        result = agent_stores("check", url, "-s", "history", cwd=tmp_path, timeout=60)
+        assert result.returncode == 2 and result.stderr.startswith("error: ") and option in result.stderr
+    assert not (tmp_path / "other").exists() and not (tmp_path / "other.db").exists()

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from agent_stores.core import redact_url
 from agent_stores.core.redaction import is_secret_option
-from agent_stores.core.urls import check_user_part, parse_bool
+from agent_stores.core.urls import check_user_part, parse_bool, parse_bytes
 
 SPECIALS = "#?/@:%"
 SCHEMES = ("redis", "rediss+cluster", "mongodb", "mongodb+srv", "fsspec+sftp", "s3", "x-custom")
@@ -203,3 +203,14 @@ def test_a_bad_percent_escape_in_the_user_part_is_refused() -> None:
 )
 def test_well_formed_urls_pass(url: str) -> None:
     check_user_part(url)
+
+
+@pytest.mark.parametrize(("value", "size"), [("0", 0), ("8388608", 8388608), (0, 0), (4096, 4096)])
+def test_a_size_in_bytes_is_a_whole_non_negative_number(value: object, size: int) -> None:
+    assert parse_bytes(value, option="opened_bytes") == size
+
+
+@pytest.mark.parametrize("value", ["-1", "1.5", "8MiB", " 8", "8 ", "", "0x10", "١٢", -1, 1.5, True, None])
+def test_any_other_size_is_an_error_naming_the_option(value: object) -> None:
+    with pytest.raises(ValueError, match="option opened_bytes takes a whole non-negative number of bytes"):
+        parse_bytes(value, option="opened_bytes")

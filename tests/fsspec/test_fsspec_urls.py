@@ -50,6 +50,7 @@ class TestSftpURLs(StoreURLConformance):
         return {
             "look_for_keys": [f"fsspec+sftp://agent@127.0.0.1:1/data?look_for_keys={VALUE}"],
             "auto_mkdir": [f"file://{tmp_path}?auto_mkdir={VALUE}"],
+            "fair_claims": [f"file://{tmp_path}?fair_claims={VALUE}", f"fsspec+memory://root?fair_claims={VALUE}"],
             "anon": [f"fsspec+s3://bucket/root?anon={VALUE}"],
             "use_ssl": [f"fsspec+s3://bucket/root?endpoint_url=https://s3.example&use_ssl={VALUE}"],
         }

@@ -28,5 +28,5 @@ class TestS3URLs(StoreURLConformance):
     def boolean_url_options(self) -> Mapping[str, str]:
         return {
             name: f"s3://bucket/prefix?endpoint_url=http://127.0.0.1:1&{name}={VALUE}"
-            for name in ("create_bucket", "conditional_delete", "ordered_listing", "path_keys")
+            for name in ("create_bucket", "conditional_delete", "ordered_listing", "path_keys", "fair_claims")
         }

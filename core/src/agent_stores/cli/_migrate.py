@@ -8,7 +8,10 @@ store URL, or ``framework://DIR``: the folders of the framework's own
 folders (relative to ``DIR``). The target is a store URL.
 
 A migration first plans (reads both sides, writes nothing), then copies, then reads the target
-back and compares counts and record digests with what it wrote. Per item:
+back and compares counts and record digests with what it wrote. Each source item is read once:
+an item the target does not hold is copied whatever it holds, so the plan leaves it to the
+copy to read; what the plan read of an item the target holds is kept for its copy (up to
+:data:`KEPT_BYTES` in all, re-read beyond). Per item:
 
 - absent on the target: copied; identical: skipped (a re-run is safe);
 - a history the target holds a prefix of (the source went on since the last run): the rest is
@@ -67,19 +70,23 @@ Progress = Callable[[str, int, int], None]
 DEFAULT_CONCURRENCY = 64
 #: Copied histories read back from one listing of the target at a time (see ``_verify_together``).
 VERIFY_CHUNK = 1000
+#: What the plan keeps of the source items it read for their copy (bytes of their JSON or text);
+#: an item past it is read again when copied.
+KEPT_BYTES = 64 << 20
 
 
-def _content_digest(message: Message) -> str:
-    """SHA-256 of the message's canonical JSON (``to_dict``, sorted keys): equal content, equal digests.
+def _canonical(message: Message) -> bytes:
+    """The message's canonical JSON (``to_dict``, sorted keys): equal content, equal bytes.
 
-    Not the core's ``message_digest`` (the framework's identity, used for de-duplication): a
-    migration verifies that every message arrived whole, so it compares everything.
+    What a migration digests, not the core's ``message_digest`` (the framework's identity, used
+    for de-duplication): a migration verifies that every message arrived whole, so it compares
+    everything.
     """
     as_dict = fast_to_dict(message)  # the very dict to_dict() builds, without the framework's generic walk
     if as_dict is None:
         as_dict = message.to_dict()
     text = json.dumps(as_dict, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return text.encode("utf-8")
 
 
 def _snapshot_digest(session: AgentSession) -> str:
@@ -97,12 +104,26 @@ _COMPACTION_PREFIX = "compaction:"
 
 def _digests(entries: Sequence[Entry]) -> list[str]:
     """Content digests of a history's records; a compaction record's is its bytes' under ``compaction:``."""
-    return [
-        _COMPACTION_PREFIX + hashlib.sha256(e.payload).hexdigest()
-        if isinstance(e, CompactionRecord)
-        else _content_digest(e)
-        for e in entries
-    ]
+    return _measured(entries)[0]
+
+
+def _measured(entries: Sequence[Entry]) -> tuple[list[str], int]:
+    """:func:`_digests` of ``entries``, and the bytes they were computed from (what keeping them costs, about)."""
+    digests: list[str] = []
+    size = 0
+    for entry in entries:
+        if isinstance(entry, CompactionRecord):
+            digests.append(_COMPACTION_PREFIX + hashlib.sha256(entry.payload).hexdigest())
+            size += len(entry.payload)
+        else:
+            canonical = _canonical(entry)
+            digests.append(hashlib.sha256(canonical).hexdigest())
+            size += len(canonical)
+    return digests, size
+
+
+def _messages_in(digests: Sequence[str]) -> int:
+    return sum(1 for d in digests if not d.startswith(_COMPACTION_PREFIX))
 
 
 def _combined(digests: Sequence[str]) -> str:
@@ -127,6 +148,11 @@ class MigrationItem:
     expected: list[str] = field(default_factory=list[str], repr=False)
     #: A history's records on the target before the copy (its messages and compaction records).
     target_records: int = field(default=0, repr=False)
+    #: What the plan read of the source item, kept for its copy (``None``: the copy reads it).
+    kept: Any = field(default=None, repr=False)
+    #: The plan did not read the source item (the target does not hold it): the copy reads it
+    #: and sets what the target must hold.
+    unread: bool = field(default=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The item as the ``--json`` report shows it."""
@@ -438,6 +464,12 @@ async def _import(provider: Any, session_id: str | None, entries: list[Entry], *
         await provider.import_messages(session_id, [e for e in entries if not isinstance(e, CompactionRecord)])
 
 
+#: The actions that copy something from the source.
+_COPIES = frozenset({"copy", "extend", "append", "replace"})
+#: What keeping a session snapshot counts against the budget (a snapshot's state is small and not measured).
+_SNAPSHOT_COST = 4096
+
+
 def _is_prefix(short: Sequence[str], long: Sequence[str]) -> bool:
     return len(short) < len(long) and list(long[: len(short)]) == list(short)
 
@@ -627,8 +659,9 @@ async def migrate(
         # plan: read both sides, write nothing
         source_driver, target_driver = opened.object_driver(), target_stores.object_driver()
         steps: list[Callable[[], Awaitable[None]]] = []
+        budget = None if dry_run else _Budget(KEPT_BYTES)
         for source, target, pairs in sides:
-            steps.extend(await _plan(report, source, target, pairs, source_driver, target_driver, conflicts))
+            steps.extend(await _plan(report, source, target, pairs, source_driver, target_driver, conflicts, budget))
             tick("listing", len(report.items), 0)
         counter = _Counter(tick, "planning", len(steps))
         await run_bounded(steps, lambda plan: counter.after(plan()), concurrency)
@@ -640,7 +673,7 @@ async def migrate(
 
         # copy: folders first, parents before children; then everything else concurrently
         scoped = {side[1].tenant: side for side in sides}
-        work = [i for i in report.items if i.action in ("copy", "extend", "append", "replace")]
+        work = [i for i in report.items if i.action in _COPIES]
         counter = _Counter(tick, "copying", len(work))
 
         async def copy(item: MigrationItem) -> None:
@@ -664,7 +697,7 @@ async def migrate(
                 item.detail = "the target does not hold what was copied (count or digest differs)"
 
         async def verify(item: MigrationItem) -> None:
-            if item.action != "error":
+            if item.action not in ("error", "skip"):  # skip: an object that vanished before its copy
                 judge(item, await _verify(item, scoped[item.tenant][1], target_driver))
 
         # Copied histories are read back together per source id and namespace, a chunk at a time
@@ -710,6 +743,19 @@ def _verify_together(
     ]
 
 
+class _Budget:
+    """What the plan may still keep of the source items it read, for their copy (bytes)."""
+
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+    def keep(self, item: MigrationItem, value: Any, cost: int) -> None:
+        """Keep ``value`` on ``item`` for its copy if ``cost`` fits (else the copy reads the item again)."""
+        if cost <= self.left:
+            self.left -= cost
+            item.kept = value
+
+
 class _Counter:
     """Counts finished steps of one phase and reports each to the progress callback."""
 
@@ -740,11 +786,15 @@ async def _plan(
     source_driver: ObjectDriver | None,
     target_driver: ObjectDriver | None,
     conflicts: Conflicts,
+    budget: _Budget | None,
 ) -> list[Callable[[], Awaitable[None]]]:
     """Add the items of one scope to ``report`` and return, per item, what reads both sides to plan it.
 
     Listing happens here, one page after another; the returned steps read the items
-    themselves and may run concurrently (each fills in only its own item).
+    themselves and may run concurrently (each fills in only its own item). With a ``budget``
+    (a migration that copies), an item the target does not hold is planned as a copy without
+    reading the source (its copy reads it), and what a step read of the source for an item
+    to copy is kept on it within the budget; without one (a dry run), every item is read.
     """
     tenant = target.tenant
     steps: list[Callable[[], Awaitable[None]]] = []
@@ -762,18 +812,31 @@ async def _plan(
     # is read back from the target in the verify phase all the same.
     held: dict[tuple[str, str], set[str] | None] = {}
 
+    def unread(item: MigrationItem) -> bool:
+        """Plan ``item``, which the target does not hold, as a copy that reads the source itself."""
+        if budget is None:
+            return False
+        item.action, item.unread = "copy", True
+        return True
+
+    def keep(item: MigrationItem, value: Any, cost: int) -> None:
+        if budget is not None and item.action in _COPIES:
+            budget.keep(item, value, cost)
+
     async def plan_history(item: MigrationItem) -> None:
         source_id, namespace, session_id, name = item.where
         provider = target.history(source_id, namespace)
-        src = _digests(_importable(await _read_history(source, source_id, namespace, session_id, name), provider))
         listed = held.get((source_id, namespace))
         present = listed is None or session_id in listed
+        if not present and unread(item):
+            return
+        entries = _importable(await _read_history(source, source_id, namespace, session_id, name), provider)
+        src, size = _measured(entries)
         dst = _digests(await _read_history(target, source_id, namespace, session_id, "")) if present else []
-        item.source_count, item.target_count = (
-            sum(1 for d in x if not d.startswith(_COMPACTION_PREFIX)) for x in (src, dst)
-        )
+        item.source_count, item.target_count = _messages_in(src), _messages_in(dst)
         item.target_records = len(dst)
         item.action, item.expected = _history_action(src, dst, conflicts)
+        keep(item, entries, size)
 
     for source_id, namespace in pairs:
         held[(source_id, namespace)] = await _target_sessions(target, source_id, namespace)
@@ -789,6 +852,9 @@ async def _plan(
 
     async def plan_snapshot(item: MigrationItem) -> None:
         rel_key, session_id = item.where
+        present = held_snapshots is None or session_id is None or session_id in held_snapshots
+        if not present and unread(item):
+            return
         try:
             session = await source.read_snapshot(rel_key, session_id)
         except ValueError as err:
@@ -799,7 +865,6 @@ async def _plan(
             item.detail = "the session id is a digest and cannot be recovered" if session_id is None else "vanished"
             return
         try:
-            present = held_snapshots is None or session_id is None or session_id in held_snapshots
             mine = await target.read_snapshot(rel_key, session_id) if present else None
         except ValueError as err:
             item.action, item.detail = "error", f"the target's snapshot is unreadable: {err}"
@@ -807,6 +872,7 @@ async def _plan(
         item.expected = [_snapshot_digest(session)]
         item.action = _single_action(item.expected[0], None if mine is None else _snapshot_digest(mine), conflicts)
         item.source_count, item.target_count = 1, int(mine is not None)
+        keep(item, session, _SNAPSHOT_COST)
 
     held_snapshots = await _target_snapshots(target)
     async for rel_key, session_id in source.snapshots():
@@ -825,16 +891,19 @@ async def _plan(
             item.action = "skip" if exists else "copy"
 
         async def plan_file(item: MigrationItem) -> None:
+            mine_text = await target.files().read(item.where)  # first: a file the target lacks is copied unread
+            if mine_text is None and unread(item):
+                return
             text = await source_files.read(item.where)
             if text is None:
                 item.action, item.detail = "error", "vanished"
                 return
-            mine_text = await target.files().read(item.where)
             item.expected = [_text_digest(text)]
             item.source_count, item.target_count = len(text), len(mine_text or "")
             item.action = _single_action(
                 item.expected[0], None if mine_text is None else _text_digest(mine_text), conflicts
             )
+            keep(item, text, len(text))
 
         for path, is_directory in await _walk_files(source_files):
             name = _label(tenant, path + ("/" if is_directory else ""))
@@ -844,17 +913,20 @@ async def _plan(
     if source_driver is not None and target_driver is not None:
 
         async def plan_object(item: MigrationItem) -> None:
+            mine_object = await target_driver.get(item.where)  # first: an object the target lacks is copied unread
+            if mine_object is None and unread(item):
+                return
             stored = await source_driver.get(item.where)
             if stored is None:
                 item.action, item.detail = "skip", "vanished from the source while planning"
                 return
-            mine_object = await target_driver.get(item.where)
             item.expected = [hashlib.sha256(stored.data).hexdigest()]
             item.action = _single_action(
                 item.expected[0],
                 None if mine_object is None else hashlib.sha256(mine_object.data).hexdigest(),
                 conflicts,
             )
+            keep(item, stored.data, len(stored.data))
 
         for prefix in OBJECT_PREFIXES:
             for key in await _walk_objects(source_driver, target.root + prefix):
@@ -888,10 +960,18 @@ async def _walk_children(files: AgentFileStore, path: str) -> list[tuple[str, bo
 
 
 async def _copy(item: MigrationItem, source: Any, target: _StoresSide, source_driver: Any, target_driver: Any) -> None:
+    """Copy ``item``: from what the plan kept of it, else read from the source (once)."""
+    kept, item.kept = item.kept, None
     if item.kind == "history":
         source_id, namespace, session_id, name = item.where
         provider = target.history(source_id, namespace)
-        entries = _importable(await _read_history(source, source_id, namespace, session_id, name), provider)
+        if kept is not None:
+            entries = kept
+        else:
+            entries = _importable(await _read_history(source, source_id, namespace, session_id, name), provider)
+        if item.unread:
+            item.expected = _digests(entries)
+            item.source_count = _messages_in(item.expected)
         if item.action == "replace":
             await provider.delete_session(session_id)
         elif item.action == "extend":
@@ -900,23 +980,35 @@ async def _copy(item: MigrationItem, source: Any, target: _StoresSide, source_dr
         await _import(provider, session_id, entries, absent=item.action == "copy")
     elif item.kind == "snapshot":
         rel_key, session_id = item.where
-        session = await source.read_snapshot(rel_key, session_id)
+        session = kept if kept is not None else await source.read_snapshot(rel_key, session_id)
         if session is None:
             raise CliError("the source snapshot vanished")
+        if item.unread:
+            item.expected, item.source_count = [_snapshot_digest(session)], 1
         await target.write_snapshot(rel_key, session_id, session)
     elif item.kind == "folder":
         await target.files().create_directory(item.where)
     elif item.kind == "file":
         path = item.where
-        text = await source.files().read(path)
+        text = kept if kept is not None else await source.files().read(path)
         if text is None:
             raise CliError("the source file vanished")
+        if item.unread:
+            item.expected, item.source_count = [_text_digest(text)], len(text)
         await target.files().write(path, text, overwrite=True)
     else:
-        stored = await source_driver.get(item.where)
-        if stored is None:
-            raise CliError("the source object vanished")
-        await target_driver.put(item.where, stored.data)
+        data = kept
+        if data is None:
+            stored = await source_driver.get(item.where)
+            if stored is None and item.unread:  # as the plan treats one (a checkpoint pruned meanwhile)
+                item.action, item.detail = "skip", "vanished from the source before its copy"
+                return
+            if stored is None:
+                raise CliError("the source object vanished")
+            data = stored.data
+        if item.unread:
+            item.expected = [hashlib.sha256(data).hexdigest()]
+        await target_driver.put(item.where, data)
 
 
 async def _verify(item: MigrationItem, target: _StoresSide, target_driver: Any) -> bool:

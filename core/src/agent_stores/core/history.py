@@ -410,12 +410,8 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         staging check: a transcript is only ever staged from a log that was written.
         """
         records = [LogRecord(digest, payload) for digest, payload in encoded]
-        create = cast("Callable[..., Awaitable[LogVersion | None]] | None", getattr(self.driver, "create", None))
-        if create is not None:
-            started = await create(key, records, session_id=session_id or "", ttl=self.ttl)
-            if started is not None:
-                self._remember(key, LogTail(len(records), [r.digest for r in records], started))
-                return True
+        if await self._start(key, session_id or "", records):
+            return True
         if await self.driver.length(staging_key(self, session_id)):
             return False
         try:
@@ -425,6 +421,17 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         except StoreConflictError:
             return False
         self._remember(key, LogTail(len(records), [r.digest for r in records], version))
+        return True
+
+    async def _start(self, key: str, session_id: str, records: list[LogRecord]) -> bool:
+        """Start a log that was never written with ``records``, where the driver can (``create``: one request)."""
+        create = cast("Callable[..., Awaitable[LogVersion | None]] | None", getattr(self.driver, "create", None))
+        if create is None:
+            return False
+        started = await create(key, records, session_id=session_id, ttl=self.ttl)
+        if started is None:
+            return False
+        self._remember(key, LogTail(len(records), [r.digest for r in records], started))
         return True
 
     async def _append_now(
@@ -454,6 +461,8 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
                     return
                 fetched = None if outcome is None else outcome.tail
             tail = remembered or fetched or await self._message_tail(key, wanted)
+            if remembered is None and tail.version is None and await self._start(key, session_id, records):
+                return  # a log never written (the driver tells a deleted one): no staged transcript to wait for
             if remembered is None and (not tail.length or tail.digests[-1:] == [SEAL_DIGEST]):
                 staging = staging_key(self, session_id)  # a retention may be swapping the log (see retain)
                 if await waits_for_retention(self, key, staging, session_id, sealed=bool(tail.length)):

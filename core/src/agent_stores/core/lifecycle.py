@@ -16,6 +16,10 @@ client the user configured; its stores subclass :class:`ConnectedStore` and its
   ``**kwargs`` to) go to the store, and anything else goes to the connector only when it
   accepts open-ended client options (a Redis client's keywords, an fsspec storage option);
   otherwise it is a ``ValueError`` naming what is accepted.
+- A store option its class lists in :attr:`ConnectedStore.url_options` (``cache_bytes`` on
+  every store) is also read from the URL's query, strictly, before the backend's own parser
+  sees the URL; ``open_stores`` takes the same options, from the query or as keywords, and
+  gives them to each store that takes them.
 
 A third-party backend uses the same pieces (see ``docs/write-your-own-backend.md``).
 """
@@ -47,6 +51,7 @@ __all__ = [
     "route_options",
     "store_options",
     "take_query_option",
+    "take_url_options",
 ]
 
 #: The option every store URL and every backend takes: the bytes each of its caches may hold.
@@ -83,6 +88,20 @@ def take_query_option(url: str, name: str) -> tuple[str, str | None]:
         raise ValueError(f"the URL gives {name} more than once")
     rest = urlencode([(k, v) for k, v in pairs if k != name], quote_via=quote, safe="/:,")
     return base + ("?" + rest if rest else "") + fragment, values[0]
+
+
+def take_url_options(url: str, readers: Mapping[str, Callable[[Any], Any]]) -> tuple[str, dict[str, Any]]:
+    """Return ``url`` without the query parameters ``readers`` names, and their values as each reader reads them.
+
+    Raises:
+        ValueError: A parameter is given more than once, or its reader refuses its value.
+    """
+    given: dict[str, Any] = {}
+    for name, read in readers.items():
+        url, text = take_query_option(url, name)
+        if text is not None:
+            given[name] = read(text)
+    return url, given
 
 
 class Handle(Protocol):
@@ -277,6 +296,11 @@ class ConnectedStore(OwnedResource, Generic[HandleT]):
 
     connector: ClassVar[Connector[Any]]
     handle: HandleT
+    #: The store options a URL's query may give, each with what reads its value strictly (the
+    #: text of the query, or a keyword's value) and raises ``ValueError`` naming it. Every store
+    #: of one backend lists the same names, so one URL opens each of them: a store ignores an
+    #: option it does not take (a file store, ``cache_bytes``) once the value is found valid.
+    url_options: ClassVar[Mapping[str, Callable[[Any], Any]]] = {CACHE_BYTES: validate_cache_bytes}
 
     def _connect(self, client: Any, **handle_options: Any) -> HandleT:
         """Adopt ``client``: a handle is shared; anything else is wrapped in a handle this store closes."""
@@ -296,10 +320,12 @@ class ConnectedStore(OwnedResource, Generic[HandleT]):
         Raises:
             ValueError: The URL is malformed, or an option is unknown or invalid.
         """
-        url, cache_bytes = take_query_option(url, CACHE_BYTES)
+        url, given = take_url_options(url, cls.url_options)
         store, handle = route_options(cls, cls.connector, options)
-        if cache_bytes is not None and CACHE_BYTES in store_options(cls):  # stores without a cache ignore it
-            store.setdefault(CACHE_BYTES, validate_cache_bytes(cache_bytes))
+        takes = store_options(cls)
+        for name, value in given.items():
+            if name in takes:  # a store that does not take it (a file store, cache_bytes) ignores it
+                store.setdefault(name, value)
         return cls.owning(cls.connector.open(url, **handle), **store)
 
     @classmethod
@@ -402,17 +428,36 @@ class ConnectedBackend(Generic[HandleT]):
         #: Seconds since the epoch for every expiry this backend's stores and drivers decide
         #: (``None``: the real clock); what ``agent-stores check`` and tests pass to move time.
         self.clock = cast("Callable[[], float] | None", clock)
+        readers = self.store_url_options()
+        url, given = take_url_options(url, readers)
+        for name in [n for n in options if n in readers]:  # a keyword wins over the URL's query
+            given[name] = readers[name](options.pop(name))
+        #: The store options this backend's URL or keywords gave (:attr:`ConnectedStore.url_options`),
+        #: read: each store handed out that takes one gets it unless the call names its own.
+        self.store_defaults: dict[str, Any] = given
         if MUST_EXIST not in self.connector.options:
             _refuse_must_exist(self.connector, options.pop(MUST_EXIST, False))
         unknown = sorted(n for n in options if n not in self.connector.options and not self.connector.open_ended)
         if unknown:
             raise ValueError(
                 f"unknown {self.connector.name} backend options {unknown}; "
-                f"known: {_names({*self.connector.options, CACHE_BYTES})}"
+                f"known: {_names({*self.connector.options, CACHE_BYTES, *readers})}"
             )
         self.url = url
         self.decode_cache = DecodeCache(validate_cache_bytes(cache_bytes))
         self.handle: HandleT = self.connector.open(url, **options)
+
+    @classmethod
+    def store_url_options(cls) -> dict[str, Callable[[Any], Any]]:
+        """The store options (but ``cache_bytes``, which sizes the backend's shared cache) its URL may give.
+
+        Those its store classes list in :attr:`ConnectedStore.url_options`, each with its reader.
+        """
+        readers: dict[str, Callable[[Any], Any]] = {}
+        for store_type in (cls.history_type, cls.file_store_type, cls.session_store_type):
+            readers.update(getattr(store_type, "url_options", {}))
+        readers.pop(CACHE_BYTES, None)
+        return readers
 
     def scoped(self, kind: str, tenant: str | None) -> tuple[Any, dict[str, Any]]:
         """What the ``kind`` store (``history``, ``files``, ``sessions``) of ``tenant`` is built on.
@@ -448,6 +493,9 @@ class ConnectedBackend(Generic[HandleT]):
             unknown = sorted(set(options) - takes)
             if unknown:
                 raise ValueError(f"unknown {what} options {unknown}; it takes {_names(takes)}")
+            for name, value in self.store_defaults.items():
+                if name in takes:
+                    options.setdefault(name, value)
         handle, placement = self.scoped(kind, tenant)
         return store_type(handle, **placement, **options)
 

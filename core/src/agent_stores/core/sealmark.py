@@ -18,10 +18,12 @@ from .drivers import LogDriver, ObjectDriver
 from .errors import CorruptRecordError, StoreConflictError, StoreError
 from .keys import split_tenant
 from .lifecycle import take_query_option
+from .urls import parse_bytes
 
 __all__ = [
     "KMS_KEY_ENV",
     "LOG_OBJECTS",
+    "OPENED_BYTES",
     "SEALED_MARKER",
     "VALUE_MARKER",
     "PlaintextStoreError",
@@ -41,6 +43,8 @@ SEALED_MARKER: Final = "sealing/sealed.json"
 VALUE_MARKER: Final = b"\x89AS1"
 #: The folder, in each scope, where an object store keeps its history logs (``ObjectLogDriver``'s).
 LOG_OBJECTS: Final = "history/"
+#: The option, in code and in a sealed store's URL, sizing what its log driver remembers opened (bytes).
+OPENED_BYTES: Final = "opened_bytes"
 #: The environment variable naming the AWS KMS key that seals every store opened.
 KMS_KEY_ENV: Final = "AGENT_STORES_KMS_KEY_ID"
 
@@ -106,21 +110,26 @@ class SealMarker:
 
 
 def take_sealing_options(url: str, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """Take ``kms_key_id`` and ``adopt_plaintext`` out of ``open_stores``' options and its URL's query.
+    """Take ``kms_key_id``, ``adopt_plaintext`` and ``opened_bytes`` out of ``open_stores``' options and URL query.
 
-    Returns the URL without them, and ``{"kms_key_id": str | None, "adopt_plaintext": bool}``
-    (an option given in code wins over the URL's).
+    Returns the URL without them, and ``{"kms_key_id": str | None, "adopt_plaintext": bool,
+    "opened_bytes": int | None}`` (an option given in code wins over the URL's; ``opened_bytes``
+    is ``None`` when neither gives it).
 
     Raises:
-        ValueError: ``adopt_plaintext`` in the URL is not true or false, or an option is given twice in the URL.
+        ValueError: ``adopt_plaintext`` in the URL is not true or false, ``opened_bytes`` is not
+            a whole non-negative number of bytes, or an option is given twice in the URL.
     """
     url, kms_key_id = take_query_option(url, "kms_key_id")
     url, adopt = take_query_option(url, "adopt_plaintext")
+    url, opened = take_query_option(url, OPENED_BYTES)
     if adopt is not None and adopt.lower() not in _TRUE | _FALSE:
         raise ValueError(f"the URL option adopt_plaintext is true or false, got {adopt!r}")
+    opened = options.pop(OPENED_BYTES, None) if OPENED_BYTES in options else opened
     return url, {
         "kms_key_id": options.pop("kms_key_id", None) or kms_key_id,
         "adopt_plaintext": bool(options.pop("adopt_plaintext", False)) or (adopt or "").lower() in _TRUE,
+        OPENED_BYTES: None if opened is None else parse_bytes(opened, option=OPENED_BYTES),
     }
 
 

@@ -33,7 +33,7 @@ from .opencheck import OpenCheck
 from .prefixed import within
 from .redaction import redact_url
 from .retain import is_staging_segment
-from .sealmark import KMS_KEY_ENV, refuse_if_sealed, take_sealing_options
+from .sealmark import KMS_KEY_ENV, OPENED_BYTES, refuse_if_sealed, take_sealing_options
 from .tenants import TenantStores
 from .todos import ObjectTodoStore
 
@@ -339,8 +339,9 @@ def _scheme(url: str) -> str:
 
 def resolve_encryption(encryption: object, keyring_option: str | None, **named: Any) -> Any:
     """What :func:`open_stores` seals with (see :func:`agent_stores.core.sealing.resolve_encryption`)."""
-    unnamed = keyring_option is None and not any(named.values())
-    if encryption is False and not named.get("adopt_plaintext"):
+    sized = named.get(OPENED_BYTES) is not None  # a sealed store's option: refused below without a key
+    unnamed = keyring_option is None and not any(v for k, v in named.items() if k != OPENED_BYTES) and not sized
+    if encryption is False and not named.get("adopt_plaintext") and not sized:
         return None
     if encryption is None and unnamed and not os.environ.get(KEYRING_ENV) and not os.environ.get(KMS_KEY_ENV):
         return None  # the common case never imports the sealing layer
@@ -373,11 +374,14 @@ def open_stores(url: str, **options: Any) -> Stores:
     ``encryption=False`` opens unsealed. A sealed store opened without its key raises
     :class:`~agent_stores.core.sealmark.SealedStoreError` on the first operation; a sealed open
     of a store holding plaintext raises :class:`~agent_stores.core.sealmark.PlaintextStoreError`
-    unless the option or URL option ``adopt_plaintext`` is true (seal from now on).
+    unless the option or URL option ``adopt_plaintext`` is true (seal from now on). The option
+    or URL option ``opened_bytes`` (a whole number of bytes) sizes what a sealed store's history
+    remembers having decrypted (8 MiB by default, ``0`` nothing); it needs a key.
 
     Raises:
         ValueError: ``url`` has no scheme or no installed backend serves it (the message names
-            the extra to install), or the backend refuses an option (``must_exist`` included).
+            the extra to install), the backend refuses an option (``must_exist`` included), or a
+            sealing option is malformed or given without a key.
     """
     scheme = _scheme(url)
     found = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}

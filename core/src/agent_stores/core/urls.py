@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["FALSE_SPELLINGS", "TRUE_SPELLINGS", "check_user_part", "parse_bool"]
+__all__ = ["FALSE_SPELLINGS", "TRUE_SPELLINGS", "check_user_part", "parse_bool", "parse_bytes"]
 
 #: The spellings of true every boolean option takes (compared case-insensitively).
 TRUE_SPELLINGS: Final = frozenset({"1", "true", "yes", "on"})
@@ -41,6 +41,23 @@ def parse_bool(value: object, *, option: str) -> bool:
     else:
         shown = f"a {type(value).__name__}"
     raise ValueError(f"option {option} takes 1, true, yes, on or 0, false, no, off; got {shown}")
+
+
+def parse_bytes(value: object, *, option: str) -> int:
+    """Read a size in bytes: a whole non-negative number (``0``, ``8388608``), as an ``int`` or as its digits.
+
+    Raises:
+        ValueError: Anything else (``-1``, ``1.5``, ``8MiB``, ``" 8"``, an empty value, a ``bool``), naming ``option``.
+    """
+    if isinstance(value, str):
+        if value.isascii() and value.isdigit():
+            return int(value)
+        shown = repr(value) if len(value) <= _SHOWN else f"{value[:_SHOWN]!r}..."
+    elif isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    else:
+        shown = repr(value) if isinstance(value, int) else f"a {type(value).__name__}"
+    raise ValueError(f"option {option} takes a whole non-negative number of bytes; got {shown}")
 
 
 def check_user_part(url: str, *, what: str = "store URL") -> None:

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from agent_stores.core import ConnectedBackend, Connector, KeySpace, ObjectLogDriver
 from agent_stores.core.lifecycle import merge_capabilities
+from agent_stores.core.objectlog import FAIR_CLAIMS
 
 from ._capabilities import FilesystemCapabilities
 from ._connect import CONNECTOR
@@ -42,8 +43,10 @@ class FsspecBackend(ConnectedBackend[FsspecObjectDriver]):
     Args:
         url: ``file:///absolute/dir`` or ``fsspec+<protocol>://...``; query parameters are
             storage options of the filesystem.
-        **options: ``fsync`` and ``capabilities`` for the driver; anything else is a
-            storage option of the filesystem (``key_filename=...``, ``endpoint_url=...``).
+        **options: ``fsync`` and ``capabilities`` for the driver; ``fair_claims`` (also in the
+            query: ``false`` turns fair claims off, see :class:`FsspecHistoryProvider`) and
+            ``cache_bytes`` for the stores; anything else is a storage option of the filesystem
+            (``key_filename=...``, ``endpoint_url=...``).
 
     Raises:
         ValueError: The URL is malformed or its protocol unknown to fsspec.
@@ -69,7 +72,12 @@ class FsspecBackend(ConnectedBackend[FsspecObjectDriver]):
 
     def log_driver(self) -> ObjectLogDriver:
         """The object-store log under ``<root>/history`` (``within`` a tenant's root, its history)."""
-        return ObjectLogDriver(self.object_driver(), prefix="history/", clock=self.clock or time.time)
+        return ObjectLogDriver(
+            self.object_driver(),
+            prefix="history/",
+            clock=self.clock or time.time,
+            fair_claims=self.store_defaults.get(FAIR_CLAIMS, True),
+        )
 
     @classmethod
     def declared_on(cls, filesystem: FilesystemCapabilities, *, processes: bool = True) -> dict[str, dict[str, Any]]:

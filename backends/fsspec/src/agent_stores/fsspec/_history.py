@@ -8,6 +8,7 @@ from typing import Unpack
 
 from agent_stores.core import LogHistoryProvider, ObjectLogDriver
 from agent_stores.core.history import HistoryOptions, window_cache_bytes
+from agent_stores.core.objectlog import read_fair_claims
 from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
 from ._capabilities import FilesystemCapabilities
@@ -63,6 +64,10 @@ class FsspecHistoryProvider(FsspecStore, LogHistoryProvider):
         fsync: Local only: flush each segment to disk before it becomes visible.
         capabilities: Override the capabilities declared for the filesystem.
         clock: Seconds since the epoch, for expiry (tests pass a fake one).
+        fair_claims: Writers of one session take turns when they contend (the default; see
+            ``docs/reliability.md``); ``False`` claims as earlier releases did: a little less
+            waiting per save, but the writer that lost most may keep losing. Also the URL option
+            ``?fair_claims=false``.
         **options: The options of every history provider (``source_id``, ``namespace``,
             ``tenant``, ``max_messages``, ``ttl``, ``skip_excluded``, ``cache_bytes``...), as
             :class:`~agent_stores.core.LogHistoryProvider` documents them; expired sessions
@@ -78,13 +83,15 @@ class FsspecHistoryProvider(FsspecStore, LogHistoryProvider):
         fsync: bool | None = None,
         capabilities: FilesystemCapabilities | None = None,
         clock: Callable[[], float] = time.time,
+        fair_claims: bool = True,
         **options: Unpack[HistoryOptions],
     ) -> None:
+        fair = read_fair_claims(fair_claims)
         objects = self._connect_root(fs, root, fsync=fsync, capabilities=capabilities)
         self.objects = objects
-        super().__init__(
-            ObjectLogDriver(objects, prefix="", cache_bytes=window_cache_bytes(options), clock=clock), **options
-        )
+        cache_bytes = window_cache_bytes(options)
+        log = ObjectLogDriver(objects, prefix="", cache_bytes=cache_bytes, clock=clock, fair_claims=fair)
+        super().__init__(log, **options)
 
     @property
     def capabilities(self) -> FilesystemCapabilities:

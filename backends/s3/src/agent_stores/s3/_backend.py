@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from agent_stores.core import ConnectedBackend, Connector, ObjectDriver, PrefixedObjectDriver
-from agent_stores.core.objectlog import ObjectLogDriver
+from agent_stores.core.objectlog import FAIR_CLAIMS, ObjectLogDriver
 
 from ._connect import CONNECTOR, S3Bucket
 from ._driver import S3ObjectDriver
@@ -33,7 +33,8 @@ class S3Backend(ConnectedBackend[S3Bucket]):
         url: ``s3://bucket/prefix`` with options in the query: ``endpoint_url``, ``region``,
             ``profile``, ``addressing_style``, ``create_bucket``, ``conditional_delete``,
             ``ordered_listing``, ``path_keys``, ``max_attempts``, ``connect_timeout``,
-            ``read_timeout``, ``max_concurrency``.
+            ``read_timeout``, ``max_concurrency``; and ``fair_claims`` (``false`` turns fair
+            claims off, see :class:`S3HistoryProvider`) and ``cache_bytes``, for the stores.
         **options: The same options as keywords (they win over the query), and ``session``:
             a ``boto3.Session`` to make the client from.
 
@@ -61,4 +62,9 @@ class S3Backend(ConnectedBackend[S3Bucket]):
 
     def log_driver(self) -> ObjectLogDriver:
         """The object-store log under ``<prefix>history/`` (``within`` a tenant's root: its history)."""
-        return ObjectLogDriver(self.object_driver(), prefix="history/", clock=self.clock or time.time)
+        return ObjectLogDriver(
+            self.object_driver(),
+            prefix="history/",
+            clock=self.clock or time.time,
+            fair_claims=self.store_defaults.get(FAIR_CLAIMS, True),
+        )

@@ -8,7 +8,7 @@ or a ``boto3.Session`` and owned). Retries and timeouts live in botocore's ``Con
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Final, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -17,6 +17,9 @@ import boto3
 from botocore.config import Config
 
 from agent_stores.core import MUST_EXIST, ConnectedStore, Connector, redact_url
+from agent_stores.core.codec import validate_cache_bytes
+from agent_stores.core.lifecycle import CACHE_BYTES
+from agent_stores.core.objectlog import FAIR_CLAIMS, read_fair_claims
 from agent_stores.core.urls import check_user_part, parse_bool
 
 from ._driver import S3ObjectDriver, check_key
@@ -340,6 +343,10 @@ CONNECTOR: Final = S3Connector()
 
 
 class S3Store(ConnectedStore[S3Bucket]):
-    """Borrow-or-own for the S3 stores (``from_url`` from the core)."""
+    """Borrow-or-own for the S3 stores (``from_url`` from the core); ``fair_claims`` may come from a URL."""
 
     connector: ClassVar[Connector[Any]] = CONNECTOR
+    url_options: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
+        CACHE_BYTES: validate_cache_bytes,
+        FAIR_CLAIMS: read_fair_claims,
+    }

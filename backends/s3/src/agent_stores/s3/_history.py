@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from agent_stores.core import LogHistoryProvider, PrefixedObjectDriver
 from agent_stores.core.history import HistoryOptions, window_cache_bytes
-from agent_stores.core.objectlog import ObjectLogDriver
+from agent_stores.core.objectlog import ObjectLogDriver, read_fair_claims
 
 from ._connect import S3Bucket, S3Store
 from ._driver import S3ObjectDriver
@@ -65,6 +65,10 @@ class S3HistoryProvider(S3Store, LogHistoryProvider):
         driver_options: With a client, ``S3ObjectDriver`` options (``create_bucket``,
             ``conditional_delete``, ``ordered_listing``, ``path_keys``, ``max_concurrency``).
         clock: Seconds since the epoch, for expiry (tests pass a fake one).
+        fair_claims: Writers of one session take turns when they contend (the default; see
+            ``docs/reliability.md``); ``False`` claims as earlier releases did: a little less
+            waiting per save, but the writer that lost most may keep losing. Also the URL option
+            ``?fair_claims=false``.
         **options: The options of every history provider (``source_id``, ``namespace``,
             ``tenant``, ``max_messages``, ``ttl``, ``skip_excluded``, ``cache_bytes``...), as
             :class:`~agent_stores.core.LogHistoryProvider` documents them; ``cache_bytes`` also
@@ -79,11 +83,14 @@ class S3HistoryProvider(S3Store, LogHistoryProvider):
         prefix: str | None = None,
         driver_options: dict[str, Any] | None = None,
         clock: Callable[[], float] = time.time,
+        fair_claims: bool = True,
         **options: Unpack[HistoryOptions],
     ) -> None:
+        fair = read_fair_claims(fair_claims)
         handle = self._connect(client, bucket=bucket, prefix=prefix, **(driver_options or {}))
         self.objects = handle.driver
         view = PrefixedObjectDriver(handle.driver, handle.prefix) if handle.prefix else handle.driver
-        super().__init__(
-            ObjectLogDriver(view, prefix="history/", cache_bytes=window_cache_bytes(options), clock=clock), **options
+        log = ObjectLogDriver(
+            view, prefix="history/", cache_bytes=window_cache_bytes(options), clock=clock, fair_claims=fair
         )
+        super().__init__(log, **options)

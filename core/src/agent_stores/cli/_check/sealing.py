@@ -72,11 +72,14 @@ class TenantRecorder:
         return getattr(self.stores, name)
 
 
-def _unsealed_url(url: str) -> tuple[str, bool]:
-    """``url`` without its sealing options, and whether it adopts plaintext."""
+def _unsealed_url(url: str) -> tuple[str, dict[str, Any]]:
+    """``url`` without its sealing options, and the :class:`Encryption` settings they give besides the key."""
     url, _ = take_query_option(url, "keyring")
     url, named = take_sealing_options(url, {})
-    return url, bool(named["adopt_plaintext"])
+    settings: dict[str, Any] = {"adopt_plaintext": bool(named["adopt_plaintext"])}
+    if named["opened_bytes"] is not None:
+        settings["opened_bytes"] = named["opened_bytes"]
+    return url, settings
 
 
 def plan_sealed_url(
@@ -90,13 +93,13 @@ def plan_sealed_url(
     """
     assert isinstance(probe, SealedStores)
     provider = probe.encryption.provider
-    base, adopt = _unsealed_url(url)
+    base, settings = _unsealed_url(url)
 
     def factory(given: KeyProvider | bool) -> Any:
         if given is False:
             return TenantRecorder(open_stores(base, encryption=False), tenants, namespaces)
         assert not isinstance(given, bool)
-        sealed = open_stores(base, encryption=Encryption(given, adopt_plaintext=adopt))
+        sealed = open_stores(base, encryption=Encryption(given, **settings))
         return TenantRecorder(sealed, tenants, namespaces)
 
     fixtures: dict[str, Any] = {"key_provider": provider}

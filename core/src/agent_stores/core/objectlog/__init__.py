@@ -5,7 +5,7 @@ what a damaged log is missing in ``_gaps``, and the driver in ``_driver``; ``doc
 describes how it works.
 """
 
-from ._driver import ObjectLogDriver
+from ._driver import FAIR_CLAIMS, ObjectLogDriver, read_fair_claims
 from ._gaps import Gap, LogGapError, Salvage
 
-__all__ = ["Gap", "LogGapError", "ObjectLogDriver", "Salvage"]
+__all__ = ["FAIR_CLAIMS", "Gap", "LogGapError", "ObjectLogDriver", "Salvage", "read_fair_claims"]

@@ -16,8 +16,10 @@ from typing import NamedTuple, TypeVar, cast
 
 import msgspec
 
+from ..cache import BoundedCache
 from ..drivers import Listing, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
 from ..errors import CorruptRecordError, StoreConflictError, StoreError
+from ..urls import parse_bool
 from ._ends import RememberedEnds
 from ._format import (
     CHECKPOINT,
@@ -44,10 +46,23 @@ from ._format import (
 )
 from ._gaps import Gap, LogGapError, Salvage, absent_runs, salvage_of
 
-__all__ = ["CACHE_BYTES", "ObjectLogDriver"]
+__all__ = ["CACHE_BYTES", "FAIR_CLAIMS", "ObjectLogDriver", "read_fair_claims"]
 
 _T = TypeVar("_T")
 _log = logging.getLogger("agent_stores.objectlog")
+
+#: The option, in code and in a store URL, that turns fair claims off (``fair_claims=false``).
+FAIR_CLAIMS = "fair_claims"
+
+
+def read_fair_claims(value: object) -> bool:
+    """The ``fair_claims`` option read strictly (:func:`~agent_stores.core.urls.parse_bool`).
+
+    Raises:
+        ValueError: Not one of the boolean spellings, naming the option and the accepted values.
+    """
+    return parse_bool(value, option=FAIR_CLAIMS)
+
 
 #: Payload bytes the remembered windows of all logs hold at most, by default.
 CACHE_BYTES = 16 * 2**20
@@ -70,6 +85,8 @@ _CONTENDED_S = 1.0
 # longer it has been losing claims: one losing for this many round trips goes at once.
 _TURN_ROUND_TRIPS = 0.5
 _SENIOR_ROUND_TRIPS = 4.0
+# Logs a driver remembers having seen written (a segment object found) while they read as empty.
+_WRITTEN_LOGS = 4096
 # Weight of the newest claim in the driver's running claim round trip.
 _RTT_WEIGHT = 0.2
 
@@ -184,6 +201,9 @@ class ObjectLogDriver:
         self.concurrency = concurrency
         self._clock = clock
         self.fair_claims = fair_claims
+        #: Logs a read found empty but written before (deleted or expired): :meth:`create` knows
+        #: their first slot is taken without asking.
+        self._written: BoundedCache[str, bool] = BoundedCache(max_entries=_WRITTEN_LOGS)
         self._claim_rtt = 0.0  # running round trip of a conditional put (seconds; 0: none timed yet)
 
     @property
@@ -689,6 +709,8 @@ class ObjectLogDriver:
         head, digests, payloads = await self._window(key, max(count, 0))
         if head is None or not head.live:
             self._ends.forget(key)
+            if head is not None:
+                self._written.put(key, True)
             return LogTail(0, [], None)
         self._ends.learn(key, head.segment, digests, payloads)
         return LogTail(head.length, digests, head.version)
@@ -712,6 +734,8 @@ class ObjectLogDriver:
             self._ends.learn(key, head.segment, digests, payloads, window=window)
         else:
             self._ends.forget(key)
+            if head is not None:
+                self._written.put(key, True)
         return payloads
 
     async def read_many(self, keys: Sequence[str]) -> list[list[bytes] | None]:
@@ -827,13 +851,18 @@ class ObjectLogDriver:
 
         Segments are blanked, never removed, so the first slot of a log is free only while
         nothing was ever written to it (no life, no delete, no retention of it). ``None`` when
-        the slot is taken: nothing was written, and :meth:`append` is the way on.
+        the slot is taken: nothing was written, and :meth:`append` is the way on. A log this
+        driver saw written (its end remembered, or a read that found it deleted or expired) is
+        ``None`` at once, without a request: a save to a session deleted and written again
+        costs nothing more for trying.
 
         Raises:
             ValueError: ``records`` is empty.
         """
         if not records:
             raise ValueError("create needs at least one record")
+        if key in self._written or self._ends.end(key) is not None:
+            return None
         expires_at = None if ttl is None else self._clock() + ttl
         digests = [r.digest for r in records]
         payloads = [bytes(r.payload) for r in records]
@@ -841,6 +870,7 @@ class ObjectLogDriver:
         try:
             await self.objects.put(self._names.of(key, SEGMENT, 1), encode(segment), if_absent=True)
         except StoreConflictError:
+            self._written.put(key, True)
             return None
         self._ends.learn(key, segment, digests, payloads, own=True)
         if self.tail_after is not None:

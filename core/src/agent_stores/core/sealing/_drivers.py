@@ -179,6 +179,11 @@ class SealedLogDriver:
         #: The scope of each log appended to lately (log_scope_of, worked out once per log, not per append).
         self._scopes: dict[str, str] = scopes if scopes is not None else {}
 
+    @property
+    def opened_bytes(self) -> int | None:
+        """Most bytes of records remembered opened (shared by every view :meth:`within` gives)."""
+        return self._opened.max_cost
+
     def within(self, prefix: str) -> SealedLogDriver:
         """This driver seen from under ``prefix`` (what a tenant's history provider uses)."""
         return SealedLogDriver(

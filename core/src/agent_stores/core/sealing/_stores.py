@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -20,7 +20,8 @@ from ..redaction import redact_url
 from ..sealmark import KMS_KEY_ENV, PlaintextStoreError, SealMarker, probe_store, read_marker, write_marker
 from ..sessions import ObjectSessionStore
 from ..stores import Backend, DriverBackend, Stores
-from ._drivers import SealedLogDriver, SealedObjectDriver
+from ..urls import parse_bytes
+from ._drivers import OPENED_BYTES, SealedLogDriver, SealedObjectDriver
 from ._keys import KEYRING_ENV, DataKeys, KeyProvider, Keyring
 from ._scopes import NAMESPACE_SCOPES, keys_object, namespace_scope
 from ._sweep import reseal_logs, reseal_objects
@@ -46,6 +47,12 @@ class Encryption:
         key_refresh: Seconds after which a scope's data keys are read from the store again
             before their next use: a data key another process made current is used here, and
             one another process destroyed (``forget``) stops being used, within this bound.
+        opened_bytes: Most bytes of history records the stores remember having opened (their
+            sealed and plain bytes), so a record loaded again is not decrypted again; ``0``
+            remembers none. The URL option ``?opened_bytes=...`` sets it too.
+
+    Raises:
+        ValueError: ``opened_bytes`` is not a whole non-negative number of bytes.
     """
 
     provider: KeyProvider
@@ -53,6 +60,10 @@ class Encryption:
     max_scopes: int = 1024
     adopt_plaintext: bool = False
     key_refresh: float = 60.0
+    opened_bytes: int = OPENED_BYTES
+
+    def __post_init__(self) -> None:
+        parse_bytes(self.opened_bytes, option="opened_bytes")
 
 
 def kms_provider(key_id: str) -> KeyProvider:
@@ -81,6 +92,7 @@ def resolve_encryption(
     *,
     kms_key_id: str | None = None,
     adopt_plaintext: bool = False,
+    opened_bytes: int | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Encryption | None:
     """What ``open_stores`` seals with: the first of ``encryption``, a keyring, a KMS key, the environment.
@@ -91,22 +103,27 @@ def resolve_encryption(
 
     ``encryption=False`` opens the store unsealed whatever the environment says.
     ``adopt_plaintext`` applies to a provider found here (an :class:`Encryption` given says its own).
+    ``opened_bytes`` (``None``: the default) applies to whatever seals, an :class:`Encryption` given included.
 
     Raises:
         TypeError: ``encryption`` is not an :class:`Encryption`, a :class:`KeyProvider`, ``None`` or ``False``.
-        ValueError: Both a keyring and a KMS key are named, ``adopt_plaintext`` without any key,
-            or the KMS provider is not installed.
+        ValueError: Both a keyring and a KMS key are named, ``adopt_plaintext`` or ``opened_bytes``
+            without any key, ``opened_bytes`` is not a whole non-negative number of bytes, or the
+            KMS provider is not installed.
         FileNotFoundError: The keyring named cannot be read (a malformed one is a ``ValueError``).
     """
+    sized = opened_bytes is not None
+    opened = OPENED_BYTES if opened_bytes is None else parse_bytes(opened_bytes, option="opened_bytes")
     if encryption is False:
-        if adopt_plaintext:
-            raise ValueError("adopt_plaintext seals a store: it needs a key, not encryption=False")
+        if adopt_plaintext or sized:
+            named = "adopt_plaintext" if adopt_plaintext else "opened_bytes"
+            raise ValueError(f"{named} is an option of a sealed store: it needs a key, not encryption=False")
         return None
     if isinstance(encryption, Encryption):
-        return encryption
+        return replace(encryption, opened_bytes=opened) if sized else encryption
     if encryption is not None:
         if isinstance(encryption, KeyProvider):
-            return Encryption(encryption, adopt_plaintext=adopt_plaintext)
+            return Encryption(encryption, adopt_plaintext=adopt_plaintext, opened_bytes=opened)
         raise TypeError(
             f"encryption is an Encryption, a KeyProvider (such as a Keyring), None or False, got {encryption!r}"
         )
@@ -128,8 +145,12 @@ def resolve_encryption(
     if provider is None:
         if adopt_plaintext:
             raise ValueError("adopt_plaintext seals a store: name its key (keyring=, kms_key_id= or encryption=)")
+        if sized:
+            raise ValueError(
+                "opened_bytes is an option of a sealed store: name its key (keyring=, kms_key_id= or encryption=)"
+            )
         return None
-    return Encryption(provider, adopt_plaintext=adopt_plaintext)
+    return Encryption(provider, adopt_plaintext=adopt_plaintext, opened_bytes=opened)
 
 
 class SealedStores(Stores):
@@ -168,7 +189,12 @@ class SealedStores(Stores):
         )
         self._marked = False
         self._objects = SealedObjectDriver(self.raw_objects, self.data_keys, plaintext_reads=encryption.plaintext_reads)
-        self._logs = SealedLogDriver(self.raw_logs, self.data_keys, plaintext_reads=encryption.plaintext_reads)
+        self._logs = SealedLogDriver(
+            self.raw_logs,
+            self.data_keys,
+            plaintext_reads=encryption.plaintext_reads,
+            opened_bytes=encryption.opened_bytes,
+        )
 
     async def _check_open(self) -> None:
         """A sealed open: the store is marked, empty, or sealed before markers; plaintext only when adopted."""
