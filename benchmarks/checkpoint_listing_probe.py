@@ -3,7 +3,9 @@
 Fills ``--big`` tiny checkpoints (``--full``: the bench's ~6 kB ones; 16 saves at a time), then
 times ``list_checkpoint_ids`` and ``list_checkpoints`` five times each, alternating, and prints
 one JSON line of medians: wall milliseconds and this process's CPU milliseconds
-(``time.process_time``: the event loop and its worker threads, not the server). CPU time is what
+(``time.process_time``: the event loop and its worker threads, not the server), and the part of
+each listing spent in the cyclic garbage collector (``gc.callbacks``: ``*_gc`` milliseconds,
+``*_full`` collections of the oldest generation). CPU time is what
 a change to our decoding moves; on a shared machine it moves less with the load than wall time
 (not nothing: read pairs run side by side). Run it from two checkouts in turn (before and after)
 and compare the lines::
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import statistics
@@ -27,6 +30,22 @@ from typing import Any
 import checkpoints_bench as bench
 
 _ROUNDS = 5
+
+
+class _CollectorClock:
+    """Milliseconds spent in collections and full collections counted, while in ``gc.callbacks``."""
+
+    def __init__(self) -> None:
+        self.ms = 0.0
+        self.full = 0
+        self._start = 0.0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.ms += 1000 * (time.perf_counter() - self._start)
+            self.full += info["generation"] == 2
 
 
 async def probe(store: str, big: int, label: str, *, full: bool = False) -> dict[str, Any]:
@@ -52,13 +71,21 @@ async def probe(store: str, big: int, label: str, *, full: bool = False) -> dict
                 await storage.save(checkpoint)
 
         await asyncio.gather(*(save(c) for c in checkpoints))
-        samples: dict[str, list[float]] = {"ids_wall": [], "ids_cpu": [], "list_wall": [], "list_cpu": []}
+        samples: dict[str, list[float]] = {
+            f"{n}_{m}": [] for n in ("ids", "list") for m in ("wall", "cpu", "gc", "full")
+        }
+        clock = _CollectorClock()
+        gc.callbacks.append(clock)
         for _ in range(_ROUNDS):
             for name, listing in (("ids", storage.list_checkpoint_ids), ("list", storage.list_checkpoints)):
+                clock.ms, clock.full = 0.0, 0
                 wall, cpu = time.perf_counter(), time.process_time()
                 await listing(workflow_name="wf")
                 samples[f"{name}_wall"].append(1000 * (time.perf_counter() - wall))
                 samples[f"{name}_cpu"].append(1000 * (time.process_time() - cpu))
+                samples[f"{name}_gc"].append(clock.ms)
+                samples[f"{name}_full"].append(clock.full)
+        gc.callbacks.remove(clock)
         await stores.aclose()
     medians = {name: round(statistics.median(values)) for name, values in samples.items()}
     size = "6 kB" if full else "tiny"

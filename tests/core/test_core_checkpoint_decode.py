@@ -37,6 +37,13 @@ STATES: dict[str, bytes] = {
     "plain": b'{"step":1,"notes":["a",{"b":[1,2.5,null,true]}],"text":"caf\xc3\xa9"}',
     "a pickled set": _PICKLED_SET,
     "a pickle marker spelled with an escape": _PICKLED_SET.replace(b'"__pickled__"', b'"\\u005f_pickled__"'),
+    "a pickle marker spelled with an upper-case escape": _PICKLED_SET.replace(b'"__pickled__"', b'"__pick\\u006Ced__"'),
+    "a pickle marker and its type spelled with escapes": _PICKLED_SET.replace(
+        b'"__pickled__"', b'"__pickled_\\u005f"'
+    ).replace(b'"__type__"', b'"\\u005f_type__"'),
+    "backslash escapes but no unicode escape": b'{"x":"a\\nb\\"c\\\\u0041","y":"\\/"}',
+    "unicode escapes of non-ASCII characters only": b'{"x":"\\u2028\\ud83d\\ude00","caf\\u00e9":1}',
+    "more brackets than the plain path takes, shallow": b'{"x":[' + b",".join([b'{"a":[1]}'] * 300) + b"]}",
     "a marker-like key without its type": b'{"__pickled__":"x"}',
     "NaN and infinities": b'{"x":NaN,"y":[Infinity,-Infinity]}',
     "a lone surrogate": b'{"x":"\\ud800"}',

@@ -35,6 +35,15 @@ class SkipsFieldValidation(ObjectCheckpointStorage):
         return _Record(checkpoint, envelope["expires_at"], self._index_key(checkpoint))
 
 
+class DecodesWithoutTheFramework(ObjectCheckpointStorage):
+    """Builds checkpoints from the parsed JSON alone: pickled values come back as their marker mappings."""
+
+    def _decode(self, data: bytes, record_key: str, checkpoint_id: str | None = None) -> _Record:
+        envelope = json.loads(data)
+        checkpoint = WorkflowCheckpoint(**envelope["checkpoint"])
+        return _Record(checkpoint, envelope["expires_at"], self._index_key(checkpoint, envelope["expires_at"]))
+
+
 class PurgesOnlyTheIndex(ObjectCheckpointStorage):
     """Finds expired checkpoints through the index alone, so a record whose save never wrote its entry stays."""
 
@@ -109,6 +118,7 @@ def failed_clauses(pytester: pytest.Pytester, store: type[ObjectCheckpointStorag
 
 _CASES: list[tuple[type[ObjectCheckpointStorage], str]] = [
     (SkipsFieldValidation, "test_malformed_fields_are_corrupt_checkpoints"),
+    (DecodesWithoutTheFramework, "test_checkpoints_read_back_as_the_framework_file_store_returns_them"),
     (PurgesOnlyTheIndex, "test_killed_save_leaves_nothing_after_expiry_and_purge"),
     (RemovesTheEntryUnconditionally, "test_trim_racing_a_resave_keeps_the_resaved_checkpoint"),
     (MovesTheRecordFirst, "test_resave_killed_between_writes_keeps_the_checkpoint_listed"),

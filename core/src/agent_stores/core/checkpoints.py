@@ -77,6 +77,8 @@ _JSON_DECODE: Callable[[bytes], object] = msgspec.json.Decoder().decode
 # The key the framework's encoding marks a pickled value with (``{"__pickled__": ..., "__type__": ...}``),
 # read from the framework itself: a record whose bytes never spell it holds no value to unpickle.
 _PICKLED = next(iter(cast(dict[str, object], encode_checkpoint_value(frozenset[int]())))).encode()
+#: Every byte but the two that open a JSON container: ``len(data.translate(None, _NOT_OPENING))`` counts them.
+_NOT_OPENING = bytes(sorted(set(range(256)) - set(b"{[")))
 
 
 class CorruptCheckpointError(CorruptRecordError, WorkflowCheckpointException):
@@ -273,15 +275,17 @@ def _plain(data: bytes) -> bool:
     r"""Whether the framework's decoding of this record's parsed value is that value itself.
 
     ``decode_checkpoint_value`` only unpickles mappings holding its pickle marker and rebuilds
-    every other mapping and list as it is. Bytes without the marker, without a ``\u`` escape
-    (which could spell it) and with few enough brackets that the framework's recursion could
-    not run out of stack (where it raises) decode to an equal value, so the freshly parsed value
-    is used as it is instead of being copied node by node.
+    every other mapping and list as it is. Bytes that do not spell the marker (literally, or with
+    an escape: its characters are ASCII, so an escape of one is ``\u00``; where the bytes hold no
+    backslash at all, that search is skipped) and with few enough brackets that the framework's
+    recursion could not run out of stack (where it raises) decode to an equal value, so the
+    freshly parsed value is used as it is instead of being copied node by node. Each test is one
+    pass of C over the bytes, a fraction of the copy it saves.
     """
     return (
         _PICKLED not in data
-        and b"\\u" not in data
-        and data.count(b"{") + data.count(b"[") <= sys.getrecursionlimit() // 4
+        and (b"\\" not in data or b"\\u00" not in data)
+        and len(data.translate(None, _NOT_OPENING)) <= sys.getrecursionlimit() // 4
     )
 
 

@@ -11,7 +11,8 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar, cast
 
 import pytest
 from agent_framework import CheckpointStorage, Message, WorkflowCheckpoint
@@ -152,6 +153,26 @@ def make_checkpoint(
 
 def _ids(checkpoints: list[WorkflowCheckpoint]) -> list[str]:
     return [cp.checkpoint_id for cp in checkpoints]
+
+
+def _assert_same(ours: object, theirs: object, path: str) -> None:
+    """Assert ``ours`` and ``theirs`` are the same value, type for type; objects without ``==`` by their attributes."""
+    assert type(ours) is type(theirs), f"{path}: {type(ours).__name__} where the framework has {type(theirs).__name__}"
+    if isinstance(ours, dict):
+        theirs_dict = cast(dict[Any, Any], theirs)
+        ours_dict = cast(dict[Any, Any], ours)
+        assert list(ours_dict) == list(theirs_dict), f"{path}: keys {list(ours_dict)} != {list(theirs_dict)}"
+        for key, value in ours_dict.items():
+            _assert_same(value, theirs_dict[key], f"{path}[{key!r}]")
+    elif isinstance(ours, list | tuple):
+        ours_items, theirs_items = cast(list[Any], list(ours)), cast(list[Any], list(theirs))  # type: ignore[arg-type]
+        assert len(ours_items) == len(theirs_items), f"{path}: {len(ours_items)} items != {len(theirs_items)}"
+        for index, (mine, other) in enumerate(zip(ours_items, theirs_items, strict=True)):
+            _assert_same(mine, other, f"{path}[{index}]")
+    elif type(ours).__eq__ is object.__eq__ and hasattr(ours, "__dict__"):
+        _assert_same(vars(ours), vars(theirs), f"{path}.__dict__")
+    else:
+        assert ours == theirs, f"{path}: {ours!r} != {theirs!r}"
 
 
 class CheckpointStorageConformance(ConformanceBase):
@@ -463,6 +484,60 @@ class CheckpointStorageConformance(ConformanceBase):
         strict: CheckpointStorage = await open_store()
         with pytest.raises(WorkflowCheckpointException, match="blocked"):
             await strict.load(checkpoint.checkpoint_id)
+
+    @requires("durable")
+    async def test_checkpoints_read_back_as_the_framework_file_store_returns_them(
+        self, open_store: OpenStore, tmp_path: Path
+    ) -> None:
+        """The listings, ``load`` and ``get_latest`` return what ``FileCheckpointStorage`` does for the same saves.
+
+        Field by field, nested types included: pickled values (a tuple, a set, a datetime, a
+        framework ``Message``, an allowed application type), plain JSON values a store might
+        decode without the framework's decoding (strings spelling the pickle marker, backslash
+        and unicode escapes, many brackets, deep nesting) and a key that is the marker itself.
+        A failure names the checkpoint and the path of the first value that differs: a store
+        whose own decoding drifted from the framework's (a value left a mapping that the
+        framework unpickles, or the reverse, a lost type, a changed string).
+        """
+        from agent_framework import FileCheckpointStorage
+
+        allowed = [CONFORMANCE_STATE_TYPE]
+        store: CheckpointStorage = await open_store(allowed_checkpoint_types=allowed)
+        reference = FileCheckpointStorage(tmp_path / "reference", allowed_checkpoint_types=allowed)
+        workflow = unique_id("wf")
+        nested: Any = "leaf"
+        for _ in range(60):
+            nested = {"n": [nested]}
+        states: list[dict[str, Any]] = [
+            {"json": {"list": [1, 2.5, "three", None, True], "empty": {}, "unicode": "ünïcødé 🙂"}},
+            {"pair": (1, "two"), "set": {1, 2}, "when": _BASE_TIME, "app": ConformanceState("x", 3)},
+            {"message": Message(role="user", contents=["hello"], message_id="m1"), "messages": [{"role": "user"}]},
+            {"text": "__pickled__ and __type__ in a string", "escapes": 'a\nb "q" \\u005f \u00e9 \u2028 \x00'},
+            {"__pickled__": "a marker key without its type", "wide": [{"a": [i]} for i in range(300)]},
+            {"deep": nested},
+        ]
+        previous: str | None = None
+        saved: list[WorkflowCheckpoint] = []
+        for index, state in enumerate(states):
+            checkpoint = make_checkpoint(workflow, at=index, previous=previous, iteration=index, state=state)
+            checkpoint.metadata = {"superstep": index, "note": ["a", {"b": None}]}
+            await store.save(checkpoint)
+            await reference.save(checkpoint)
+            saved.append(checkpoint)
+            previous = checkpoint.checkpoint_id
+        expected = {cp.checkpoint_id: cp for cp in await reference.list_checkpoints(workflow_name=workflow)}
+        listed = await store.list_checkpoints(workflow_name=workflow)
+        assert sorted(_ids(listed)) == sorted(_ids(saved))
+        if self.capabilities.ordered_listing:
+            assert _ids(listed) == _ids(saved)
+        for checkpoint in listed:
+            _assert_same(checkpoint.to_dict(), expected[checkpoint.checkpoint_id].to_dict(), checkpoint.checkpoint_id)
+        for original in saved:
+            loaded = await store.load(original.checkpoint_id)
+            _assert_same(loaded.to_dict(), (await reference.load(original.checkpoint_id)).to_dict(), "load")
+        latest = await store.get_latest(workflow_name=workflow)
+        assert latest is not None
+        _assert_same(latest.to_dict(), expected[saved[-1].checkpoint_id].to_dict(), "get_latest")
 
     @requires("corruptible")
     async def test_corrupt_checkpoint_is_named_error(
