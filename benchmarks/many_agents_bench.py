@@ -36,8 +36,9 @@ Backends and the stores compared on each (the same server for every store of a b
 
 Reported per store and agent count: steps/s over the row's wall time, p50/p99 of one step's
 latency (load + save), the p99 of the steps after each agent's first (a store's caches are warm
-once a session was loaded: a long conversation's steps are nearly all of these), and the client's CPU time over the row's wall time (near 100% the
-client's one event loop is what saturates; well below, the server or the pool is waited for),
+once a session was loaded: a long conversation's steps are nearly all of these), and the
+client's CPU time over the row's wall time (near 100% the client's one event loop is what
+saturates; well below, the server or the pool is waited for),
 the share of the wall time Python's garbage collector ran and its full collections, the objects
 it tracks that each agent's store keeps alive during the steps (``gc.get_objects()``, median of
 counts every 0.2 s),
