@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import cast
 
 from .drivers import (
@@ -102,7 +102,8 @@ class PrefixedLogDriver:
 
     Every log key is ``prefix + key`` on the underlying driver, and listings come back without
     the prefix, so a history provider built on the view never sees, lists or writes a log
-    outside it (a tenant's root). The underlying driver is borrowed: :meth:`aclose` leaves it open.
+    outside it (a tenant's root). ``create`` and ``read_many`` exist where the underlying driver
+    offers them. The underlying driver is borrowed: :meth:`aclose` leaves it open.
 
     Args:
         driver: The driver to view.
@@ -139,6 +140,40 @@ class PrefixedLogDriver:
     async def read(self, key: str, *, last: int | None = None) -> list[bytes]:
         """Read ``prefix + key``."""
         return await self.driver.read(self.prefix + key, last=last)
+
+    @property
+    def create(self) -> Callable[..., Awaitable[LogVersion | None]]:
+        """``create`` of ``prefix + key``, where the underlying driver has it.
+
+        Raises:
+            AttributeError: The underlying driver has no ``create``.
+        """
+        if not callable(getattr(self.driver, "create", None)):
+            raise AttributeError(f"{self.driver!r} has no create")
+        return self._create
+
+    async def _create(
+        self, key: str, records: Sequence[LogRecord], *, session_id: str, ttl: float | None = None
+    ) -> LogVersion | None:
+        create = cast(Callable[..., Awaitable[LogVersion | None]], getattr(self.driver, "create", None))
+        return await create(self.prefix + key, records, session_id=session_id, ttl=ttl)
+
+    @property
+    def read_many(self) -> Callable[[Sequence[str]], Awaitable[list[list[bytes] | None]]]:
+        """``read_many`` of ``prefix + key`` of each key, where the underlying driver has it.
+
+        Raises:
+            AttributeError: The underlying driver has no ``read_many``.
+        """
+        if not callable(getattr(self.driver, "read_many", None)):
+            raise AttributeError(f"{self.driver!r} has no read_many")
+        return self._read_many
+
+    async def _read_many(self, keys: Sequence[str]) -> list[list[bytes] | None]:
+        read_many = cast(
+            Callable[[Sequence[str]], Awaitable[list[list[bytes] | None]]], getattr(self.driver, "read_many", None)
+        )
+        return await read_many([self.prefix + key for key in keys])
 
     async def length(self, key: str) -> int:
         """The length of ``prefix + key``."""

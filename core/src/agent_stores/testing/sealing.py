@@ -266,7 +266,8 @@ class SealingConformance(ConformanceBase):
     ) -> None:
         """History records in another order, or copied to another session, are a CorruptRecordError.
 
-        Failure means a record is not bound to its log and position.
+        Both when a session is loaded and when many are exported together (``export_logs``,
+        what a migration reads). Failure means a record is not bound to its log and position.
         """
         tenant, secret = unique_id("sealed"), unique_id("secret")
         async with open_sealed(key_provider) as stores:
@@ -277,10 +278,13 @@ class SealingConformance(ConformanceBase):
             await logs.append(key, [records[1], records[0]], expected_version=None, session_id="chat")
             history = stores.tenant(tenant).history_provider()
             await self._expect_corrupt(history.get_messages("chat"), "swapped records")
+            await self._expect_corrupt(history.export_logs(["chat"]), "swapped records, exported")
             copy = key.rsplit("/", 1)[0] + "/" + unique_id("copy")
             await logs.append(copy, records, expected_version=None, session_id="copy")
             copied = stores.tenant(tenant).history_provider()
             await self._expect_corrupt(copied.get_messages(copy.rsplit("/", 1)[1]), "records copied to another session")
+            exported = stores.tenant(tenant).history_provider().export_logs([copy.rsplit("/", 1)[1]])
+            await self._expect_corrupt(exported, "records copied to another session, exported")
 
     async def test_rotation_keeps_old_records_readable(
         self,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import cast
 
 from ..cache import BoundedCache
 from ..drivers import (
@@ -144,7 +145,9 @@ class SealedLogDriver:
     :class:`~agent_stores.core.errors.CorruptRecordError`. De-duplication digests are sealed
     deterministically (AES-SIV) under the same key, so equal messages of two tenants or two
     sessions are not linkable in the store, and :meth:`tail` returns them as they were given.
-    The driver underneath is borrowed.
+    Where the driver underneath offers ``create`` and ``read_many`` (the object-store log), this
+    driver offers them too, sealing and opening as :meth:`append` and :meth:`read` do; where it
+    does not, neither attribute exists. The driver underneath is borrowed.
 
     Args:
         driver: The driver that stores the sealed records.
@@ -251,6 +254,59 @@ class SealedLogDriver:
         self._positions.put(full, (version, start + len(records)))
         return version
 
+    @property
+    def create(self) -> Callable[..., Awaitable[LogVersion | None]]:
+        """Start a log that was never written, sealed, where the driver underneath has ``create``.
+
+        The records are sealed at positions 0 onwards of the log, as :meth:`append` to an
+        absent log seals them; the result is the driver's (``None``: the log was written
+        before, nothing was stored).
+
+        Raises:
+            AttributeError: The driver underneath has no ``create`` (so ``getattr(driver,
+                "create", None)`` is ``None``).
+        """
+        if not callable(getattr(self.driver, "create", None)):
+            raise AttributeError(f"{self.driver!r} has no create")
+        return self._create
+
+    async def _create(
+        self, key: str, records: Sequence[LogRecord], *, session_id: str, ttl: float | None = None
+    ) -> LogVersion | None:
+        create = cast(Callable[..., Awaitable[LogVersion | None]], getattr(self.driver, "create", None))
+        full = self.root + key
+        scope = log_scope_of(full)
+        data_key = self.keys.current_cached(scope) or await self.keys.current(scope)
+        version = await create(key, data_key.seal_records(full, records, 0), session_id=session_id, ttl=ttl)
+        if version is not None:
+            self._positions.put(full, (version, len(records)))
+        return version
+
+    @property
+    def read_many(self) -> Callable[[Sequence[str]], Awaitable[list[list[bytes] | None]]]:
+        """:meth:`read` of many whole logs at once, where the driver underneath has ``read_many``.
+
+        What the driver underneath returns for each log (``None``: read it alone) is opened as
+        :meth:`read` opens a whole log: positions from 0 in order, each record bound to its log.
+
+        Raises:
+            AttributeError: The driver underneath has no ``read_many``.
+        """
+        if not callable(getattr(self.driver, "read_many", None)):
+            raise AttributeError(f"{self.driver!r} has no read_many")
+        return self._read_many
+
+    async def _read_many(self, keys: Sequence[str]) -> list[list[bytes] | None]:
+        read_many = cast(
+            Callable[[Sequence[str]], Awaitable[list[list[bytes] | None]]],
+            getattr(self.driver, "read_many", None),
+        )
+        found = await read_many(keys)
+        return [
+            None if payloads is None else await self._open_log(key, payloads, whole=True)
+            for key, payloads in zip(keys, found, strict=True)
+        ]
+
     async def _length_at(self, key: str, full: str, expected_version: LogVersion) -> int:
         """The log's length while it is at ``expected_version`` (a log at another version refuses the append anyway)."""
         if expected_version is None:
@@ -270,12 +326,15 @@ class SealedLogDriver:
         key is still looked up, so a forgotten scope's records stay unreadable.
         """
         payloads = await self.driver.read(key, last=last)
+        return await self._open_log(key, payloads, whole=last is None or len(payloads) < last)
+
+    async def _open_log(self, key: str, payloads: list[bytes], *, whole: bool) -> list[bytes]:
+        """The payloads of the log ``key``, unsealed; ``whole``: they start at position 0."""
         if not payloads:
             return payloads
         full = self.root + key
         scope, where = log_scope_of(full), f"log {full!r}"
         record_where = f"a record of {where}"
-        whole = last is None or len(payloads) < last
         offset: int | None = 0 if whole else None
         plain: list[bytes] = []
         append = plain.append
