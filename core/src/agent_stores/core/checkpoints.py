@@ -676,6 +676,10 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
         """Store a copy of ``checkpoint`` and return its id, replacing any checkpoint with that id.
 
+        A new id costs two writes, one after the other: its record, created only if absent
+        (one conditional write), then its index entry. An id that exists, whichever store
+        saved it, is read first and replaced as the contract above says.
+
         Raises:
             TypeError: ``checkpoint`` is not a ``WorkflowCheckpoint``.
             ValueError: Its id is empty or not a string, or its timestamp is not ISO 8601.
@@ -689,6 +693,20 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         index_key = self._index_key(checkpoint, expires_at)
         data = encode_record(checkpoint, allowed_types=self.allowed_types, expires_at=expires_at)
         record_key = self._record_key(checkpoint_id)
+        try:
+            # A new id (the framework's ids are fresh UUIDs): one exclusive create instead of a
+            # read then a write, and no earlier record or entry to look after.
+            await self.driver.put(record_key, data, if_absent=True)
+        except StoreConflictError:
+            await self._replace(checkpoint_id, record_key, data, index_key)
+        else:
+            await self._put_entry(index_key, checkpoint_id)  # after the record, as every save
+        if self.keep_last is not None:
+            await self._trim(checkpoint.workflow_name, self.keep_last)
+        return checkpoint_id
+
+    async def _replace(self, checkpoint_id: str, record_key: str, data: bytes, index_key: str) -> None:
+        """Save over an existing record of ``checkpoint_id``: its old entry gives way to ``index_key``."""
         previous = await self.driver.get(record_key)
         # An unreadable old record leaves a dangling entry, dropped when a read meets it.
         old = None if previous is None else self._peek(previous.data, record_key)
@@ -709,9 +727,6 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         if old is not None and marker is not None:
             await self._drop_if_stale(old[0])
             await self._unmark(segment, marker)
-        if self.keep_last is not None:
-            await self._trim(checkpoint.workflow_name, self.keep_last)
-        return checkpoint_id
 
     async def _put_entry(self, index_key: str, checkpoint_id: str) -> None:
         await self.driver.put(index_key, json.dumps({"id": checkpoint_id, "nonce": uuid.uuid4().hex}).encode())
