@@ -77,6 +77,7 @@ _JSON_DECODE: Callable[[bytes], object] = msgspec.json.Decoder().decode
 # The key the framework's encoding marks a pickled value with (``{"__pickled__": ..., "__type__": ...}``),
 # read from the framework itself: a record whose bytes never spell it holds no value to unpickle.
 _PICKLED = next(iter(cast(dict[str, object], encode_checkpoint_value(frozenset[int]())))).encode()
+_PICKLED_TEXT = _PICKLED.decode()
 #: Every byte but the two that open a JSON container: ``len(data.translate(None, _NOT_OPENING))`` counts them.
 _NOT_OPENING = bytes(sorted(set(range(256)) - set(b"{[")))
 
@@ -133,7 +134,8 @@ def encode_record(
     null>, "checkpoint": <value>}`` where ``<value>`` is exactly what ``FileCheckpointStorage``
     writes to its file: ``encode_checkpoint_value(checkpoint.to_dict())`` as JSON. As in
     ``FileCheckpointStorage.save``, the encoded value is decoded once under ``allowed_types``
-    first, so a checkpoint that could not be restored is refused before anything is written.
+    (unless its JSON holds no pickled value and little nesting: that decode could not refuse
+    it), so a checkpoint that could not be restored is refused before anything is written.
 
     Raises:
         WorkflowCheckpointException: The checkpoint cannot be encoded, or holds a type outside
@@ -141,12 +143,16 @@ def encode_record(
     """
     try:
         encoded = encode_checkpoint_value(checkpoint.to_dict())
-        decode_checkpoint_value(encoded, allowed_types=allowed_types)
         text = json.dumps(
             {"format": CHECKPOINT_RECORD_FORMAT, "expires_at": expires_at, "checkpoint": encoded},
             ensure_ascii=False,
             separators=(",", ":"),
         )
+        # The decode can refuse only a pickled value (or nesting past the recursion limit). JSON
+        # text that never spells the pickle marker (ASCII, so never escaped here) with few enough
+        # brackets holds neither: the decode would rebuild an equal value, and is skipped.
+        if not _plain_text(text):
+            decode_checkpoint_value(encoded, allowed_types=allowed_types)
     except WorkflowCheckpointException:
         raise
     except Exception as err:
@@ -287,6 +293,16 @@ def _plain(data: bytes) -> bool:
         and (b"\\" not in data or b"\\u00" not in data)
         and len(data.translate(None, _NOT_OPENING)) <= sys.getrecursionlimit() // 4
     )
+
+
+def _plain_text(text: str) -> bool:
+    """Whether JSON text ``json.dumps`` wrote holds no pickled value and nests too little to exhaust the stack.
+
+    :func:`_plain` for our own text: ``json.dumps`` writes every key as it is (the marker is
+    ASCII, never escaped), so a value holding the marker spells it; brackets are counted as
+    there, strings' own included.
+    """
+    return _PICKLED_TEXT not in text and text.count("{") + text.count("[") <= sys.getrecursionlimit() // 4
 
 
 def _decode_checked(
