@@ -99,6 +99,54 @@ def test_a_record_decodes_as_the_framework_decodes_it(label: str, allowed: froze
     assert type(checkpoint.state.get("s")) is type(expected.state.get("s"))  # unpickled, or left a mapping
 
 
+class Unlisted:
+    """A type no allow-list of these tests names unless it is asked for."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Unlisted)
+
+    __hash__ = object.__hash__
+
+
+_UNLISTED = f"{Unlisted.__module__}:{Unlisted.__qualname__}"
+
+
+def _deep(depth: int) -> object:
+    value: object = 1
+    for _ in range(depth):
+        value = {"a": [value]}
+    return value
+
+
+#: Checkpoint states a save may be given: plain, pickled, disguised as pickled, deep.
+SAVED_STATES: dict[str, dict[str, object]] = {
+    "plain": {"step": 1, "notes": ["a", {"b": [1, 2.5, None, True]}], "text": "café"},
+    "a set": {"s": {"a"}},
+    "a tuple": {"t": (1, 2)},
+    "a type outside the allow-list": {"u": [Unlisted()]},
+    "a mapping with the pickle marker as a key": {"m": {"__pickled__": "x", "__type__": "builtins:int"}},
+    "the pickle marker as a string": {"x": "__pickled__", "y": '{"__pickled__":"x"}'},
+    "escapes": {"x": 'a\nb\u0041"', "\u00e9": "\x00"},
+    "more brackets than the plain path takes, shallow": {"x": [{"a": [1]} for _ in range(300)]},
+    "nested 200 deep": {"x": _deep(200)},
+}
+
+
+@pytest.mark.parametrize("allowed", [frozenset[str](), frozenset({_UNLISTED})], ids=["no types", "its type allowed"])
+@pytest.mark.parametrize("label", list(SAVED_STATES))
+def test_a_save_refuses_exactly_what_the_framework_check_refuses(label: str, allowed: frozenset[str]) -> None:
+    """``encode_record`` refuses a checkpoint exactly when decoding its encoded value under the allow-list fails."""
+    checkpoint = make_checkpoint("wf", checkpoint_id="cp", state=SAVED_STATES[label])
+    try:
+        decode_checkpoint_value(encode_checkpoint_value(checkpoint.to_dict()), allowed_types=allowed)
+    except WorkflowCheckpointException:
+        with pytest.raises(WorkflowCheckpointException):
+            encode_record(checkpoint, allowed_types=allowed)
+        return
+    data = encode_record(checkpoint, allowed_types=allowed)
+    assert decode_record(data, allowed_types=allowed, where="cp")[0].state == checkpoint.state
+
+
 def test_a_record_a_save_writes_decodes_to_an_equal_independent_checkpoint() -> None:
     original = make_checkpoint("wf", checkpoint_id="cp", state={"list": [1, {"k": "v"}], "set": {1, 2}})
     data = encode_record(original, allowed_types=frozenset({"builtins:set"}))

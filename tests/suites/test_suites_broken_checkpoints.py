@@ -85,6 +85,17 @@ class MovesTheRecordFirst(ObjectCheckpointStorage):
         return checkpoint.checkpoint_id
 
 
+class TakesEveryIdForNew(ObjectCheckpointStorage):
+    """Writes record then entry without looking for an earlier one: a re-save killed between them is unlisted."""
+
+    async def save(self, checkpoint: WorkflowCheckpoint) -> str:
+        await self.driver.put(
+            self.record_key(checkpoint.checkpoint_id), encode_record(checkpoint, allowed_types=self.allowed_types)
+        )
+        await self._put_entry(self._index_key(checkpoint), checkpoint.checkpoint_id)
+        return checkpoint.checkpoint_id
+
+
 class ListsIdsIgnoringExpiry(ObjectCheckpointStorage):
     """Names the ids from the index keys alone, expired entries included, while the records say they expired."""
 
@@ -122,6 +133,7 @@ _CASES: list[tuple[type[ObjectCheckpointStorage], str]] = [
     (PurgesOnlyTheIndex, "test_killed_save_leaves_nothing_after_expiry_and_purge"),
     (RemovesTheEntryUnconditionally, "test_trim_racing_a_resave_keeps_the_resaved_checkpoint"),
     (MovesTheRecordFirst, "test_resave_killed_between_writes_keeps_the_checkpoint_listed"),
+    (TakesEveryIdForNew, "test_resave_killed_between_writes_keeps_the_checkpoint_listed"),
     (ListsIdsIgnoringExpiry, "test_listings_agree_on_liveness_expiry_and_order"),
 ]
 

@@ -77,6 +77,7 @@ _JSON_DECODE: Callable[[bytes], object] = msgspec.json.Decoder().decode
 # The key the framework's encoding marks a pickled value with (``{"__pickled__": ..., "__type__": ...}``),
 # read from the framework itself: a record whose bytes never spell it holds no value to unpickle.
 _PICKLED = next(iter(cast(dict[str, object], encode_checkpoint_value(frozenset[int]())))).encode()
+_PICKLED_TEXT = _PICKLED.decode()
 #: Every byte but the two that open a JSON container: ``len(data.translate(None, _NOT_OPENING))`` counts them.
 _NOT_OPENING = bytes(sorted(set(range(256)) - set(b"{[")))
 
@@ -133,7 +134,8 @@ def encode_record(
     null>, "checkpoint": <value>}`` where ``<value>`` is exactly what ``FileCheckpointStorage``
     writes to its file: ``encode_checkpoint_value(checkpoint.to_dict())`` as JSON. As in
     ``FileCheckpointStorage.save``, the encoded value is decoded once under ``allowed_types``
-    first, so a checkpoint that could not be restored is refused before anything is written.
+    (unless its JSON holds no pickled value and little nesting: that decode could not refuse
+    it), so a checkpoint that could not be restored is refused before anything is written.
 
     Raises:
         WorkflowCheckpointException: The checkpoint cannot be encoded, or holds a type outside
@@ -141,12 +143,16 @@ def encode_record(
     """
     try:
         encoded = encode_checkpoint_value(checkpoint.to_dict())
-        decode_checkpoint_value(encoded, allowed_types=allowed_types)
         text = json.dumps(
             {"format": CHECKPOINT_RECORD_FORMAT, "expires_at": expires_at, "checkpoint": encoded},
             ensure_ascii=False,
             separators=(",", ":"),
         )
+        # The decode can refuse only a pickled value (or nesting past the recursion limit). JSON
+        # text that never spells the pickle marker (ASCII, so never escaped here) with few enough
+        # brackets holds neither: the decode would rebuild an equal value, and is skipped.
+        if not _plain_text(text):
+            decode_checkpoint_value(encoded, allowed_types=allowed_types)
     except WorkflowCheckpointException:
         raise
     except Exception as err:
@@ -287,6 +293,16 @@ def _plain(data: bytes) -> bool:
         and (b"\\" not in data or b"\\u00" not in data)
         and len(data.translate(None, _NOT_OPENING)) <= sys.getrecursionlimit() // 4
     )
+
+
+def _plain_text(text: str) -> bool:
+    """Whether JSON text ``json.dumps`` wrote holds no pickled value and nests too little to exhaust the stack.
+
+    :func:`_plain` for our own text: ``json.dumps`` writes every key as it is (the marker is
+    ASCII, never escaped), so a value holding the marker spells it; brackets are counted as
+    there, strings' own included.
+    """
+    return _PICKLED_TEXT not in text and text.count("{") + text.count("[") <= sys.getrecursionlimit() // 4
 
 
 def _decode_checked(
@@ -676,6 +692,10 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
         """Store a copy of ``checkpoint`` and return its id, replacing any checkpoint with that id.
 
+        A new id costs two writes, one after the other: its record, created only if absent
+        (one conditional write), then its index entry. An id that exists, whichever store
+        saved it, is read first and replaced as the contract above says.
+
         Raises:
             TypeError: ``checkpoint`` is not a ``WorkflowCheckpoint``.
             ValueError: Its id is empty or not a string, or its timestamp is not ISO 8601.
@@ -689,6 +709,20 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         index_key = self._index_key(checkpoint, expires_at)
         data = encode_record(checkpoint, allowed_types=self.allowed_types, expires_at=expires_at)
         record_key = self._record_key(checkpoint_id)
+        try:
+            # A new id (the framework's ids are fresh UUIDs): one exclusive create instead of a
+            # read then a write, and no earlier record or entry to look after.
+            await self.driver.put(record_key, data, if_absent=True)
+        except StoreConflictError:
+            await self._replace(checkpoint_id, record_key, data, index_key)
+        else:
+            await self._put_entry(index_key, checkpoint_id)  # after the record, as every save
+        if self.keep_last is not None:
+            await self._trim(checkpoint.workflow_name, self.keep_last)
+        return checkpoint_id
+
+    async def _replace(self, checkpoint_id: str, record_key: str, data: bytes, index_key: str) -> None:
+        """Save over an existing record of ``checkpoint_id``: its old entry gives way to ``index_key``."""
         previous = await self.driver.get(record_key)
         # An unreadable old record leaves a dangling entry, dropped when a read meets it.
         old = None if previous is None else self._peek(previous.data, record_key)
@@ -709,9 +743,6 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         if old is not None and marker is not None:
             await self._drop_if_stale(old[0])
             await self._unmark(segment, marker)
-        if self.keep_last is not None:
-            await self._trim(checkpoint.workflow_name, self.keep_last)
-        return checkpoint_id
 
     async def _put_entry(self, index_key: str, checkpoint_id: str) -> None:
         await self.driver.put(index_key, json.dumps({"id": checkpoint_id, "nonce": uuid.uuid4().hex}).encode())

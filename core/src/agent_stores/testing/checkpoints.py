@@ -400,6 +400,27 @@ class CheckpointStorageConformance(ConformanceBase):
             assert (await store.load(second)).state == {"n": 2}
             assert sorted(await store.list_checkpoint_ids(workflow_name=first)) == sorted([first, second])
 
+    async def test_save_replaces_what_another_store_saved(self, open_store: OpenStore) -> None:
+        """A save of an id another store instance saved replaces it, in place or under a new timestamp.
+
+        Each instance sees one version, listed once, whichever instance saved last. A failure
+        means an instance took the id for new because it never saw it (both versions kept or
+        listed, or the other instance's version still returned).
+        """
+        first: CheckpointStorage = await open_store()
+        second: CheckpointStorage = await open_store()
+        workflow = unique_id("wf")
+        checkpoint = make_checkpoint(workflow, at=1, state={"version": 1})
+        await first.save(checkpoint)
+        await second.save(make_checkpoint(workflow, checkpoint_id=checkpoint.checkpoint_id, at=1, state={"version": 2}))
+        await first.save(make_checkpoint(workflow, checkpoint_id=checkpoint.checkpoint_id, at=5, state={"version": 3}))
+        for store in (first, second):
+            assert await store.list_checkpoint_ids(workflow_name=workflow) == [checkpoint.checkpoint_id]
+            assert [cp.state for cp in await store.list_checkpoints(workflow_name=workflow)] == [{"version": 3}]
+            assert (await store.load(checkpoint.checkpoint_id)).state == {"version": 3}
+            latest = await store.get_latest(workflow_name=workflow)
+            assert latest is not None and latest.state == {"version": 3}
+
     async def test_restart_sees_checkpoints(self, open_store: OpenStore) -> None:
         """A second store instance over the same data sees what the first saved, and its deletes.
 
@@ -939,6 +960,44 @@ class ObjectCheckpointStorageConformance(CheckpointStorageConformance):
             assert len(left) == 2, f"killed before write {at}: left {left} (one record and one index entry)"
             if not driver.fired:
                 assert loaded.state == {"version": 2}
+                return
+
+    async def test_saves_of_one_id_racing_leave_one_version_listed(self, open_store: OpenStore) -> None:
+        """Two stores saving one id under different timestamps, racing at any write: one version, listed once.
+
+        Another store saves the id (a later timestamp, another state) just before this store's
+        1st, 2nd, ... write of its own save of that id, which it has never seen. Then a fresh
+        storage lists the id exactly once, and ``load``, ``get_latest`` and the listing agree
+        on one version, with one record and one index entry left once read. A failure names
+        the write: a save that took the id for new after the other store created it.
+        """
+        for at in itertools.count(1):
+            namespace = unique_id("ns")
+            store: ObjectCheckpointStorage = await open_store(namespace=namespace)
+            other: ObjectCheckpointStorage = await open_store(namespace=namespace)
+            workflow = unique_id("wf")
+            mine = make_checkpoint(workflow, at=1, state={"version": 1})
+            theirs = make_checkpoint(workflow, checkpoint_id=mine.checkpoint_id, at=2, state={"version": 2})
+
+            async def race(theirs: WorkflowCheckpoint = theirs, other: ObjectCheckpointStorage = other) -> None:
+                await other.save(theirs)
+
+            driver = _Interrupting(store.driver, at=at, hook=race)
+            await _beside(store, driver).save(mine)
+            fresh: ObjectCheckpointStorage = await open_store(namespace=namespace)
+            assert await fresh.list_checkpoint_ids(workflow_name=workflow) == [mine.checkpoint_id], (
+                f"raced before write {at}: ids listed {await fresh.list_checkpoint_ids(workflow_name=workflow)}"
+            )
+            listed = await fresh.list_checkpoints(workflow_name=workflow)
+            assert _ids(listed) == [mine.checkpoint_id], f"raced before write {at}: listed {_ids(listed)}"
+            loaded = await fresh.load(mine.checkpoint_id)
+            latest = await fresh.get_latest(workflow_name=workflow)
+            assert latest is not None
+            versions = {(cp.timestamp, cp.state["version"]) for cp in (listed[0], loaded, latest)}
+            assert len(versions) == 1, f"raced before write {at}: listing, load and get_latest disagree: {versions}"
+            left = await _stored_keys(fresh)
+            assert len(left) == 2, f"raced before write {at}: left {left} (one record and one index entry)"
+            if not driver.fired:
                 return
 
     async def test_trim_racing_a_resave_keeps_the_resaved_checkpoint(self, open_store: OpenStore) -> None:
