@@ -59,20 +59,6 @@ _Positioned = list[tuple[int, tuple[Any, ...], "asyncio.Future[Any]"]]
 #: Commands of a batch a node's pipeline left unsettled, with the reply that left them so.
 _Unsettled = list[tuple[tuple[int, tuple[Any, ...], "asyncio.Future[Any]"], Any]]
 
-#: Replies and failures after which a command sent straight to a node is sent again by the
-#: cluster client, which handles them: the slot moved or is moving, the cluster is reshaping,
-#: or the node failed.
-_REROUTE: Final = (
-    redis_errors.MovedError,
-    redis_errors.AskError,
-    redis_errors.TryAgainError,
-    redis_errors.ClusterDownError,
-    redis_errors.SlotNotCoveredError,
-    redis_errors.ConnectionError,
-    redis_errors.TimeoutError,
-    ConnectionResetError,
-    TimeoutError,
-)
 #: Failures of a command sent again by the cluster client after which the other commands of its
 #: batch for the same node fail with it, rather than each spending the client's retries (and
 #: each making it learn the slot map again) on a node that cannot be reached.
@@ -83,6 +69,15 @@ _UNREACHABLE: Final = (
     redis_errors.TimeoutError,
     ConnectionResetError,
     TimeoutError,
+)
+#: Replies and failures after which a command sent straight to a node is sent again by the
+#: cluster client, which handles them: the slot moved or is moving, the cluster is reshaping,
+#: or the node failed.
+_REROUTE: Final = (
+    redis_errors.MovedError,
+    redis_errors.AskError,
+    redis_errors.TryAgainError,
+    *_UNREACHABLE,
 )
 #: A command a node's pipeline left without a reply (it failed before reading it).
 _NO_REPLY: Final = object()
