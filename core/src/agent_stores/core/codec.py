@@ -21,6 +21,7 @@ from ._framework import filter_new_messages, get_message_identity, json_dumps, j
 from .cache import BoundedCache
 from .errors import CorruptRecordError
 from .fastcodec import Prototype, fast_decode, fast_to_dict, from_prototype, prototype, prototype_parts, unchanged
+from .urls import parse_bytes
 
 __all__ = [
     "CODEC_VERSION",
@@ -219,17 +220,12 @@ def _entry_cost(key: Hashable, value: Any) -> int:
 
 
 def validate_cache_bytes(cache_bytes: int | str | None) -> int:
-    """Return a decode cache size from code or a URL (``"0"``, ``"16777216"``); ``None`` is the default."""
-    if cache_bytes is None:
-        return DEFAULT_CACHE_BYTES
-    if isinstance(cache_bytes, str):
-        try:
-            cache_bytes = int(cache_bytes)
-        except ValueError:
-            raise ValueError(f"cache_bytes must be a whole number of bytes, got {cache_bytes!r}") from None
-    if isinstance(cache_bytes, bool) or not isinstance(cache_bytes, int) or cache_bytes < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise ValueError(f"cache_bytes must be a non-negative number of bytes, got {cache_bytes!r}")
-    return cache_bytes
+    """Return a decode cache size from code or a URL (``"0"``, ``"16777216"``); ``None`` is the default.
+
+    Raises:
+        ValueError: Not a whole non-negative number of bytes (:func:`~agent_stores.core.urls.parse_bytes`).
+    """
+    return DEFAULT_CACHE_BYTES if cache_bytes is None else parse_bytes(cache_bytes, option="cache_bytes")
 
 
 class DecodeCache:
