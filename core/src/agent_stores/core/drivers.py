@@ -65,11 +65,12 @@ Errors
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple, Protocol, cast, runtime_checkable
+from collections.abc import Awaitable, Callable, Sequence
+from typing import NamedTuple, Protocol, TypeVar, cast, runtime_checkable
 
 __all__ = [
     "ConditionalLogDelete",
+    "CreateLog",
     "Listing",
     "LogDriver",
     "LogInfo",
@@ -77,12 +78,16 @@ __all__ = [
     "LogTail",
     "LogVersion",
     "ObjectDriver",
+    "ReadMany",
     "StoredObject",
     "UnseenAppend",
     "UnseenAppendDriver",
     "conditional_delete",
+    "create_of",
     "deletes_conditionally",
+    "offered",
     "prefix_bounds",
+    "read_many_of",
 ]
 
 
@@ -362,3 +367,40 @@ def conditional_delete(driver: object) -> ConditionalLogDelete:
     if not deletes_conditionally(driver):
         raise NotImplementedError(f"{type(driver).__name__} cannot delete a log only at a version")
     return cast(ConditionalLogDelete, driver)
+
+
+#: A log driver's optional ``create(key, records, *, session_id, ttl=None)``: start a log that
+#: was never written, in one request; ``None`` when it was written before (nothing stored).
+CreateLog = Callable[..., Awaitable["LogVersion | None"]]
+#: A log driver's optional ``read_many(keys)``: the whole log of each key from one listing, in
+#: order; ``None`` for a log to read alone.
+ReadMany = Callable[[Sequence[str]], Awaitable[list[list[bytes] | None]]]
+
+_Method = TypeVar("_Method", bound=Callable[..., object])
+
+
+def create_of(driver: object) -> CreateLog | None:
+    """``driver``'s ``create`` (the object-store log offers it), or ``None`` where it has none."""
+    method = getattr(driver, "create", None)
+    return cast(CreateLog, method) if callable(method) else None
+
+
+def read_many_of(driver: object) -> ReadMany | None:
+    """``driver``'s ``read_many`` (the object-store log offers it), or ``None`` where it has none."""
+    method = getattr(driver, "read_many", None)
+    return cast(ReadMany, method) if callable(method) else None
+
+
+def offered(method: _Method | None, name: str) -> _Method:
+    """``method``, a driver's optional ``name`` found by :func:`create_of` or :func:`read_many_of`, which must exist.
+
+    A wrapping driver (a key-prefix view, a sealed driver) calls it in its own ``name``
+    property, so that ``getattr(wrapper, name, None)`` is ``None`` exactly where the driver it
+    wraps has no such method, through any stack of wrappers.
+
+    Raises:
+        AttributeError: ``method`` is ``None``: the driver has no ``name``.
+    """
+    if method is None:
+        raise AttributeError(f"the driver has no {name}")
+    return method

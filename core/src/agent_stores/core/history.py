@@ -6,9 +6,9 @@ import asyncio
 import copy
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 from agent_framework import (
     AgentSession,
@@ -34,7 +34,7 @@ from .compaction import (
     is_compaction_record,
     message_digests_only,
 )
-from .drivers import LogDriver, LogRecord, LogTail, LogVersion
+from .drivers import LogDriver, LogRecord, LogTail, LogVersion, create_of, read_many_of
 from .errors import StoreConflictError
 from .foldcache import FoldCache
 from .keys import KeySpace
@@ -425,7 +425,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
 
     async def _start(self, key: str, session_id: str, records: list[LogRecord]) -> bool:
         """Start a log that was never written with ``records``, where the driver can (``create``: one request)."""
-        create = cast("Callable[..., Awaitable[LogVersion | None]] | None", getattr(self.driver, "create", None))
+        create = create_of(self.driver)
         if create is None:
             return False
         started = await create(key, records, session_id=session_id, ttl=self.ttl)
@@ -689,7 +689,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
     @property
     def reads_many(self) -> bool:
         """Whether :meth:`export_logs` reads many sessions from one listing (the object-store log)."""
-        return callable(getattr(self.driver, "read_many", None))
+        return read_many_of(self.driver) is not None
 
     @store_operation("history", "export_logs")
     async def export_logs(self, session_ids: Sequence[str | None]) -> list[list[Message | CompactionRecord]]:
@@ -700,9 +700,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         every other session is read as :meth:`export_log` reads it, 16 at a time.
         """
         keys = [self._key(s) for s in session_ids]
-        read_many = cast(
-            "Callable[[list[str]], Awaitable[list[list[bytes] | None]]] | None", getattr(self.driver, "read_many", None)
-        )
+        read_many = read_many_of(self.driver)
         many = await read_many(keys) if read_many is not None else [None] * len(keys)
         found = [
             [] if payloads is None else self._entries(key, payloads) for key, payloads in zip(keys, many, strict=True)

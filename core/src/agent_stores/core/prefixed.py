@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import cast
 
 from .drivers import (
+    CreateLog,
     Listing,
     LogDriver,
     LogInfo,
@@ -14,9 +15,13 @@ from .drivers import (
     LogTail,
     LogVersion,
     ObjectDriver,
+    ReadMany,
     StoredObject,
     conditional_delete,
+    create_of,
     deletes_conditionally,
+    offered,
+    read_many_of,
 )
 
 __all__ = ["PrefixedLogDriver", "PrefixedObjectDriver", "get_many", "within"]
@@ -142,37 +147,33 @@ class PrefixedLogDriver:
         return await self.driver.read(self.prefix + key, last=last)
 
     @property
-    def create(self) -> Callable[..., Awaitable[LogVersion | None]]:
+    def create(self) -> CreateLog:
         """``create`` of ``prefix + key``, where the underlying driver has it.
 
         Raises:
             AttributeError: The underlying driver has no ``create``.
         """
-        if not callable(getattr(self.driver, "create", None)):
-            raise AttributeError(f"{self.driver!r} has no create")
+        offered(create_of(self.driver), "create")
         return self._create
 
     async def _create(
         self, key: str, records: Sequence[LogRecord], *, session_id: str, ttl: float | None = None
     ) -> LogVersion | None:
-        create = cast(Callable[..., Awaitable[LogVersion | None]], getattr(self.driver, "create", None))
+        create = offered(create_of(self.driver), "create")
         return await create(self.prefix + key, records, session_id=session_id, ttl=ttl)
 
     @property
-    def read_many(self) -> Callable[[Sequence[str]], Awaitable[list[list[bytes] | None]]]:
+    def read_many(self) -> ReadMany:
         """``read_many`` of ``prefix + key`` of each key, where the underlying driver has it.
 
         Raises:
             AttributeError: The underlying driver has no ``read_many``.
         """
-        if not callable(getattr(self.driver, "read_many", None)):
-            raise AttributeError(f"{self.driver!r} has no read_many")
+        offered(read_many_of(self.driver), "read_many")
         return self._read_many
 
     async def _read_many(self, keys: Sequence[str]) -> list[list[bytes] | None]:
-        read_many = cast(
-            Callable[[Sequence[str]], Awaitable[list[list[bytes] | None]]], getattr(self.driver, "read_many", None)
-        )
+        read_many = offered(read_many_of(self.driver), "read_many")
         return await read_many([self.prefix + key for key in keys])
 
     async def length(self, key: str) -> int:

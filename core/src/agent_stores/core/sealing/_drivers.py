@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import cast
+from collections.abc import Sequence
 
 from ..cache import BoundedCache
 from ..drivers import (
+    CreateLog,
     Listing,
     LogDriver,
     LogInfo,
@@ -14,9 +14,13 @@ from ..drivers import (
     LogTail,
     LogVersion,
     ObjectDriver,
+    ReadMany,
     StoredObject,
     conditional_delete,
+    create_of,
     deletes_conditionally,
+    offered,
+    read_many_of,
 )
 from ..errors import CorruptRecordError
 from ..keys import split_tenant
@@ -255,7 +259,7 @@ class SealedLogDriver:
         return version
 
     @property
-    def create(self) -> Callable[..., Awaitable[LogVersion | None]]:
+    def create(self) -> CreateLog:
         """Start a log that was never written, sealed, where the driver underneath has ``create``.
 
         The records are sealed at positions 0 onwards of the log, as :meth:`append` to an
@@ -266,14 +270,13 @@ class SealedLogDriver:
             AttributeError: The driver underneath has no ``create`` (so ``getattr(driver,
                 "create", None)`` is ``None``).
         """
-        if not callable(getattr(self.driver, "create", None)):
-            raise AttributeError(f"{self.driver!r} has no create")
+        offered(create_of(self.driver), "create")
         return self._create
 
     async def _create(
         self, key: str, records: Sequence[LogRecord], *, session_id: str, ttl: float | None = None
     ) -> LogVersion | None:
-        create = cast(Callable[..., Awaitable[LogVersion | None]], getattr(self.driver, "create", None))
+        create = offered(create_of(self.driver), "create")
         full = self.root + key
         scope = log_scope_of(full)
         data_key = self.keys.current_cached(scope) or await self.keys.current(scope)
@@ -283,7 +286,7 @@ class SealedLogDriver:
         return version
 
     @property
-    def read_many(self) -> Callable[[Sequence[str]], Awaitable[list[list[bytes] | None]]]:
+    def read_many(self) -> ReadMany:
         """:meth:`read` of many whole logs at once, where the driver underneath has ``read_many``.
 
         What the driver underneath returns for each log (``None``: read it alone) is opened as
@@ -292,16 +295,11 @@ class SealedLogDriver:
         Raises:
             AttributeError: The driver underneath has no ``read_many``.
         """
-        if not callable(getattr(self.driver, "read_many", None)):
-            raise AttributeError(f"{self.driver!r} has no read_many")
+        offered(read_many_of(self.driver), "read_many")
         return self._read_many
 
     async def _read_many(self, keys: Sequence[str]) -> list[list[bytes] | None]:
-        read_many = cast(
-            Callable[[Sequence[str]], Awaitable[list[list[bytes] | None]]],
-            getattr(self.driver, "read_many", None),
-        )
-        found = await read_many(keys)
+        found = await offered(read_many_of(self.driver), "read_many")(keys)
         return [
             None if payloads is None else await self._open_log(key, payloads, whole=True)
             for key, payloads in zip(keys, found, strict=True)
