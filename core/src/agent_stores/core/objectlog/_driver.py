@@ -10,16 +10,16 @@ import logging
 import random
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
-from typing import NamedTuple, TypeVar, cast
+from typing import Any, Final, NamedTuple, TypeVar, cast
 
 import msgspec
 
 from ..cache import BoundedCache
 from ..drivers import Listing, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
 from ..errors import CorruptRecordError, StoreConflictError, StoreError
-from ..urls import parse_bool
+from ..urls import parse_bool, parse_count, parse_optional_count
 from ._ends import RememberedEnds
 from ._format import (
     CHECKPOINT,
@@ -46,7 +46,7 @@ from ._format import (
 )
 from ._gaps import Gap, LogGapError, Salvage, absent_runs, salvage_of
 
-__all__ = ["CACHE_BYTES", "FAIR_CLAIMS", "ObjectLogDriver", "read_fair_claims"]
+__all__ = ["CACHE_BYTES", "FAIR_CLAIMS", "LOG_OPTIONS", "ObjectLogDriver", "log_options", "read_fair_claims"]
 
 _T = TypeVar("_T")
 _log = logging.getLogger("agent_stores.objectlog")
@@ -62,6 +62,22 @@ def read_fair_claims(value: object) -> bool:
         ValueError: Not one of the boolean spellings, naming the option and the accepted values.
     """
     return parse_bool(value, option=FAIR_CLAIMS)
+
+
+#: The object log's options a store URL (and ``open_stores``) may give, each with its strict
+#: reader: the same one the constructor applies, so a URL and code follow one rule.
+LOG_OPTIONS: Final[Mapping[str, Callable[[Any], Any]]] = {
+    FAIR_CLAIMS: read_fair_claims,
+    "concurrency": partial(parse_count, option="concurrency"),
+    "compact_after": partial(parse_count, option="compact_after"),
+    "tail_after": partial(parse_optional_count, option="tail_after"),
+    "tail_records": partial(parse_count, option="tail_records"),
+}
+
+
+def log_options(given: Mapping[str, Any]) -> dict[str, Any]:
+    """The object log's options among ``given`` (a backend's store defaults), for an ``ObjectLogDriver``."""
+    return {name: value for name, value in given.items() if name in LOG_OPTIONS}
 
 
 #: Payload bytes the remembered windows of all logs hold at most, by default.
@@ -166,8 +182,12 @@ class ObjectLogDriver:
         fair_claims: Claim fairly among writers of one log (above); ``False`` claims as
             earlier releases did (a lost claim's retry reads the log's end).
 
+    ``fair_claims``, ``concurrency``, ``compact_after``, ``tail_after`` and ``tail_records`` are
+    read by the readers of :data:`LOG_OPTIONS` (the text of a URL's query is accepted too).
+
     Raises:
-        ValueError: ``prefix`` neither is empty nor ends with ``/``, or a bound is out of range.
+        ValueError: ``prefix`` neither is empty nor ends with ``/``, or an option is out of range
+            or of the wrong kind (a ``bool`` for a number), naming it.
     """
 
     def __init__(
@@ -186,21 +206,17 @@ class ObjectLogDriver:
     ) -> None:
         if prefix and not prefix.endswith("/"):
             raise ValueError(f"prefix must be empty or end with '/', got {prefix!r}")
-        if concurrency < 1 or compact_after < 1 or tail_records < 1:
-            raise ValueError("concurrency, compact_after and tail_records must be positive")
-        if tail_after is not None and tail_after < 0:
-            raise ValueError(f"tail_after must be None or at least 0, got {tail_after!r}")
+        self.concurrency = parse_count(concurrency, option="concurrency")
+        self.compact_after = parse_count(compact_after, option="compact_after")
+        self.tail_after = parse_optional_count(tail_after, option="tail_after")
+        self.tail_records = parse_count(tail_records, option="tail_records")
+        self.fair_claims = read_fair_claims(fair_claims)
         self._ends = RememberedEnds(cache_bytes)
-        self.tail_after = tail_after
-        self.tail_records = tail_records
         self.objects = objects
         self.prefix = prefix
         self._names = LogNames(prefix)
         self.owns_objects = owns_objects
-        self.compact_after = compact_after
-        self.concurrency = concurrency
         self._clock = clock
-        self.fair_claims = fair_claims
         #: Logs a read found empty but written before (deleted or expired): :meth:`create` knows
         #: their first slot is taken without asking.
         self._written: BoundedCache[str, bool] = BoundedCache(max_entries=_WRITTEN_LOGS)
