@@ -1198,44 +1198,75 @@ class ObjectLogDriver:
 
     # -- listing ---------------------------------------------------------------------------
 
-    async def _log_keys(self, prefix: str, after: str | None) -> list[str]:
-        """One page of log keys under ``prefix`` (after ``after``), in folder order; ``[]`` at the end."""
+    async def _log_page(self, prefix: str, after: str | None) -> list[tuple[str, str | None]]:
+        """One page of logs under ``prefix`` (after ``after``), in folder order; ``[]`` at the end.
+
+        Each log comes with the name of its newest segment when the page holds it (the first
+        segment name of the log's folder: names sort newest first), else ``None`` (the page
+        ended among the log's checkpoints and erasure records).
+        """
         start = self.prefix + prefix
         cursor = None if after is None else self._names.folder(after)[:-1] + PAST_LOG
         listing = await self.objects.list(start, delimiter=None, after=cursor, limit=_LISTING_PAGE)
-        keys: list[str] = []
+        logs: list[tuple[str, str | None]] = []
         for name in listing.keys:
             folder, _, leaf = name.rpartition("/")
             if not LOG_OBJECT.fullmatch(leaf):
                 continue
             key = folder[len(self.prefix) :]
-            if not keys or keys[-1] != key:
-                keys.append(key)
-        if not keys and len(listing.keys) == _LISTING_PAGE:
+            if not logs or logs[-1][0] != key:
+                logs.append((key, None))
+            if logs[-1][1] is None and leaf.startswith(SEGMENT):
+                logs[-1] = (key, name)
+        if not logs and len(listing.keys) == _LISTING_PAGE:
             # A page of foreign objects only: continue after them.
-            return await self._log_keys(prefix, listing.keys[-1][len(self.prefix) :])
-        return keys
+            return await self._log_page(prefix, listing.keys[-1][len(self.prefix) :])
+        return logs
+
+    async def _log_keys(self, prefix: str, after: str | None) -> list[str]:
+        """One page of log keys under ``prefix`` (after ``after``), in folder order; ``[]`` at the end."""
+        return [key for key, _ in await self._log_page(prefix, after)]
+
+    async def _listed_head(self, key: str, newest: str | None) -> Head | None:
+        """The head of ``key`` from the newest segment a listing showed: one ``get``, no listing of its own.
+
+        The listing is the snapshot the head answers for, as :meth:`_head`'s own listing would
+        be. Anything else than a readable segment at that name (gone, blanked by a delete
+        since, torn, not listed) is left to :meth:`_head`.
+        """
+        if newest is not None:
+            stored = await self.objects.get(newest)
+            segment = None if stored is None else try_decode(stored.data)
+            if segment is not None and segment.seq == seq_of(newest):
+                return self._head_of(key, segment)
+        return await self._head(key)
 
     async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
         """Return up to ``limit`` live logs whose key starts with ``prefix``, after ``after``.
 
-        Ordered by ``key + "/"``; page with ``after=<last key of the previous page>``.
+        Ordered by ``key + "/"``; page with ``after=<last key of the previous page>``. Costs one
+        listing per page of objects and one ``get`` per log looked at (its newest segment, named
+        by that listing: whether the log is live, expired or deleted, and its session id, are
+        in it), only as many logs as it takes to find ``limit`` live ones.
         """
         if limit <= 0:
             raise ValueError(f"limit must be positive, got {limit!r}")
         found: list[LogInfo] = []
         cursor = after
         while len(found) < limit:
-            keys = await self._log_keys(prefix, cursor)
-            if not keys:
+            page = await self._log_page(prefix, cursor)
+            if not page:
                 break
-            heads = await self._gather([_header(self, k) for k in keys])
-            for key, head in zip(keys, heads, strict=True):
-                if head is not None and head.live:
-                    found.append(LogInfo(key, head.segment.session_id))
-                    if len(found) == limit:
-                        break
-            cursor = keys[-1]
+            while page and len(found) < limit:
+                # Only as many heads as the logs still wanted: a page may list more logs than that.
+                chunk, page = page[: limit - len(found)], page[limit - len(found) :]
+                heads = await self._gather([_listed_header(self, key, newest) for key, newest in chunk])
+                found.extend(
+                    LogInfo(key, head.segment.session_id)
+                    for (key, _), head in zip(chunk, heads, strict=True)
+                    if head is not None and head.live
+                )
+                cursor = chunk[-1][0]
         return found
 
     async def purge_expired(self) -> int:
@@ -1294,8 +1325,8 @@ def _overwriter(objects: ObjectDriver, key: str, data: bytes) -> Callable[[], Aw
     return lambda: objects.put(key, data)
 
 
-def _header(driver: ObjectLogDriver, key: str) -> Callable[[], Awaitable[Head | None]]:
-    return lambda: driver._head(key)  # pyright: ignore[reportPrivateUsage]
+def _listed_header(driver: ObjectLogDriver, key: str, newest: str | None) -> Callable[[], Awaitable[Head | None]]:
+    return lambda: driver._listed_head(key, newest)  # pyright: ignore[reportPrivateUsage]
 
 
 def _expirer(driver: ObjectLogDriver, key: str) -> Callable[[], Awaitable[bool | None]]:
