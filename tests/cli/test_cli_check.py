@@ -403,13 +403,14 @@ def test_every_suite_passes_on_redis(tmp_path: Path) -> None:
 
 
 def test_a_url_check_takes_the_store_options_of_its_url(tmp_path: Path) -> None:
-    """``fair_claims`` (object stores) and ``opened_bytes`` (sealed stores) in a URL are options, not errors."""
+    """The object log's options (object stores) and a sealed store's settings in a URL are options, not errors."""
     from agent_stores.core.sealing import Keyring
 
     Keyring.create(tmp_path / "keyring.json")
+    sealed = "opened_bytes=0&plaintext_reads=on&max_scopes=64&key_refresh=30"
     for url in (
-        f"file://{tmp_path / 'folder'}?fair_claims=false",
-        f"sqlite:///{tmp_path / 'sealed.db'}?keyring={tmp_path / 'keyring.json'}&opened_bytes=0",
+        f"file://{tmp_path / 'folder'}?fair_claims=false&compact_after=3&tail_after=none&concurrency=4",
+        f"sqlite:///{tmp_path / 'sealed.db'}?keyring={tmp_path / 'keyring.json'}&{sealed}",
     ):
         result = agent_stores("check", url, "-s", "history", "-k", "concurrent", "--json", cwd=tmp_path)
         assert result.returncode == 0, result.stderr + result.stdout
@@ -418,6 +419,8 @@ def test_a_url_check_takes_the_store_options_of_its_url(tmp_path: Path) -> None:
     for url, option in (
         (f"file://{tmp_path / 'other'}?fair_claims=maybe", "option fair_claims takes"),
         (f"sqlite:///{tmp_path / 'other.db'}?keyring={tmp_path / 'keyring.json'}&opened_bytes=8MiB", "opened_bytes"),
+        (f"file://{tmp_path / 'other'}?tail_records=0", "option tail_records takes a whole positive number"),
+        (f"sqlite:///{tmp_path / 'other.db'}?keyring={tmp_path / 'keyring.json'}&key_refresh=inf", "key_refresh"),
     ):
         result = agent_stores("check", url, "-s", "history", cwd=tmp_path, timeout=60)
         assert result.returncode == 2 and result.stderr.startswith("error: ") and option in result.stderr

@@ -31,6 +31,7 @@ RUN_HERE: dict[str, list[list[str]]] = {
     "borrow_or_own.py": [[]],
     "encrypted_stores.py": [[], []],
     "fsspec_folder.py": [["agent-folder"]],
+    "store_options.py": [["agent-options"]],
     "workflow_checkpoints.py": [["sqlite:///workflow.db", "start"], ["sqlite:///workflow.db", "resume"]],
     "telemetry_console.py": [[]],
 }

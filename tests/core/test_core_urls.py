@@ -1,4 +1,4 @@
-"""The URL rules every backend shares: ``redact_url``, strict booleans, user parts that must be escaped."""
+"""The URL rules every backend shares: ``redact_url``, strict option readers, user parts that must be escaped."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 
 from agent_stores.core import redact_url
 from agent_stores.core.redaction import is_secret_option
-from agent_stores.core.urls import check_user_part, parse_bool, parse_bytes
+from agent_stores.core.urls import (
+    check_user_part,
+    parse_bool,
+    parse_bytes,
+    parse_count,
+    parse_optional_count,
+    parse_seconds,
+)
 
 SPECIALS = "#?/@:%"
 SCHEMES = ("redis", "rediss+cluster", "mongodb", "mongodb+srv", "fsspec+sftp", "s3", "x-custom")
@@ -214,3 +221,69 @@ def test_a_size_in_bytes_is_a_whole_non_negative_number(value: object, size: int
 def test_any_other_size_is_an_error_naming_the_option(value: object) -> None:
     with pytest.raises(ValueError, match="option opened_bytes takes a whole non-negative number of bytes"):
         parse_bytes(value, option="opened_bytes")
+
+
+# Spellings no number option takes: signs, spaces, other digits and bases, units, exponents, empty.
+_NOT_DIGITS = ["-1", "+1", " 8", "8 ", "", "0x10", "1e3", "1_000", "\u0661\u0662", "8k", "none!", True, False, [8]]
+
+
+@pytest.mark.parametrize(("value", "count"), [("1", 1), ("32", 32), ("007", 7), (1, 1), (10**6, 10**6)])
+def test_a_count_is_a_whole_positive_number(value: object, count: int) -> None:
+    assert parse_count(value, option="concurrency") == count
+
+
+@pytest.mark.parametrize("value", ["0", 0, -3, "1.5", 1.0, 2.5, "none", None, *_NOT_DIGITS])
+def test_any_other_count_is_an_error_naming_the_option(value: object) -> None:
+    with pytest.raises(ValueError, match="option concurrency takes a whole positive number; got "):
+        parse_count(value, option="concurrency")
+
+
+@pytest.mark.parametrize(
+    ("value", "count"), [("0", 0), ("8", 8), (0, 0), (12, 12), (None, None), ("none", None), ("None", None)]
+)
+def test_an_optional_count_is_a_whole_non_negative_number_or_none(value: object, count: int | None) -> None:
+    assert parse_optional_count(value, option="tail_after") == count
+
+
+@pytest.mark.parametrize("value", [-1, "1.5", 1.0, "null", "nil", " none", *_NOT_DIGITS])
+def test_any_other_optional_count_is_an_error_naming_the_option(value: object) -> None:
+    with pytest.raises(ValueError, match="option tail_after takes a whole non-negative number or none; got "):
+        parse_optional_count(value, option="tail_after")
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"), [("60", 60.0), ("0.5", 0.5), ("2.", 2.0), (".25", 0.25), (30, 30.0), (1.5, 1.5)]
+)
+def test_seconds_are_a_positive_finite_number(value: object, seconds: float) -> None:
+    found = parse_seconds(value, option="timeout")
+    assert found == seconds and isinstance(found, float)
+    assert parse_seconds(value, option="key_refresh", zero=True) == seconds
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "0", "0.0", 0, 0.0, -1, -0.5, "inf", "Infinity", "nan", "NaN", float("inf"), float("nan"), float("-inf"),
+        "1" * 400, 10**400, "60s", "1,5", ".", "1.2.3", None, *_NOT_DIGITS,
+    ],
+)  # fmt: skip
+def test_any_other_duration_is_an_error_naming_the_option(value: object) -> None:
+    with pytest.raises(ValueError, match="option timeout takes a positive, finite number of seconds; got "):
+        parse_seconds(value, option="timeout")
+    if value not in ("0", "0.0", 0, 0.0):
+        with pytest.raises(ValueError, match="option key_refresh takes a finite, non-negative number of seconds; got "):
+            parse_seconds(value, option="key_refresh", zero=True)
+
+
+@pytest.mark.parametrize("value", ["0", "0.0", "0.", 0, 0.0])
+def test_zero_seconds_only_where_the_option_takes_it(value: object) -> None:
+    assert parse_seconds(value, option="key_refresh", zero=True) == 0.0
+    with pytest.raises(ValueError, match="option timeout takes a positive, finite number of seconds"):
+        parse_seconds(value, option="timeout")
+
+
+def test_a_refused_value_is_shown_cut_and_never_as_a_whole_object() -> None:
+    with pytest.raises(ValueError, match=r"got '9{39}x'\.\.\.$"):
+        parse_count("9" * 39 + "x" * 30, option="concurrency")
+    with pytest.raises(ValueError, match=r"got a list$"):
+        parse_count([1], option="concurrency")

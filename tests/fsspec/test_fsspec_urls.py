@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from agent_stores.core.sealing import Keyring
 from agent_stores.fsspec import parse_url
 from agent_stores.testing.servers import Server
 from agent_stores.testing.servers.sftp import sftp_server
@@ -47,7 +48,11 @@ class TestSftpURLs(StoreURLConformance):
 
     @pytest.fixture
     def boolean_url_options(self, tmp_path: Path) -> Mapping[str, Sequence[str]]:
+        keyring = tmp_path / "keyring.json"
+        Keyring.create(keyring)
         return {
+            "plaintext_reads": [f"file://{tmp_path}/sealed?keyring={keyring}&plaintext_reads={VALUE}"],
+            "adopt_plaintext": [f"file://{tmp_path}/sealed?keyring={keyring}&adopt_plaintext={VALUE}"],
             "look_for_keys": [f"fsspec+sftp://agent@127.0.0.1:1/data?look_for_keys={VALUE}"],
             "auto_mkdir": [f"file://{tmp_path}?auto_mkdir={VALUE}"],
             "fair_claims": [f"file://{tmp_path}?fair_claims={VALUE}", f"fsspec+memory://root?fair_claims={VALUE}"],

@@ -41,8 +41,14 @@ def test_adopt_plaintext_needs_a_key(tmp_path: Path, monkeypatch: pytest.MonkeyP
     ):
         with pytest.raises(ValueError, match="adopt_plaintext"):
             attempt()
-    with pytest.raises(ValueError, match="true or false"):
-        open_stores(f"{url}?adopt_plaintext=maybe")
+    for bad in ("maybe", ""):
+        with pytest.raises(ValueError, match="option adopt_plaintext takes 1, true, yes, on or 0, false, no, off"):
+            open_stores(f"{url}?adopt_plaintext={bad}")
+    with pytest.raises(ValueError, match="option adopt_plaintext takes"):
+        open_stores(url, adopt_plaintext="maybe")
+    unsealed = open_stores(url, adopt_plaintext="false")  # read as false, not as a non-empty (true) text
+    assert type(unsealed) is Stores
+    asyncio.run(unsealed.aclose())
     keyring = tmp_path / "keyring.json"
     Keyring.create(keyring)
     sealed, plain = open_stores(f"{url}?keyring={keyring}&adopt_plaintext=1"), open_stores(f"{url}?adopt_plaintext=0")

@@ -11,20 +11,24 @@ refuses a store holding plaintext unless told to seal it from then on
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final
 
 from .drivers import LogDriver, ObjectDriver
 from .errors import CorruptRecordError, StoreConflictError, StoreError
 from .keys import split_tenant
 from .lifecycle import take_query_option
-from .urls import parse_bytes
+from .urls import parse_bool, parse_bytes, parse_count, parse_seconds
 
 __all__ = [
+    "ADOPT_PLAINTEXT",
     "KMS_KEY_ENV",
     "LOG_OBJECTS",
     "OPENED_BYTES",
     "SEALED_MARKER",
+    "SEALING_SETTINGS",
     "VALUE_MARKER",
     "PlaintextStoreError",
     "SealMarker",
@@ -47,12 +51,20 @@ LOG_OBJECTS: Final = "history/"
 OPENED_BYTES: Final = "opened_bytes"
 #: The environment variable naming the AWS KMS key that seals every store opened.
 KMS_KEY_ENV: Final = "AGENT_STORES_KMS_KEY_ID"
+#: The option, in code and in a URL, that seals a store holding plaintext from now on.
+ADOPT_PLAINTEXT: Final = "adopt_plaintext"
+#: The settings of a sealed store (``Encryption``'s fields) a URL or ``open_stores`` may give
+#: besides its key, each with its strict reader: the one ``Encryption`` applies to its fields.
+SEALING_SETTINGS: Final[Mapping[str, Callable[[Any], Any]]] = {
+    OPENED_BYTES: partial(parse_bytes, option=OPENED_BYTES),
+    "plaintext_reads": partial(parse_bool, option="plaintext_reads"),
+    "max_scopes": partial(parse_count, option="max_scopes"),
+    "key_refresh": partial(parse_seconds, option="key_refresh", zero=True),  # 0: read the keys before each use
+}
 
 _FORMAT = "agent-stores-sealed/1"
 _RESERVED = "sealing/"
 _PROBED_OBJECTS = 64  # keys listed to find one value of a kind the stores write
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off", ""})
 
 
 class SealingKeyError(StoreError):
@@ -110,27 +122,28 @@ class SealMarker:
 
 
 def take_sealing_options(url: str, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """Take ``kms_key_id``, ``adopt_plaintext`` and ``opened_bytes`` out of ``open_stores``' options and URL query.
+    """Take ``kms_key_id``, ``adopt_plaintext`` and the :data:`SEALING_SETTINGS` out of the options and URL query.
 
-    Returns the URL without them, and ``{"kms_key_id": str | None, "adopt_plaintext": bool,
-    "opened_bytes": int | None}`` (an option given in code wins over the URL's; ``opened_bytes``
-    is ``None`` when neither gives it).
+    Returns the URL without them, and ``{"kms_key_id": str | None, "adopt_plaintext": bool}``
+    with each setting read by its reader, ``None`` when neither the URL nor the options give
+    it. An option given in code wins over the URL's.
 
     Raises:
-        ValueError: ``adopt_plaintext`` in the URL is not true or false, ``opened_bytes`` is not
-            a whole non-negative number of bytes, or an option is given twice in the URL.
+        ValueError: A value its reader refuses (``adopt_plaintext=maybe``, ``max_scopes=0``,
+            ``key_refresh=inf``...), naming the option, or an option given twice in the URL.
     """
     url, kms_key_id = take_query_option(url, "kms_key_id")
-    url, adopt = take_query_option(url, "adopt_plaintext")
-    url, opened = take_query_option(url, OPENED_BYTES)
-    if adopt is not None and adopt.lower() not in _TRUE | _FALSE:
-        raise ValueError(f"the URL option adopt_plaintext is true or false, got {adopt!r}")
-    opened = options.pop(OPENED_BYTES, None) if OPENED_BYTES in options else opened
-    return url, {
-        "kms_key_id": options.pop("kms_key_id", None) or kms_key_id,
-        "adopt_plaintext": bool(options.pop("adopt_plaintext", False)) or (adopt or "").lower() in _TRUE,
-        OPENED_BYTES: None if opened is None else parse_bytes(opened, option=OPENED_BYTES),
+    readers: dict[str, Callable[[Any], Any]] = {
+        ADOPT_PLAINTEXT: partial(parse_bool, option=ADOPT_PLAINTEXT),
+        **SEALING_SETTINGS,
     }
+    named: dict[str, Any] = {"kms_key_id": options.pop("kms_key_id", None) or kms_key_id}
+    for name, read in readers.items():
+        url, text = take_query_option(url, name)
+        value = options.pop(name, None) if name in options else text
+        named[name] = None if value is None else read(value)
+    named[ADOPT_PLAINTEXT] = bool(named[ADOPT_PLAINTEXT])
+    return url, named
 
 
 async def read_marker(objects: ObjectDriver) -> SealMarker | None:

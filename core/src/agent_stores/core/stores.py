@@ -33,7 +33,7 @@ from .opencheck import OpenCheck
 from .prefixed import within
 from .redaction import redact_url
 from .retain import is_staging_segment
-from .sealmark import KMS_KEY_ENV, OPENED_BYTES, refuse_if_sealed, take_sealing_options
+from .sealmark import ADOPT_PLAINTEXT, KMS_KEY_ENV, SEALING_SETTINGS, refuse_if_sealed, take_sealing_options
 from .tenants import TenantStores
 from .todos import ObjectTodoStore
 
@@ -339,9 +339,10 @@ def _scheme(url: str) -> str:
 
 def resolve_encryption(encryption: object, keyring_option: str | None, **named: Any) -> Any:
     """What :func:`open_stores` seals with (see :func:`agent_stores.core.sealing.resolve_encryption`)."""
-    sized = named.get(OPENED_BYTES) is not None  # a sealed store's option: refused below without a key
-    unnamed = keyring_option is None and not any(v for k, v in named.items() if k != OPENED_BYTES) and not sized
-    if encryption is False and not named.get("adopt_plaintext") and not sized:
+    # a sealed store's settings: refused below without a key
+    tuned = any(named.get(name) is not None for name in SEALING_SETTINGS)
+    unnamed = keyring_option is None and not named.get("kms_key_id") and not named.get(ADOPT_PLAINTEXT) and not tuned
+    if encryption is False and not named.get(ADOPT_PLAINTEXT) and not tuned:
         return None
     if encryption is None and unnamed and not os.environ.get(KEYRING_ENV) and not os.environ.get(KMS_KEY_ENV):
         return None  # the common case never imports the sealing layer
@@ -374,9 +375,12 @@ def open_stores(url: str, **options: Any) -> Stores:
     ``encryption=False`` opens unsealed. A sealed store opened without its key raises
     :class:`~agent_stores.core.sealmark.SealedStoreError` on the first operation; a sealed open
     of a store holding plaintext raises :class:`~agent_stores.core.sealmark.PlaintextStoreError`
-    unless the option or URL option ``adopt_plaintext`` is true (seal from now on). The option
-    or URL option ``opened_bytes`` (a whole number of bytes) sizes what a sealed store's history
-    remembers having decrypted (8 MiB by default, ``0`` nothing); it needs a key.
+    unless the option or URL option ``adopt_plaintext`` is true (seal from now on). The fields
+    of :class:`~agent_stores.core.sealing.Encryption` but its provider are options and URL
+    options too, read strictly, and need a key: ``opened_bytes`` (a whole number of bytes:
+    what a sealed store's history remembers having decrypted; 8 MiB by default, ``0`` nothing),
+    ``plaintext_reads`` (a boolean), ``max_scopes`` (a whole positive number) and
+    ``key_refresh`` (seconds, ``0`` included). An option given in code wins over the URL's.
 
     Raises:
         ValueError: ``url`` has no scheme or no installed backend serves it (the message names

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from agent_stores.core import ConnectedBackend, Connector, KeySpace, ObjectLogDriver
 from agent_stores.core.lifecycle import merge_capabilities
-from agent_stores.core.objectlog import FAIR_CLAIMS
+from agent_stores.core.objectlog import log_options
 
 from ._capabilities import FilesystemCapabilities
 from ._connect import CONNECTOR
@@ -43,9 +43,10 @@ class FsspecBackend(ConnectedBackend[FsspecObjectDriver]):
     Args:
         url: ``file:///absolute/dir`` or ``fsspec+<protocol>://...``; query parameters are
             storage options of the filesystem.
-        **options: ``fsync`` and ``capabilities`` for the driver; ``fair_claims`` (also in the
-            query: ``false`` turns fair claims off, see :class:`FsspecHistoryProvider`) and
-            ``cache_bytes`` for the stores; anything else is a storage option of the filesystem
+        **options: ``fsync`` and ``capabilities`` for the driver; ``cache_bytes`` and the object
+            log's ``fair_claims``, ``concurrency``, ``compact_after``, ``tail_after`` and
+            ``tail_records`` for the stores (also in the query, read strictly; see
+            :class:`FsspecHistoryProvider`); anything else is a storage option of the filesystem
             (``key_filename=...``, ``endpoint_url=...``).
 
     Raises:
@@ -76,7 +77,7 @@ class FsspecBackend(ConnectedBackend[FsspecObjectDriver]):
             self.object_driver(),
             prefix="history/",
             clock=self.clock or time.time,
-            fair_claims=self.store_defaults.get(FAIR_CLAIMS, True),
+            **log_options(self.store_defaults),
         )
 
     @classmethod

@@ -8,7 +8,7 @@ from typing import Any, ClassVar, Final
 from agent_stores.core import MUST_EXIST, ConnectedStore, Connector
 from agent_stores.core.codec import validate_cache_bytes
 from agent_stores.core.lifecycle import CACHE_BYTES
-from agent_stores.core.objectlog import FAIR_CLAIMS, read_fair_claims
+from agent_stores.core.objectlog import LOG_OPTIONS
 from agent_stores.core.urls import parse_bool
 from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
@@ -75,14 +75,12 @@ CONNECTOR: Final = FsspecConnector()
 class FsspecStore(ConnectedStore[FsspecObjectDriver]):
     """Borrow-or-own for the fsspec stores (``from_url`` from the core), each seeing the root with its markers.
 
-    ``fair_claims`` and ``cache_bytes`` in a URL's query are store options, never storage options.
+    ``cache_bytes`` and the object log's options (:data:`~agent_stores.core.objectlog.LOG_OPTIONS`)
+    in a URL's query are store options, never storage options.
     """
 
     connector: ClassVar[Connector[Any]] = CONNECTOR
-    url_options: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
-        CACHE_BYTES: validate_cache_bytes,
-        FAIR_CLAIMS: read_fair_claims,
-    }
+    url_options: ClassVar[Mapping[str, Callable[[Any], Any]]] = {CACHE_BYTES: validate_cache_bytes, **LOG_OPTIONS}
     #: Whether the store lists directories as marker keys (files: yes; sessions, history: no).
     markers: ClassVar[bool] = False
 

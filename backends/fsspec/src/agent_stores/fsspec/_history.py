@@ -8,7 +8,7 @@ from typing import Unpack
 
 from agent_stores.core import LogHistoryProvider, ObjectLogDriver
 from agent_stores.core.history import HistoryOptions, window_cache_bytes
-from agent_stores.core.objectlog import read_fair_claims
+from agent_stores.core.objectlog import LOG_OPTIONS
 from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
 from ._capabilities import FilesystemCapabilities
@@ -68,6 +68,13 @@ class FsspecHistoryProvider(FsspecStore, LogHistoryProvider):
             ``docs/reliability.md``); ``False`` claims as earlier releases did: a little less
             waiting per save, but the writer that lost most may keep losing. Also the URL option
             ``?fair_claims=false``.
+        concurrency: Most filesystem requests one operation keeps in flight (a whole positive number).
+        compact_after: A full load that read more segments than this writes a checkpoint.
+        tail_after: A load that read more segments than this below the newest writes a tail
+            file holding what it read; ``None`` (``none`` in a URL) writes and reads no tails.
+        tail_records: Most messages a tail file holds.
+            These four are the :class:`~agent_stores.core.objectlog.ObjectLogDriver`'s, read as it
+            reads them; each is also a URL option (``?compact_after=128&tail_after=none``).
         **options: The options of every history provider (``source_id``, ``namespace``,
             ``tenant``, ``max_messages``, ``ttl``, ``skip_excluded``, ``cache_bytes``...), as
             :class:`~agent_stores.core.LogHistoryProvider` documents them; expired sessions
@@ -84,13 +91,24 @@ class FsspecHistoryProvider(FsspecStore, LogHistoryProvider):
         capabilities: FilesystemCapabilities | None = None,
         clock: Callable[[], float] = time.time,
         fair_claims: bool = True,
+        concurrency: int = 32,
+        compact_after: int = 64,
+        tail_after: int | None = 8,
+        tail_records: int = 1000,
         **options: Unpack[HistoryOptions],
     ) -> None:
-        fair = read_fair_claims(fair_claims)
+        settings = {
+            "fair_claims": fair_claims,
+            "concurrency": concurrency,
+            "compact_after": compact_after,
+            "tail_after": tail_after,
+            "tail_records": tail_records,
+        }
+        log_settings = {name: LOG_OPTIONS[name](value) for name, value in settings.items()}  # refused before connecting
         objects = self._connect_root(fs, root, fsync=fsync, capabilities=capabilities)
         self.objects = objects
         cache_bytes = window_cache_bytes(options)
-        log = ObjectLogDriver(objects, prefix="", cache_bytes=cache_bytes, clock=clock, fair_claims=fair)
+        log = ObjectLogDriver(objects, prefix="", cache_bytes=cache_bytes, clock=clock, **log_settings)
         super().__init__(log, **options)
 
     @property

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from agent_stores.core import ConnectedBackend, Connector, ObjectDriver, PrefixedObjectDriver
-from agent_stores.core.objectlog import FAIR_CLAIMS, ObjectLogDriver
+from agent_stores.core.objectlog import ObjectLogDriver, log_options
 
 from ._connect import CONNECTOR, S3Bucket
 from ._driver import S3ObjectDriver
@@ -33,8 +33,9 @@ class S3Backend(ConnectedBackend[S3Bucket]):
         url: ``s3://bucket/prefix`` with options in the query: ``endpoint_url``, ``region``,
             ``profile``, ``addressing_style``, ``create_bucket``, ``conditional_delete``,
             ``ordered_listing``, ``path_keys``, ``max_attempts``, ``connect_timeout``,
-            ``read_timeout``, ``max_concurrency``; and ``fair_claims`` (``false`` turns fair
-            claims off, see :class:`S3HistoryProvider`) and ``cache_bytes``, for the stores.
+            ``read_timeout``, ``max_concurrency``; and, for the stores, ``cache_bytes`` and the
+            object log's ``fair_claims``, ``concurrency``, ``compact_after``, ``tail_after`` and
+            ``tail_records`` (see :class:`S3HistoryProvider`), read strictly.
         **options: The same options as keywords (they win over the query), and ``session``:
             a ``boto3.Session`` to make the client from.
 
@@ -66,5 +67,5 @@ class S3Backend(ConnectedBackend[S3Bucket]):
             self.object_driver(),
             prefix="history/",
             clock=self.clock or time.time,
-            fair_claims=self.store_defaults.get(FAIR_CLAIMS, True),
+            **log_options(self.store_defaults),
         )

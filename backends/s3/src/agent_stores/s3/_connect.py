@@ -19,7 +19,7 @@ from botocore.config import Config
 from agent_stores.core import MUST_EXIST, ConnectedStore, Connector, redact_url
 from agent_stores.core.codec import validate_cache_bytes
 from agent_stores.core.lifecycle import CACHE_BYTES
-from agent_stores.core.objectlog import FAIR_CLAIMS, read_fair_claims
+from agent_stores.core.objectlog import LOG_OPTIONS
 from agent_stores.core.urls import check_user_part, parse_bool
 
 from ._driver import S3ObjectDriver, check_key
@@ -343,10 +343,7 @@ CONNECTOR: Final = S3Connector()
 
 
 class S3Store(ConnectedStore[S3Bucket]):
-    """Borrow-or-own for the S3 stores (``from_url`` from the core); ``fair_claims`` may come from a URL."""
+    """Borrow-or-own for the S3 stores (``from_url`` from the core); the object log's options may come from a URL."""
 
     connector: ClassVar[Connector[Any]] = CONNECTOR
-    url_options: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
-        CACHE_BYTES: validate_cache_bytes,
-        FAIR_CLAIMS: read_fair_claims,
-    }
+    url_options: ClassVar[Mapping[str, Callable[[Any], Any]]] = {CACHE_BYTES: validate_cache_bytes, **LOG_OPTIONS}

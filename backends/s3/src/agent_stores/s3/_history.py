@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from agent_stores.core import LogHistoryProvider, PrefixedObjectDriver
 from agent_stores.core.history import HistoryOptions, window_cache_bytes
-from agent_stores.core.objectlog import ObjectLogDriver, read_fair_claims
+from agent_stores.core.objectlog import LOG_OPTIONS, ObjectLogDriver
 
 from ._connect import S3Bucket, S3Store
 from ._driver import S3ObjectDriver
@@ -69,6 +69,13 @@ class S3HistoryProvider(S3Store, LogHistoryProvider):
             ``docs/reliability.md``); ``False`` claims as earlier releases did: a little less
             waiting per save, but the writer that lost most may keep losing. Also the URL option
             ``?fair_claims=false``.
+        concurrency: Most S3 requests one operation keeps in flight (a whole positive number).
+        compact_after: A full load that read more segments than this writes a checkpoint.
+        tail_after: A load that read more segments than this below the newest writes a tail
+            object holding what it read; ``None`` (``none`` in a URL) writes and reads no tails.
+        tail_records: Most messages a tail object holds.
+            These four are the :class:`~agent_stores.core.objectlog.ObjectLogDriver`'s, read as it
+            reads them; each is also a URL option (``?compact_after=128&tail_after=none``).
         **options: The options of every history provider (``source_id``, ``namespace``,
             ``tenant``, ``max_messages``, ``ttl``, ``skip_excluded``, ``cache_bytes``...), as
             :class:`~agent_stores.core.LogHistoryProvider` documents them; ``cache_bytes`` also
@@ -84,13 +91,24 @@ class S3HistoryProvider(S3Store, LogHistoryProvider):
         driver_options: dict[str, Any] | None = None,
         clock: Callable[[], float] = time.time,
         fair_claims: bool = True,
+        concurrency: int = 32,
+        compact_after: int = 64,
+        tail_after: int | None = 8,
+        tail_records: int = 1000,
         **options: Unpack[HistoryOptions],
     ) -> None:
-        fair = read_fair_claims(fair_claims)
+        settings = {
+            "fair_claims": fair_claims,
+            "concurrency": concurrency,
+            "compact_after": compact_after,
+            "tail_after": tail_after,
+            "tail_records": tail_records,
+        }
+        log_settings = {name: LOG_OPTIONS[name](value) for name, value in settings.items()}  # refused before connecting
         handle = self._connect(client, bucket=bucket, prefix=prefix, **(driver_options or {}))
         self.objects = handle.driver
         view = PrefixedObjectDriver(handle.driver, handle.prefix) if handle.prefix else handle.driver
         log = ObjectLogDriver(
-            view, prefix="history/", cache_bytes=window_cache_bytes(options), clock=clock, fair_claims=fair
+            view, prefix="history/", cache_bytes=window_cache_bytes(options), clock=clock, **log_settings
         )
         super().__init__(log, **options)

@@ -15,7 +15,7 @@ from typing import Any
 from agent_stores.core import Stores, open_stores
 from agent_stores.core.lifecycle import take_query_option
 from agent_stores.core.sealing import Encryption, KeyProvider, Keyring, SealedStores
-from agent_stores.core.sealmark import take_sealing_options
+from agent_stores.core.sealmark import SEALING_SETTINGS, take_sealing_options
 from agent_stores.testing import SealingCapabilities
 
 from .plan import ClauseScope, SuitePlan
@@ -77,8 +77,7 @@ def _unsealed_url(url: str) -> tuple[str, dict[str, Any]]:
     url, _ = take_query_option(url, "keyring")
     url, named = take_sealing_options(url, {})
     settings: dict[str, Any] = {"adopt_plaintext": bool(named["adopt_plaintext"])}
-    if named["opened_bytes"] is not None:
-        settings["opened_bytes"] = named["opened_bytes"]
+    settings.update((name, named[name]) for name in SEALING_SETTINGS if named[name] is not None)
     return url, settings
 
 

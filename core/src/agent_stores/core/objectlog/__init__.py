@@ -5,7 +5,16 @@ what a damaged log is missing in ``_gaps``, and the driver in ``_driver``; ``doc
 describes how it works.
 """
 
-from ._driver import FAIR_CLAIMS, ObjectLogDriver, read_fair_claims
+from ._driver import FAIR_CLAIMS, LOG_OPTIONS, ObjectLogDriver, log_options, read_fair_claims
 from ._gaps import Gap, LogGapError, Salvage
 
-__all__ = ["FAIR_CLAIMS", "Gap", "LogGapError", "ObjectLogDriver", "Salvage", "read_fair_claims"]
+__all__ = [
+    "FAIR_CLAIMS",
+    "LOG_OPTIONS",
+    "Gap",
+    "LogGapError",
+    "ObjectLogDriver",
+    "Salvage",
+    "log_options",
+    "read_fair_claims",
+]

@@ -10,16 +10,16 @@ import logging
 import random
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
-from typing import NamedTuple, TypeVar, cast
+from typing import Any, Final, NamedTuple, TypeVar, cast
 
 import msgspec
 
 from ..cache import BoundedCache
 from ..drivers import Listing, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
 from ..errors import CorruptRecordError, StoreConflictError, StoreError
-from ..urls import parse_bool
+from ..urls import parse_bool, parse_count, parse_optional_count
 from ._ends import RememberedEnds
 from ._format import (
     CHECKPOINT,
@@ -46,7 +46,7 @@ from ._format import (
 )
 from ._gaps import Gap, LogGapError, Salvage, absent_runs, salvage_of
 
-__all__ = ["CACHE_BYTES", "FAIR_CLAIMS", "ObjectLogDriver", "read_fair_claims"]
+__all__ = ["CACHE_BYTES", "FAIR_CLAIMS", "LOG_OPTIONS", "ObjectLogDriver", "log_options", "read_fair_claims"]
 
 _T = TypeVar("_T")
 _log = logging.getLogger("agent_stores.objectlog")
@@ -62,6 +62,22 @@ def read_fair_claims(value: object) -> bool:
         ValueError: Not one of the boolean spellings, naming the option and the accepted values.
     """
     return parse_bool(value, option=FAIR_CLAIMS)
+
+
+#: The object log's options a store URL (and ``open_stores``) may give, each with its strict
+#: reader: the same one the constructor applies, so a URL and code follow one rule.
+LOG_OPTIONS: Final[Mapping[str, Callable[[Any], Any]]] = {
+    FAIR_CLAIMS: read_fair_claims,
+    "concurrency": partial(parse_count, option="concurrency"),
+    "compact_after": partial(parse_count, option="compact_after"),
+    "tail_after": partial(parse_optional_count, option="tail_after"),
+    "tail_records": partial(parse_count, option="tail_records"),
+}
+
+
+def log_options(given: Mapping[str, Any]) -> dict[str, Any]:
+    """The object log's options among ``given`` (a backend's store defaults), for an ``ObjectLogDriver``."""
+    return {name: value for name, value in given.items() if name in LOG_OPTIONS}
 
 
 #: Payload bytes the remembered windows of all logs hold at most, by default.
@@ -166,8 +182,12 @@ class ObjectLogDriver:
         fair_claims: Claim fairly among writers of one log (above); ``False`` claims as
             earlier releases did (a lost claim's retry reads the log's end).
 
+    ``fair_claims``, ``concurrency``, ``compact_after``, ``tail_after`` and ``tail_records`` are
+    read by the readers of :data:`LOG_OPTIONS` (the text of a URL's query is accepted too).
+
     Raises:
-        ValueError: ``prefix`` neither is empty nor ends with ``/``, or a bound is out of range.
+        ValueError: ``prefix`` neither is empty nor ends with ``/``, or an option is out of range
+            or of the wrong kind (a ``bool`` for a number), naming it.
     """
 
     def __init__(
@@ -186,21 +206,17 @@ class ObjectLogDriver:
     ) -> None:
         if prefix and not prefix.endswith("/"):
             raise ValueError(f"prefix must be empty or end with '/', got {prefix!r}")
-        if concurrency < 1 or compact_after < 1 or tail_records < 1:
-            raise ValueError("concurrency, compact_after and tail_records must be positive")
-        if tail_after is not None and tail_after < 0:
-            raise ValueError(f"tail_after must be None or at least 0, got {tail_after!r}")
+        self.concurrency = parse_count(concurrency, option="concurrency")
+        self.compact_after = parse_count(compact_after, option="compact_after")
+        self.tail_after = parse_optional_count(tail_after, option="tail_after")
+        self.tail_records = parse_count(tail_records, option="tail_records")
+        self.fair_claims = read_fair_claims(fair_claims)
         self._ends = RememberedEnds(cache_bytes)
-        self.tail_after = tail_after
-        self.tail_records = tail_records
         self.objects = objects
         self.prefix = prefix
         self._names = LogNames(prefix)
         self.owns_objects = owns_objects
-        self.compact_after = compact_after
-        self.concurrency = concurrency
         self._clock = clock
-        self.fair_claims = fair_claims
         #: Logs a read found empty but written before (deleted or expired): :meth:`create` knows
         #: their first slot is taken without asking.
         self._written: BoundedCache[str, bool] = BoundedCache(max_entries=_WRITTEN_LOGS)
@@ -1182,44 +1198,75 @@ class ObjectLogDriver:
 
     # -- listing ---------------------------------------------------------------------------
 
-    async def _log_keys(self, prefix: str, after: str | None) -> list[str]:
-        """One page of log keys under ``prefix`` (after ``after``), in folder order; ``[]`` at the end."""
+    async def _log_page(self, prefix: str, after: str | None) -> list[tuple[str, str | None]]:
+        """One page of logs under ``prefix`` (after ``after``), in folder order; ``[]`` at the end.
+
+        Each log comes with the name of its newest segment when the page holds it (the first
+        segment name of the log's folder: names sort newest first), else ``None`` (the page
+        ended among the log's checkpoints and erasure records).
+        """
         start = self.prefix + prefix
         cursor = None if after is None else self._names.folder(after)[:-1] + PAST_LOG
         listing = await self.objects.list(start, delimiter=None, after=cursor, limit=_LISTING_PAGE)
-        keys: list[str] = []
+        logs: list[tuple[str, str | None]] = []
         for name in listing.keys:
             folder, _, leaf = name.rpartition("/")
             if not LOG_OBJECT.fullmatch(leaf):
                 continue
             key = folder[len(self.prefix) :]
-            if not keys or keys[-1] != key:
-                keys.append(key)
-        if not keys and len(listing.keys) == _LISTING_PAGE:
+            if not logs or logs[-1][0] != key:
+                logs.append((key, None))
+            if logs[-1][1] is None and leaf.startswith(SEGMENT):
+                logs[-1] = (key, name)
+        if not logs and len(listing.keys) == _LISTING_PAGE:
             # A page of foreign objects only: continue after them.
-            return await self._log_keys(prefix, listing.keys[-1][len(self.prefix) :])
-        return keys
+            return await self._log_page(prefix, listing.keys[-1][len(self.prefix) :])
+        return logs
+
+    async def _log_keys(self, prefix: str, after: str | None) -> list[str]:
+        """One page of log keys under ``prefix`` (after ``after``), in folder order; ``[]`` at the end."""
+        return [key for key, _ in await self._log_page(prefix, after)]
+
+    async def _listed_head(self, key: str, newest: str | None) -> Head | None:
+        """The head of ``key`` from the newest segment a listing showed: one ``get``, no listing of its own.
+
+        The listing is the snapshot the head answers for, as :meth:`_head`'s own listing would
+        be. Anything else than a readable segment at that name (gone, blanked by a delete
+        since, torn, not listed) is left to :meth:`_head`.
+        """
+        if newest is not None:
+            stored = await self.objects.get(newest)
+            segment = None if stored is None else try_decode(stored.data)
+            if segment is not None and segment.seq == seq_of(newest):
+                return self._head_of(key, segment)
+        return await self._head(key)
 
     async def list_logs(self, prefix: str, *, after: str | None = None, limit: int = 100) -> list[LogInfo]:
         """Return up to ``limit`` live logs whose key starts with ``prefix``, after ``after``.
 
-        Ordered by ``key + "/"``; page with ``after=<last key of the previous page>``.
+        Ordered by ``key + "/"``; page with ``after=<last key of the previous page>``. Costs one
+        listing per page of objects and one ``get`` per log looked at (its newest segment, named
+        by that listing: whether the log is live, expired or deleted, and its session id, are
+        in it), only as many logs as it takes to find ``limit`` live ones.
         """
         if limit <= 0:
             raise ValueError(f"limit must be positive, got {limit!r}")
         found: list[LogInfo] = []
         cursor = after
         while len(found) < limit:
-            keys = await self._log_keys(prefix, cursor)
-            if not keys:
+            page = await self._log_page(prefix, cursor)
+            if not page:
                 break
-            heads = await self._gather([_header(self, k) for k in keys])
-            for key, head in zip(keys, heads, strict=True):
-                if head is not None and head.live:
-                    found.append(LogInfo(key, head.segment.session_id))
-                    if len(found) == limit:
-                        break
-            cursor = keys[-1]
+            while page and len(found) < limit:
+                # Only as many heads as the logs still wanted: a page may list more logs than that.
+                chunk, page = page[: limit - len(found)], page[limit - len(found) :]
+                heads = await self._gather([_listed_header(self, key, newest) for key, newest in chunk])
+                found.extend(
+                    LogInfo(key, head.segment.session_id)
+                    for (key, _), head in zip(chunk, heads, strict=True)
+                    if head is not None and head.live
+                )
+                cursor = chunk[-1][0]
         return found
 
     async def purge_expired(self) -> int:
@@ -1278,8 +1325,8 @@ def _overwriter(objects: ObjectDriver, key: str, data: bytes) -> Callable[[], Aw
     return lambda: objects.put(key, data)
 
 
-def _header(driver: ObjectLogDriver, key: str) -> Callable[[], Awaitable[Head | None]]:
-    return lambda: driver._head(key)  # pyright: ignore[reportPrivateUsage]
+def _listed_header(driver: ObjectLogDriver, key: str, newest: str | None) -> Callable[[], Awaitable[Head | None]]:
+    return lambda: driver._listed_head(key, newest)  # pyright: ignore[reportPrivateUsage]
 
 
 def _expirer(driver: ObjectLogDriver, key: str) -> Callable[[], Awaitable[bool | None]]:

@@ -17,10 +17,19 @@ from ..history import LogHistoryProvider, validate_ttl
 from ..keys import TENANTS, key_segment, tenant_root
 from ..prefixed import within
 from ..redaction import redact_url
-from ..sealmark import KMS_KEY_ENV, PlaintextStoreError, SealMarker, probe_store, read_marker, write_marker
+from ..sealmark import (
+    ADOPT_PLAINTEXT,
+    KMS_KEY_ENV,
+    SEALING_SETTINGS,
+    PlaintextStoreError,
+    SealMarker,
+    probe_store,
+    read_marker,
+    write_marker,
+)
 from ..sessions import ObjectSessionStore
 from ..stores import Backend, DriverBackend, Stores
-from ..urls import parse_bytes
+from ..urls import parse_bool
 from ._drivers import OPENED_BYTES, SealedLogDriver, SealedObjectDriver
 from ._keys import KEYRING_ENV, DataKeys, KeyProvider, Keyring
 from ._scopes import NAMESPACE_SCOPES, keys_object, namespace_scope
@@ -46,13 +55,22 @@ class Encryption:
             Without it such a store is a :class:`~agent_stores.core.sealmark.PlaintextStoreError`.
         key_refresh: Seconds after which a scope's data keys are read from the store again
             before their next use: a data key another process made current is used here, and
-            one another process destroyed (``forget``) stops being used, within this bound.
+            one another process destroyed (``forget``) stops being used, within this bound
+            (``0``: read again before every use).
         opened_bytes: Most bytes of history records the stores remember having opened (their
             sealed and plain bytes), so a record loaded again is not decrypted again; ``0``
-            remembers none. The URL option ``?opened_bytes=...`` sets it too.
+            remembers none.
+
+    Every field but ``provider`` is also an option of ``open_stores`` and of a sealed store's
+    URL (``?keyring=FILE&plaintext_reads=false&max_scopes=4096&key_refresh=30&opened_bytes=0``),
+    read by the same readers (:data:`~agent_stores.core.sealmark.SEALING_SETTINGS`): the text
+    of a URL is accepted here too and stored as the value it reads as.
 
     Raises:
-        ValueError: ``opened_bytes`` is not a whole non-negative number of bytes.
+        ValueError: A field its reader refuses, naming it: ``plaintext_reads`` or
+            ``adopt_plaintext`` not a boolean, ``max_scopes`` not a whole positive number,
+            ``key_refresh`` not a finite, non-negative number of seconds, ``opened_bytes`` not a
+            whole non-negative number of bytes.
     """
 
     provider: KeyProvider
@@ -63,7 +81,9 @@ class Encryption:
     opened_bytes: int = OPENED_BYTES
 
     def __post_init__(self) -> None:
-        parse_bytes(self.opened_bytes, option="opened_bytes")
+        object.__setattr__(self, ADOPT_PLAINTEXT, parse_bool(self.adopt_plaintext, option=ADOPT_PLAINTEXT))
+        for name, read in SEALING_SETTINGS.items():
+            object.__setattr__(self, name, read(getattr(self, name)))
 
 
 def kms_provider(key_id: str) -> KeyProvider:
@@ -93,6 +113,9 @@ def resolve_encryption(
     kms_key_id: str | None = None,
     adopt_plaintext: bool = False,
     opened_bytes: int | None = None,
+    plaintext_reads: bool | None = None,
+    max_scopes: int | None = None,
+    key_refresh: float | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Encryption | None:
     """What ``open_stores`` seals with: the first of ``encryption``, a keyring, a KMS key, the environment.
@@ -103,27 +126,38 @@ def resolve_encryption(
 
     ``encryption=False`` opens the store unsealed whatever the environment says.
     ``adopt_plaintext`` applies to a provider found here (an :class:`Encryption` given says its own).
-    ``opened_bytes`` (``None``: the default) applies to whatever seals, an :class:`Encryption` given included.
+    ``opened_bytes``, ``plaintext_reads``, ``max_scopes`` and ``key_refresh`` (``None``: not
+    given) apply to whatever seals, an :class:`Encryption` given included, read as
+    :class:`Encryption` reads them.
 
     Raises:
         TypeError: ``encryption`` is not an :class:`Encryption`, a :class:`KeyProvider`, ``None`` or ``False``.
-        ValueError: Both a keyring and a KMS key are named, ``adopt_plaintext`` or ``opened_bytes``
-            without any key, ``opened_bytes`` is not a whole non-negative number of bytes, or the
-            KMS provider is not installed.
+        ValueError: Both a keyring and a KMS key are named, ``adopt_plaintext`` or a setting
+            without any key, a setting its reader refuses (naming it), or the KMS provider is
+            not installed.
         FileNotFoundError: The keyring named cannot be read (a malformed one is a ``ValueError``).
     """
-    sized = opened_bytes is not None
-    opened = OPENED_BYTES if opened_bytes is None else parse_bytes(opened_bytes, option="opened_bytes")
+    given = {
+        name: value
+        for name, value in (
+            ("opened_bytes", opened_bytes),
+            ("plaintext_reads", plaintext_reads),
+            ("max_scopes", max_scopes),
+            ("key_refresh", key_refresh),
+        )
+        if value is not None
+    }
+    settings = {name: SEALING_SETTINGS[name](value) for name, value in given.items()}
     if encryption is False:
-        if adopt_plaintext or sized:
-            named = "adopt_plaintext" if adopt_plaintext else "opened_bytes"
+        if adopt_plaintext or settings:
+            named = ADOPT_PLAINTEXT if adopt_plaintext else next(iter(settings))
             raise ValueError(f"{named} is an option of a sealed store: it needs a key, not encryption=False")
         return None
     if isinstance(encryption, Encryption):
-        return replace(encryption, opened_bytes=opened) if sized else encryption
+        return replace(encryption, **settings) if settings else encryption
     if encryption is not None:
         if isinstance(encryption, KeyProvider):
-            return Encryption(encryption, adopt_plaintext=adopt_plaintext, opened_bytes=opened)
+            return Encryption(encryption, adopt_plaintext=adopt_plaintext, **settings)
         raise TypeError(
             f"encryption is an Encryption, a KeyProvider (such as a Keyring), None or False, got {encryption!r}"
         )
@@ -145,12 +179,13 @@ def resolve_encryption(
     if provider is None:
         if adopt_plaintext:
             raise ValueError("adopt_plaintext seals a store: name its key (keyring=, kms_key_id= or encryption=)")
-        if sized:
+        if settings:
             raise ValueError(
-                "opened_bytes is an option of a sealed store: name its key (keyring=, kms_key_id= or encryption=)"
+                f"{next(iter(settings))} is an option of a sealed store: name its key "
+                "(keyring=, kms_key_id= or encryption=)"
             )
         return None
-    return Encryption(provider, adopt_plaintext=adopt_plaintext, opened_bytes=opened)
+    return Encryption(provider, adopt_plaintext=adopt_plaintext, **settings)
 
 
 class SealedStores(Stores):

