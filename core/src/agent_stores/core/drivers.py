@@ -314,8 +314,9 @@ class OrderedPutDriver(Protocol):
             report until the object is written again). ``[]`` for no items.
 
         Raises:
-            ValueError: Two items share a key, or a key or value is refused (see the module's
-                rules). Nothing was written.
+            ValueError: Two items share a key (nothing was written), or a key or value is
+                refused (see the module's rules): nothing was written where the driver checks
+                every item first; the refused item and those after it are never written.
             StoreConflictError: An item's ``if_absent`` does not hold (its key exists). The items
                 before it were written; it and every item after it were not.
         """
@@ -330,7 +331,7 @@ async def put_in_order(driver: ObjectDriver, items: Sequence[OrderedPut]) -> lis
 
     Raises:
         ValueError: Two items share a key (checked before anything is sent), or the driver
-            refuses a key or value.
+            refuses a key or value (one after the other: the items before it stay written).
         StoreConflictError: An item's ``if_absent`` does not hold; the items before it were
             written, it and every item after it were not.
     """
