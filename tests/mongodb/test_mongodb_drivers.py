@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from pymongo import monitoring
 
+from agent_stores.core import OrderedPut, StoreConflictError
 from agent_stores.mongodb import CollectionNames, MongoDBBackend, MongoDBDatabase, MongoDBLogDriver, MongoDBObjectDriver
 from agent_stores.testing import (
     FakeClock,
@@ -69,3 +71,56 @@ class TestMongoDBObjectDriver(ObjectDriverConformance):
     @pytest.fixture
     def object_driver_factory(self, mongodb: Server, collection_prefix: str) -> Callable[[], MongoDBObjectDriver]:
         return lambda: MongoDBObjectDriver(_database(mongodb, collection_prefix))
+
+
+class _Commands(monitoring.CommandListener):
+    """Names each command the client sends (with its writes' count), in order."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, int]] = []
+
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        writes = event.command.get("updates") or event.command.get("documents") or []
+        self.sent.append((event.command_name, len(writes)))
+
+    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+        return None
+
+    def failed(self, event: monitoring.CommandFailedEvent) -> None:
+        return None
+
+
+@pytest.mark.asyncio
+@pytest.mark.usefixtures("stand_in")
+async def test_put_in_order_is_one_ordered_update_command(mongodb: Server, collection_prefix: str) -> None:
+    """A checkpoint's two writes (an ``if_absent`` create, then an unconditional write) are one command.
+
+    Both are upserts, so pymongo sends one ``update`` command for them, ordered: the server
+    stops at the create its unique ``_id`` refuses, leaving the writes before it only.
+    """
+    commands = _Commands()
+    database = MongoDBDatabase.from_url(
+        mongodb.url,
+        collections=CollectionNames.with_prefix(collection_prefix),
+        client_options={**client_options(), "event_listeners": [commands]},
+    )
+    driver = MongoDBObjectDriver(database)
+    try:
+        await driver.put("taken", b"old")
+        commands.sent.clear()
+        items = [OrderedPut("record", b"r", if_absent=True), OrderedPut("entry", b"e")]
+        versions = await driver.put_in_order(items)
+        assert commands.sent == [("update", 2)]
+        assert [await driver.head(item.key) for item in items] == versions
+        commands.sent.clear()
+        with pytest.raises(StoreConflictError):
+            await driver.put_in_order(
+                [OrderedPut("before", b"1"), OrderedPut("taken", b"2", if_absent=True), OrderedPut("after", b"3")]
+            )
+        assert commands.sent == [("update", 3)]
+        assert await driver.get("before") is not None
+        assert await driver.get("after") is None
+        taken = await driver.get("taken")
+        assert taken is not None and taken.data == b"old"
+    finally:
+        await driver.aclose()

@@ -20,7 +20,16 @@ from typing import Any
 
 import pytest
 
-from agent_stores.core import Listing, LogInfo, LogRecord, LogTail, LogVersion, StoreConflictError, StoredObject
+from agent_stores.core import (
+    Listing,
+    LogInfo,
+    LogRecord,
+    LogTail,
+    LogVersion,
+    OrderedPut,
+    StoreConflictError,
+    StoredObject,
+)
 from agent_stores.core.memory import MemoryLogDriver, MemoryObjectDriver
 
 pytest_plugins = ["pytester"]
@@ -744,6 +753,33 @@ class CutsLongKeys(MemoryLogDriver):
         return await super().read(key[:255], last=last)
 
 
+class PutInOrderLastFirst(MemoryObjectDriver):
+    """``put_in_order`` writes the last item first: a refusal (or a stop) leaves later items without earlier ones.
+
+    What a checkpoint save writing its index entry before its record would leave.
+    """
+
+    async def put_in_order(self, items: Sequence[OrderedPut]) -> list[str]:
+        versions = [await self.put(item.key, item.data, if_absent=item.if_absent) for item in reversed(items)]
+        return versions[::-1]
+
+
+class PutInOrderGoesOnAfterRefusal(MemoryObjectDriver):
+    """``put_in_order`` writes every item it can and raises for the refused one only at the end."""
+
+    async def put_in_order(self, items: Sequence[OrderedPut]) -> list[str]:
+        versions: list[str] = []
+        refused: StoreConflictError | None = None
+        for item in items:
+            try:
+                versions.append(await self.put(item.key, item.data, if_absent=item.if_absent))
+            except StoreConflictError as err:
+                refused = refused or err
+        if refused is not None:
+            raise refused
+        return versions
+
+
 class PutNeverAnswers(MemoryObjectDriver):
     """``put`` waits forever."""
 
@@ -892,6 +928,8 @@ _CASES: list[tuple[type[object], str, list[str]]] = [
     (PrefixesWithoutDelimiter, "object", ["test_list_with_delimiter_folds_deeper_keys_into_common_prefixes"]),
     (DelimiterIsAlwaysSlash, "object", ["test_list_folds_on_any_delimiter"]),
     (SynchronousHead, "object", ["test_driver_implements_the_protocol"]),
+    (PutInOrderLastFirst, "object", ["test_put_in_order_writes_in_order_and_stops_at_the_first_refusal"]),
+    (PutInOrderGoesOnAfterRefusal, "object", ["test_put_in_order_writes_in_order_and_stops_at_the_first_refusal"]),
     (CutsLongKeys, "log", ["test_logs_with_related_keys_are_independent"]),
 ]
 

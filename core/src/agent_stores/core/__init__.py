@@ -21,7 +21,18 @@ from .codec import (
     message_digest,
 )
 from .compaction import CompactionRecord, StoreCompactionProvider
-from .drivers import Listing, LogDriver, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
+from .drivers import (
+    Listing,
+    LogDriver,
+    LogInfo,
+    LogRecord,
+    LogTail,
+    LogVersion,
+    ObjectDriver,
+    OrderedPut,
+    StoredObject,
+    put_in_order,
+)
 from .errors import (
     CorruptRecordError,
     StoreConflictError,
@@ -75,6 +86,7 @@ __all__ = [
     "ObjectDriver",
     "ObjectLogDriver",
     "ObjectSessionStore",
+    "OrderedPut",
     "OwnedResource",
     "PlaintextStoreError",
     "PrefixedLogDriver",
@@ -108,6 +120,7 @@ __all__ = [
     "open_stores",
     "openai_client",
     "plain_literal",
+    "put_in_order",
     "redact_url",
     "route_options",
     "tenant_root",

@@ -45,7 +45,7 @@ from agent_framework._workflows._checkpoint_encoding import (  # the framework's
 )
 from agent_framework.exceptions import WorkflowCheckpointException
 
-from .drivers import ObjectDriver, StoredObject
+from .drivers import ObjectDriver, OrderedPut, StoredObject, put_in_order
 from .errors import CorruptRecordError, StoreConflictError
 from .keys import KeySpace, decode_segment, key_segment
 from .lifecycle import OwnedResource
@@ -425,7 +425,9 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
       framework's stores. Saves of different ids from any number of processes never lose
       one another; concurrent saves of one id are last-writer-wins, and a removal (``delete``,
       a trim, an expiry) racing a save of the same id never leaves it loadable but unlisted.
-    - **Stopped saves.** A save writes its record, then its index entry. Stopped in between
+    - **Stopped saves.** A save writes its record, then its index entry (for a new id in one
+      round trip where the driver writes in order: see ``OrderedPutDriver``, which never
+      stores the entry without the record, whenever it is stopped). Stopped in between
       (a killed process, a lost connection), a new checkpoint is an *orphan*: never listed,
       nor returned by ``get_latest``, nor counted by ``keep_last``; ``load`` of its id still
       returns it until it expires (the record is whole: only its announcement failed), a
@@ -692,9 +694,11 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
         """Store a copy of ``checkpoint`` and return its id, replacing any checkpoint with that id.
 
-        A new id costs two writes, one after the other: its record, created only if absent
-        (one conditional write), then its index entry. An id that exists, whichever store
-        saved it, is read first and replaced as the contract above says.
+        A new id costs one round trip where the driver writes in order (``put_in_order``: SQLite,
+        PostgreSQL, Redis, MongoDB): its record, created only if absent, then its index entry,
+        never the entry without the record. Elsewhere (S3, fsspec) the same two writes go one
+        after the other, a round trip each. An id that exists, whichever store saved it, is
+        refused by the record's create, then read and replaced as the contract above says.
 
         Raises:
             TypeError: ``checkpoint`` is not a ``WorkflowCheckpoint``.
@@ -710,13 +714,16 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
         data = encode_record(checkpoint, allowed_types=self.allowed_types, expires_at=expires_at)
         record_key = self._record_key(checkpoint_id)
         try:
-            # A new id (the framework's ids are fresh UUIDs): one exclusive create instead of a
-            # read then a write, and no earlier record or entry to look after.
-            await self.driver.put(record_key, data, if_absent=True)
+            # A new id (the framework's ids are fresh UUIDs): its record created only if absent,
+            # then its entry, written in order (one round trip where the driver can), instead of
+            # a read then writes, and no earlier record or entry to look after. A refused create
+            # writes no entry: the id exists, and is replaced as such.
+            await put_in_order(
+                self.driver,
+                (OrderedPut(record_key, data, if_absent=True), OrderedPut(index_key, self._entry_body(checkpoint_id))),
+            )
         except StoreConflictError:
             await self._replace(checkpoint_id, record_key, data, index_key)
-        else:
-            await self._put_entry(index_key, checkpoint_id)  # after the record, as every save
         if self.keep_last is not None:
             await self._trim(checkpoint.workflow_name, self.keep_last)
         return checkpoint_id
@@ -745,7 +752,12 @@ class ObjectCheckpointStorage(OwnedResource, CheckpointStorage):
             await self._unmark(segment, marker)
 
     async def _put_entry(self, index_key: str, checkpoint_id: str) -> None:
-        await self.driver.put(index_key, json.dumps({"id": checkpoint_id, "nonce": uuid.uuid4().hex}).encode())
+        await self.driver.put(index_key, self._entry_body(checkpoint_id))
+
+    @staticmethod
+    def _entry_body(checkpoint_id: str) -> bytes:
+        """An index entry's bytes: its id and a nonce, so that every write of an entry changes its version."""
+        return json.dumps({"id": checkpoint_id, "nonce": uuid.uuid4().hex}).encode()
 
     async def _trim(self, workflow_name: str, keep: int) -> None:
         prefix = self._index_prefix(workflow_name)

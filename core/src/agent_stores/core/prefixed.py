@@ -15,12 +15,14 @@ from .drivers import (
     LogTail,
     LogVersion,
     ObjectDriver,
+    OrderedPut,
     ReadMany,
     StoredObject,
     conditional_delete,
     create_of,
     deletes_conditionally,
     offered,
+    put_in_order,
     read_many_of,
 )
 
@@ -76,6 +78,14 @@ class PrefixedObjectDriver:
     async def put(self, key: str, data: bytes, *, if_absent: bool = False, if_version: str | None = None) -> str:
         """Store ``data`` under ``prefix + key`` (conditions as the underlying driver)."""
         return await self.driver.put(self.prefix + key, data, if_absent=if_absent, if_version=if_version)
+
+    async def put_in_order(self, items: Sequence[OrderedPut]) -> list[str]:
+        """Store each item under ``prefix + key``, in order (see ``OrderedPutDriver``).
+
+        One round trip where the underlying driver writes in order, else one put after the other.
+        """
+        prefix = self.prefix
+        return await put_in_order(self.driver, [OrderedPut(prefix + i.key, i.data, i.if_absent) for i in items])
 
     async def delete(self, key: str, *, if_version: str | None = None) -> bool:
         """Remove ``prefix + key``."""

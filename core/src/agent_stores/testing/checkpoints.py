@@ -783,7 +783,9 @@ class _Interrupting:
     """An object driver over another that runs ``hook`` once, just before its ``at``-th write (put or delete).
 
     A hook that raises :class:`_Killed` stops the caller there, as a killed process would; one
-    that writes through another store forces a race at exactly that point.
+    that writes through another store forces a race at exactly that point. It has no
+    ``put_in_order``, so a save's writes come here one by one (the core's fallback): every
+    state a driver writing them in order can be stopped in (a prefix of them) is reached.
     """
 
     def __init__(self, driver: ObjectDriver, *, at: int, hook: Callable[[], Awaitable[None]]) -> None:

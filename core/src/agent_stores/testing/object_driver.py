@@ -41,7 +41,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from agent_stores.core import Listing, ObjectDriver, StoreConflictError, StoreUnavailableError
+from agent_stores.core import (
+    Listing,
+    ObjectDriver,
+    OrderedPut,
+    StoreConflictError,
+    StoreUnavailableError,
+    put_in_order,
+)
 
 from ._base import ConformanceBase, brief, collect_pages, incompressible, raises, relies_on, requires, unique_id
 from .adversarial import ADVERSARIAL_FRAGMENTS, pattern_like
@@ -230,6 +237,56 @@ class ObjectDriverConformance(ConformanceBase):
         asked = [keys[2], keys[0], keys[1], keys[0]]
         assert list(await get_many(asked)) == [await driver.get(k) for k in asked]
         assert list(await get_many([])) == []
+
+    async def test_put_in_order_writes_in_order_and_stops_at_the_first_refusal(
+        self, open_driver: OpenDriver, prefix: str
+    ) -> None:
+        """``put_in_order`` stores its items as ``put`` would and, refused, leaves only those before the refusal.
+
+        Runs through the core's ``put_in_order``: the driver's own (one round trip) where it
+        has one, else one ``put`` after the other. The versions returned are what ``get``
+        reports; an unconditional item replaces an existing object; an ``if_absent`` item over
+        an existing key raises ``StoreConflictError`` with the items before it stored and it
+        and every later one not (the refused object keeps its bytes); two items with one key
+        are a ``ValueError`` with nothing written. Failure means the driver writes out of
+        order (a later item stored without an earlier one: after a stop, a checkpoint's index
+        entry without its record), goes on past a refusal, or reports other versions.
+        """
+        driver = await open_driver()
+        old = await driver.put(f"{prefix}existing", b"old")
+        items = [
+            OrderedPut(f"{prefix}b-created", b"created", if_absent=True),
+            OrderedPut(f"{prefix}existing", b"replaced"),
+            OrderedPut(f"{prefix}a-plain", b"plain"),
+        ]
+        versions = await put_in_order(driver, items)
+        assert len(versions) == len(items), f"put_in_order returned {len(versions)} versions for {len(items)} items"
+        for item, version in zip(items, versions, strict=True):
+            await self._assert_stored(driver, item.key, item.data, version, why=f"after put_in_order of {item.key}")
+        assert versions[1] != old, "an item replacing an object kept its old version"
+        assert await put_in_order(driver, []) == [], "put_in_order of no items returned versions"
+
+        now = await driver.head(f"{prefix}existing")
+        assert now is not None
+        for at in range(3):  # the refused item first, in the middle, last
+            fresh = [
+                OrderedPut(f"{prefix}refusal{at}-{n}", f"value {n}".encode(), if_absent=n % 2 == 0) for n in range(3)
+            ]
+            batch = [*fresh[:at], OrderedPut(f"{prefix}existing", b"refused", if_absent=True), *fresh[at:]]
+            with raises(StoreConflictError, f"put_in_order with an if_absent item over an existing key (item {at})"):
+                await put_in_order(driver, batch)
+            await self._assert_stored(driver, f"{prefix}existing", b"replaced", now, why="a refused if_absent item")
+            for item in fresh[:at]:
+                stored = await driver.get(item.key)
+                assert stored is not None and stored.data == item.data, (
+                    f"item {item.key} before the refused item {at} was not stored"
+                )
+            for item in fresh[at:]:
+                await self._assert_absent(driver, item.key, why=f"an item after the refused item {at}")
+
+        with raises(ValueError, "put_in_order with two items of one key"):
+            await put_in_order(driver, [OrderedPut(f"{prefix}twice", b"1"), OrderedPut(f"{prefix}twice", b"2")])
+        await self._assert_absent(driver, f"{prefix}twice", why="a refused put_in_order of one key twice")
 
     async def test_overwrite_with_different_content_gets_a_new_version(
         self, open_driver: OpenDriver, prefix: str

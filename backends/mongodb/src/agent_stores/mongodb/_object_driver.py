@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 from bson import ObjectId
-from pymongo import ASCENDING
+from pymongo import ASCENDING, ReplaceOne
 from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.errors import BulkWriteError
 
-from agent_stores.core import CorruptRecordError, Listing, StoreConflictError, StoredObject
+from agent_stores.core import CorruptRecordError, Listing, OrderedPut, StoreConflictError, StoredObject
 from agent_stores.core.drivers import prefix_bounds
 
 from ._database import Document, MongoDBDatabase
@@ -19,6 +20,8 @@ __all__ = ["MongoDBObjectDriver", "regex_escape"]
 
 # Keys fetched per query while folding a delimited listing.
 _LIST_CHUNK: Final = 256
+#: The server's code for a write refused by a unique index (here: ``_id``).
+_DUPLICATE_KEY: Final = 11000
 
 
 def regex_escape(text: str) -> str:
@@ -156,6 +159,62 @@ class MongoDBObjectDriver:
                 # Two upserts of a new key raced and the other inserted first: now it exists, replace it.
                 await self.database.run("put object", lambda: objects.replace_one({"_id": key}, doc, upsert=True))
         return version
+
+    async def put_in_order(self, items: Sequence[OrderedPut]) -> list[str]:
+        """Store the items in order in one ordered ``update`` command (one round trip); stop at the first refusal.
+
+        See ``OrderedPutDriver``. Every item is a replacement with ``upsert``, so the whole
+        call is one command of the server, which runs its writes one after the other and
+        stops at the first that fails. An unconditional item matches its key; an ``if_absent``
+        item matches its key *and* its own new version, which no stored object has, so it
+        inserts, and the unique ``_id`` refuses it (duplicate key) when the key exists.
+        Each write is atomic; a stop leaves the items before some point, never a later one
+        without an earlier one. Two racing upserts of one new key (the server may refuse the
+        second as a duplicate, as with :meth:`put`) are resolved by writing that item again.
+
+        Raises:
+            ValueError: Two items share a key, or an item exceeds the 16 MiB document limit;
+                nothing was written.
+            StoreConflictError: An item's key exists and it is ``if_absent``; the items before
+                it were stored, it and those after it were not.
+        """
+        if len({item.key for item in items}) != len(items):
+            raise ValueError("put_in_order writes each key at most once: two items share a key")
+        if not items:
+            return []
+        versions = [str(ObjectId()) for _ in items]
+        docs = [_object_doc(check_key(i.key), bytes(i.data), v) for i, v in zip(items, versions, strict=True)]
+        requests = [
+            ReplaceOne({"_id": doc["_id"], "v": doc["v"]} if item.if_absent else {"_id": doc["_id"]}, doc, upsert=True)
+            for item, doc in zip(items, docs, strict=True)
+        ]
+        objects = self._objects()
+
+        async def write() -> int | None:
+            """Run the command; return the position of the write a duplicate key stopped (``None``: none)."""
+            try:
+                await objects.bulk_write(requests, ordered=True)
+            except BulkWriteError as err:
+                details: Any = err.details
+                failed: list[Any] = details.get("writeErrors") or []
+                if (
+                    len(failed) == 1
+                    and failed[0].get("code") == _DUPLICATE_KEY
+                    and not details.get("writeConcernErrors")
+                ):
+                    return int(failed[0]["index"])
+                raise
+            return None
+
+        stopped = await self.database.run("put objects in order", write)
+        if stopped is None:
+            return versions
+        item = items[stopped]
+        if item.if_absent:
+            raise StoreConflictError(f"object {item.key!r} exists")
+        # Another upsert created this key meanwhile: now it exists, write it again, then the rest.
+        version = await self.put(item.key, item.data)
+        return [*versions[:stopped], version, *await self.put_in_order(items[stopped + 1 :])]
 
     async def delete(self, key: str, *, if_version: str | None = None) -> bool:
         """Remove ``key``; return whether it existed.

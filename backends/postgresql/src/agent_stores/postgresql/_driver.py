@@ -9,8 +9,18 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
-from agent_stores.core import Listing, LogInfo, LogRecord, LogTail, LogVersion, StoreConflictError, StoredObject
+from agent_stores.core import (
+    Listing,
+    LogInfo,
+    LogRecord,
+    LogTail,
+    LogVersion,
+    OrderedPut,
+    StoreConflictError,
+    StoredObject,
+)
 from agent_stores.core.drivers import UnseenAppend, prefix_bounds
 
 from ._database import PostgreSQLDatabase
@@ -75,6 +85,38 @@ def _range(column: str, prefix: str) -> tuple[str, list[object]]:
 _OBJECT = "key_digest = agent_stores_key_digest(%s) AND key = %s"
 # The index of objects' key prefixes; ordering by (_HEAD, key) is ordering by key.
 _HEAD = f"left(key, {ORDER_PREFIX})"
+
+
+#: Items per statement of ``put_in_order``; more go in further statements, each sent once the one
+#: before stored all of its items.
+_PUTS_PER_STATEMENT = 64
+
+
+@lru_cache(maxsize=64)
+def _put_in_order_sql(absent: tuple[bool, ...]) -> str:
+    """One statement writing one object per flag of ``absent`` (``True``: only if absent), in order.
+
+    Each write is a data-modifying ``WITH`` step that runs only when the step before it wrote
+    its row (``EXISTS`` over that step's ``RETURNING``): an ``if_absent`` step that finds its
+    key taken (``ON CONFLICT DO NOTHING``) writes nothing, so no later step writes either.
+    Parameters: a key, data and plain flag per item. Returns one row, each item's new version
+    or ``NULL`` for an item not written. One statement: atomic, so a stop leaves all or none.
+    """
+    steps: list[str] = []
+    for n, if_absent in enumerate(absent):
+        after = f" WHERE EXISTS (SELECT 1 FROM s{n - 1})" if n else ""
+        write = (
+            "DO NOTHING RETURNING version"
+            if if_absent
+            else "DO UPDATE SET data = EXCLUDED.data, plain = EXCLUDED.plain, version = EXCLUDED.version "
+            "RETURNING o.version"
+        )
+        steps.append(
+            f"s{n} AS (INSERT INTO agent_stores_objects AS o (key, data, plain) SELECT %s::text, %s::bytea, %s::boolean"
+            f"{after} ON CONFLICT (key_digest) {write})"
+        )
+    versions = ", ".join(f"(SELECT version FROM s{n})" for n in range(len(absent)))
+    return f"WITH {', '.join(steps)} SELECT {versions}"
 
 
 def _object_range(prefix: str, after: str | None = None) -> tuple[str, list[object]]:
@@ -360,6 +402,37 @@ class PostgreSQLObjectDriver:
                 (key, data, plain),
             )
         return str(rows[0][0])
+
+    async def put_in_order(self, items: Sequence[OrderedPut]) -> list[str]:
+        """Store the items in order in one statement (one round trip), stopping at the first refused ``if_absent``.
+
+        See ``OrderedPutDriver``: the statement writes the items before the first refusal (all
+        or none of them, should it be stopped); more than 64 items take a statement per 64.
+
+        Raises:
+            ValueError: A key is empty or holds NUL, or two items share a key; nothing was written.
+            StoreConflictError: An item's key exists and it is ``if_absent``; the items before
+                it were stored, it and those after it were not.
+        """
+        for item in items:
+            if not item.key:
+                raise ValueError("the key must not be empty")
+            _check_key(item.key)
+        if len({item.key for item in items}) != len(items):
+            raise ValueError("put_in_order writes each key at most once: two items share a key")
+        versions: list[str] = []
+        for start in range(0, len(items), _PUTS_PER_STATEMENT):
+            chunk = items[start : start + _PUTS_PER_STATEMENT]
+            parameters: list[object] = []
+            for item in chunk:
+                data = bytes(item.data)
+                parameters += [item.key, data, data.isascii() and b"\x00" not in data]
+            rows = await self.database.fetch(_put_in_order_sql(tuple(i.if_absent for i in chunk)), parameters)
+            for item, version in zip(chunk, rows[0], strict=True):
+                if version is None:
+                    raise StoreConflictError(f"object {item.key!r} exists")
+                versions.append(str(version))
+        return versions
 
     async def delete(self, key: str, *, if_version: str | None = None) -> bool:
         """Remove ``key``; return whether it existed.

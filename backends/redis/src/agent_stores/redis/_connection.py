@@ -442,6 +442,7 @@ class RedisConnection:
         self.log_due = Script(send, _scripts.LOG_DUE)
         self.log_purge = Script(send, _scripts.LOG_PURGE)
         self.object_put = Script(send, _scripts.OBJECT_PUT)
+        self.object_put_in_order = Script(send, _scripts.OBJECT_PUT_IN_ORDER)
         self.object_delete = Script(send, _scripts.OBJECT_DELETE)
         self.object_get_many = Script(send, _scripts.OBJECT_GET_MANY)
         self.object_list = Script(send, _scripts.OBJECT_LIST)

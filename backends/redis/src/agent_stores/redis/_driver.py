@@ -19,6 +19,7 @@ from agent_stores.core import (
     LogRecord,
     LogTail,
     LogVersion,
+    OrderedPut,
     StoreConflictError,
     StoredObject,
 )
@@ -246,8 +247,9 @@ class RedisLogDriver:
 class RedisObjectDriver:
     """A :class:`~agent_stores.core.ObjectDriver` in Redis hashes (data and version), indexed per shard.
 
-    ``get`` is one ``HMGET``, ``head`` one ``HGET``, ``get_many`` one script per shard; ``put``
-    and ``delete`` one script each (the condition, the write and the index update together). A version is a random token
+    ``get`` is one ``HMGET``, ``head`` one ``HGET``, ``get_many`` one script per shard; ``put``,
+    ``put_in_order`` and ``delete`` one script each (the condition, the write and the index
+    update together; ``put_in_order`` on a cluster only when its keys share a shard). A version is a random token
     drawn for every put, so a version never comes back after a delete and a new write.
     ``list`` runs one script per shard concurrently, each folding its keys at the delimiter
     and returning its first ``limit`` entries; the smallest ``limit`` of their union are
@@ -320,6 +322,36 @@ class RedisObjectDriver:
             condition = f"at version {if_version!r}" if if_version is not None else "absent"
             raise StoreConflictError(f"object {key!r} is not {condition}")
         return version
+
+    async def put_in_order(self, items: Sequence[OrderedPut]) -> list[str]:
+        """Store the items in order in one script (one round trip), stopping at the first refused ``if_absent``.
+
+        See ``OrderedPutDriver``. A script runs whole or not at all, so a stop leaves all the
+        items before the refusal or none. On a cluster one script reaches only keys of one slot:
+        items whose keys lie in different shards (a checkpoint's record and index entry mostly
+        do, unless ``shards=1``) are put one after the other instead, in order, a round trip each.
+
+        Raises:
+            ValueError: Two items share a key; nothing was written.
+            StoreConflictError: An item's key exists and it is ``if_absent``; the items before
+                it were stored, it and those after it were not.
+        """
+        if len({item.key for item in items}) != len(items):
+            raise ValueError("put_in_order writes each key at most once: two items share a key")
+        if not items:
+            return []
+        c = self.connection
+        keys = [c.object_keys(item.key) for item in items]
+        if c.cluster and len({index for _, index in keys}) > 1:
+            return [await self.put(item.key, item.data, if_absent=item.if_absent) for item in items]
+        versions = [secrets.token_hex(8) for _ in items]
+        args: list[str | bytes] = []
+        for item, version in zip(items, versions, strict=True):
+            args += [item.data, version, "1" if item.if_absent else "", item.key]
+        written = int(await c.run("put", c.object_put_in_order([k for pair in keys for k in pair], args)))
+        if written < len(items):
+            raise StoreConflictError(f"object {items[written].key!r} exists")
+        return versions
 
     async def delete(self, key: str, *, if_version: str | None = None) -> bool:
         """Remove ``key``; return whether it existed.

@@ -42,6 +42,7 @@ __all__ = [
     "OBJECT_LIST",
     "OBJECT_MATCH",
     "OBJECT_PUT",
+    "OBJECT_PUT_IN_ORDER",
 ]
 
 # Effects replication (default since Redis 5, the only mode since 7) lets a script write after
@@ -272,6 +273,26 @@ if ARGV[3] == 'version' and current ~= ARGV[4] then return 0 end
 redis.call('HSET', KEYS[1], 'd', ARGV[1], 'v', ARGV[2])
 redis.call('ZADD', KEYS[2], 0, ARGV[5])
 return 1
+"""
+
+#: KEYS: each item's object and its shard's index. ARGV: each item's data, new version, '1' when
+#: it is written only if absent (else ''), and object key. Every object and index is read first
+#: (a key of another type fails the script before anything is written); then the items are
+#: written in order up to the first one that must be absent and exists. Returns how many were
+#: written (all of them: their number).
+OBJECT_PUT_IN_ORDER: Final = """
+local n = #KEYS / 2
+local exists = {}
+for i = 1, n do
+  exists[i] = redis.call('HGET', KEYS[2 * i - 1], 'v')
+  redis.call('ZSCORE', KEYS[2 * i], ARGV[4 * i])
+end
+for i = 1, n do
+  if ARGV[4 * i - 1] == '1' and exists[i] then return i - 1 end
+  redis.call('HSET', KEYS[2 * i - 1], 'd', ARGV[4 * i - 3], 'v', ARGV[4 * i - 2])
+  redis.call('ZADD', KEYS[2 * i], 0, ARGV[4 * i])
+end
+return n
 """
 
 #: KEYS: objects (hashes) of one shard. ARGV: none. Returns {data1, version1, data2, ...}, nil

@@ -11,7 +11,16 @@ import time
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
-from agent_stores.core import Listing, LogInfo, LogRecord, LogTail, LogVersion, StoreConflictError, StoredObject
+from agent_stores.core import (
+    Listing,
+    LogInfo,
+    LogRecord,
+    LogTail,
+    LogVersion,
+    OrderedPut,
+    StoreConflictError,
+    StoredObject,
+)
 from agent_stores.core.drivers import prefix_bounds
 
 from ._database import SQLiteDatabase
@@ -46,6 +55,32 @@ _PURGE = "DELETE FROM agent_stores_logs WHERE expires_at <= ?"
 _DELETE_AT = f"DELETE FROM agent_stores_logs WHERE key = ? AND version = ? AND {_LIVE}"
 
 _APPEND_COLUMNS = "(key, session_id, expected, version, expires_at, now, first, digest, payload)"
+
+# Items per statement of put_in_order: 4 parameters each stay below SQLite's oldest default limit
+# of 999 bound parameters. More items go in further statements, each sent once the one before
+# stored all of its items.
+_PUTS_PER_STATEMENT = 200
+
+
+@lru_cache(maxsize=16)
+def _put_in_order_sql(items: int) -> str:
+    """One statement storing the first ``items`` objects up to the first refused ``if_absent``.
+
+    Parameters: a key, data, plain flag and if-absent flag per item. The refusals are found
+    first (a materialized CTE, read before any row is written: every item's condition is
+    judged on the objects as they were before the statement, as its own ``put`` would judge
+    it, the keys being distinct); then the items before the first refusal are written in
+    order, each with a fresh row id (``INSERT OR REPLACE``). One statement: atomic, so a stop
+    leaves all of them or none. Returns each written item's key and row id.
+    """
+    values = ", ".join(f"({n}, ?, ?, ?, ?)" for n in range(items))
+    return (
+        f"WITH items (n, key, data, plain, absent) AS (VALUES {values}), "
+        f"stop (n) AS MATERIALIZED (SELECT coalesce(min(n), {items}) FROM items AS i "
+        "WHERE i.absent AND EXISTS (SELECT 1 FROM agent_stores_objects AS o WHERE o.key = i.key)) "
+        "INSERT OR REPLACE INTO agent_stores_objects (key, data, plain) "
+        "SELECT key, data, plain FROM items WHERE n < (SELECT n FROM stop) ORDER BY n RETURNING key, id"
+    )
 
 
 @lru_cache(maxsize=64)
@@ -188,6 +223,8 @@ def _parameters(shared: Sequence[object], records: Sequence[LogRecord]) -> list[
 class SQLiteObjectDriver:
     """A :class:`~agent_stores.core.ObjectDriver` in ``agent_stores_objects``; every call is one statement.
 
+    ``put_in_order`` (a checkpoint's record then its index entry) is one statement too.
+
     A version is the row id, which every put replaces with a fresh one (AUTOINCREMENT never
     hands an id out twice), so compare-and-set and exclusive create are single statements.
 
@@ -254,6 +291,33 @@ class SQLiteObjectDriver:
                 (key, data, plain),
             )
         return str(rows[0][0])
+
+    async def put_in_order(self, items: Sequence[OrderedPut]) -> list[str]:
+        """Store the items in order in one statement (one thread hop), stopping at the first refused ``if_absent``.
+
+        See ``OrderedPutDriver``: the statement stores the items before the first refusal (all
+        or none of them, should it be stopped); more than 200 items take a statement per 200.
+
+        Raises:
+            ValueError: Two items share a key; nothing was written.
+            StoreConflictError: An item's key exists and it is ``if_absent``; the items before
+                it were stored, it and those after it were not.
+        """
+        if len({item.key for item in items}) != len(items):
+            raise ValueError("put_in_order writes each key at most once: two items share a key")
+        versions: list[str] = []
+        for start in range(0, len(items), _PUTS_PER_STATEMENT):
+            chunk = items[start : start + _PUTS_PER_STATEMENT]
+            parameters: list[object] = []
+            for item in chunk:
+                data = bytes(item.data)
+                parameters += [item.key, data, int(data.isascii() and b"\x00" not in data), int(item.if_absent)]
+            rows = await self.database.fetchall(_put_in_order_sql(len(chunk)), parameters)
+            ids = {row[0]: str(row[1]) for row in rows}
+            versions += [ids[item.key] for item in chunk[: len(ids)]]
+            if len(ids) < len(chunk):
+                raise StoreConflictError(f"object {chunk[len(ids)].key!r} exists")
+        return versions
 
     async def delete(self, key: str, *, if_version: str | None = None) -> bool:
         """Remove ``key``; return whether it existed.

@@ -14,12 +14,14 @@ from ..drivers import (
     LogTail,
     LogVersion,
     ObjectDriver,
+    OrderedPut,
     ReadMany,
     StoredObject,
     conditional_delete,
     create_of,
     deletes_conditionally,
     offered,
+    put_in_order,
     read_many_of,
 )
 from ..errors import CorruptRecordError
@@ -116,6 +118,23 @@ class SealedObjectDriver:
             return await self.driver.put(key, data, if_absent=if_absent, if_version=if_version)
         sealed = (await self.keys.current(scope_of(key))).seal(key, data)
         return await self.driver.put(key, sealed, if_absent=if_absent, if_version=if_version)
+
+    async def put_in_order(self, items: Sequence[OrderedPut]) -> list[str]:
+        """Seal each item as :meth:`put` does and store them in order (see ``OrderedPutDriver``).
+
+        One round trip where the driver underneath writes in order, else one put after the other.
+
+        Raises:
+            ValueError: A key lies in a scope's reserved ``sealing/`` folder; nothing was written.
+        """
+        for item in items:
+            _refuse_reserved(item.key)
+        return await put_in_order(self.driver, [await self._sealed(item) for item in items])
+
+    async def _sealed(self, item: OrderedPut) -> OrderedPut:
+        if item.key.endswith("/") and not item.data:  # a directory marker holds no bytes, sealed or not
+            return item
+        return item._replace(data=(await self.keys.current(scope_of(item.key))).seal(item.key, item.data))
 
     async def delete(self, key: str, *, if_version: str | None = None) -> bool:
         """Remove ``key``.
