@@ -570,7 +570,7 @@ async def run(config: Config) -> tuple[list[Row], dict[str, str]]:
                     row.save.append(save)
                     row.load.append(load)
                     row.latest.append(latest)
-            for subject in live:
+            for subject in live if config.big else ():  # --big 0: saves, loads and get_latest only
                 _log(f"{config.big} checkpoints: {subject.name}")
                 (Path(tmp) / "big").mkdir(exist_ok=True)
                 await subject.open(Path(tmp) / "big")
@@ -713,7 +713,9 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
     parser.add_argument("--saves", type=int, default=100, help="saves per repetition (default 100)")
     parser.add_argument("--loads", type=int, default=200, help="loads per repetition (default 200)")
     parser.add_argument("--latest", type=int, default=100, help="get_latest calls per repetition (default 100)")
-    parser.add_argument("--big", type=int, default=10_000, help="checkpoints of the big workflow (default 10,000)")
+    parser.add_argument(
+        "--big", type=int, default=10_000, help="checkpoints of the big workflow (default 10,000; 0: none)"
+    )
     parser.add_argument("--concurrency", type=int, default=16, help="concurrent saves filling it (default 16)")
     parser.add_argument("--tiny", action="store_true", help="tiny checkpoints in the big workflow (listing cost)")
     parser.add_argument("--only", default="", help="comma-separated substrings of the rows to run (default all)")
