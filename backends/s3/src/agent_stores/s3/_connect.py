@@ -7,9 +7,11 @@ or a ``boto3.Session`` and owned). Retries and timeouts live in botocore's ``Con
 
 from __future__ import annotations
 
+import platform
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, ClassVar, Final, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -22,6 +24,7 @@ from agent_stores.core.lifecycle import CACHE_BYTES
 from agent_stores.core.objectlog import FAIR_CLAIMS, read_fair_claims
 from agent_stores.core.urls import check_user_part, parse_bool
 
+from ._answers import skip_last_modified
 from ._driver import S3ObjectDriver, check_key
 from ._listing import skim_listings
 
@@ -37,6 +40,7 @@ __all__ = [
     "S3Store",
     "client_config",
     "join_prefix",
+    "lean_client",
     "open_driver",
     "parse_s3_url",
 ]
@@ -181,8 +185,38 @@ def parse_s3_url(url: str, **options: Any) -> S3Location:
     return location.with_options(**query, **options)
 
 
+def _user_agent() -> str:
+    try:
+        ours = version("agent-stores-s3")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree without metadata
+        ours = "unknown"
+    return (
+        f"Boto3/{boto3.__version__} ua/2.1 "
+        f"os/{platform.system().lower()}#{platform.release()} lang/python#{platform.python_version()} "
+        f"lib/agent-stores-s3#{ours}"
+    )
+
+
+#: The ``User-Agent`` of the clients the stores make, built once per process (see :func:`client_config`).
+USER_AGENT: Final = _user_agent()
+
+
 def client_config(location: S3Location) -> Config:
-    """Return the botocore ``Config`` for ``location``: standard-mode retries, timeouts, pool size, addressing style."""
+    """Return the botocore ``Config`` of the clients the stores make for ``location``.
+
+    Standard-mode retries, timeouts, pool size, addressing style and TLS client certificate.
+    Two settings cut botocore's CPU per request and change nothing S3 checks:
+
+    * ``parameter_validation=False``: botocore does not check each call's parameters against
+      the service model. Every call the stores make is built by the driver from values it
+      checked itself (keys and prefixes by :func:`check_key`, the bucket, bytes bodies, its own
+      metadata); botocore's S3-specific checks (bucket names, ASCII metadata) still run, and
+      the server still refuses what it does not accept.
+    * ``user_agent``: a fixed ``User-Agent`` (:data:`USER_AGENT`), where botocore's own is
+      rebuilt twice per request. It is not signed and the server does not act on it; the
+      session's ``user_agent_extra`` (boto3 puts botocore's version there) and the
+      ``Config``'s are still appended.
+    """
     style = location.addressing_style or ("path" if location.endpoint_url else None)
     return Config(
         retries={"max_attempts": location.max_attempts, "mode": "standard"},
@@ -196,6 +230,8 @@ def client_config(location: S3Location) -> Config:
             if location.client_cert is not None and location.client_key
             else location.client_cert
         ),
+        parameter_validation=False,
+        user_agent=USER_AGENT,
     )
 
 
@@ -211,7 +247,7 @@ def client_factory(location: S3Location, session: boto3.Session | None = None) -
 
     Clients made from the standard chain share one ``boto3.Session`` per profile per process
     (credentials are resolved once, and refreshed by botocore when they are temporary). The
-    client's listings carry their keys as a plain list (see :func:`skim_listings`).
+    client is configured by :func:`client_config` and made lean by :func:`lean_client`.
     """
 
     def make() -> S3Client:
@@ -226,10 +262,21 @@ def client_factory(location: S3Location, session: boto3.Session | None = None) -
             config = client_config(location)
             made = make_client("s3", endpoint_url=location.endpoint_url, config=config, verify=location.ca_bundle)
             client = cast("S3Client", made)
-        skim_listings(client)  # ours alone: listings hand over keys, not one parsed dict per object
-        return client
+        return lean_client(client)
 
     return make
+
+
+def lean_client(client: S3Client) -> S3Client:
+    """Return ``client`` with its answers made lean (its own event hooks only), for a client the stores own.
+
+    Listings carry their keys as a plain list (:func:`skim_listings`), and ``GetObject`` and
+    ``HeadObject`` answers carry no ``LastModified`` (:func:`skip_last_modified`): the stores
+    read neither the parsed listing entries nor the dates. A borrowed client is never changed.
+    """
+    skim_listings(client)
+    skip_last_modified(client)
+    return client
 
 
 def open_driver(
