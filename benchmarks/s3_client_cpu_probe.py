@@ -28,8 +28,9 @@ from typing import Any
 
 from _subjects_s3 import _bucket, _client, _session, _url, s3_server  # pyright: ignore[reportPrivateUsage]
 
-#: Groups of botocore/boto3 functions, by the (file fragment, function) that roots each step;
-#: a step's cumulative time counts once even when its functions nest.
+#: Groups of botocore/boto3 functions, by the (file fragment, function) that roots each step. A
+#: root matching several functions (``to_string`` of the whole User-Agent and of each of its parts)
+#: counts its costliest, which holds the others when they nest.
 _STEPS: dict[str, list[tuple[str, str]]] = {
     "endpoint ruleset resolution": [("regions.py", "construct_endpoint"), ("regions.py", "resolve_auth_scheme")],
     "parameter validation": [("validate.py", "validate")],
@@ -40,7 +41,9 @@ _STEPS: dict[str, list[tuple[str, str]]] = {
     "checksum validation (response)": [("httpchecksum.py", "handle_checksum_body")],
     "Content-MD5 (request)": [("handlers.py", "conditionally_calculate_md5"), ("handlers.py", "calculate_md5")],
     "HTTP send (urllib3, socket)": [("endpoint.py", "_send")],
+    "User-Agent string": [("useragent.py", "to_string")],
     "response parsing": [("parsers.py", "parse")],
+    "of which Last-Modified (dateutil)": [("utils.py", "parse_timestamp")],
     "retry handler": [("retryhandler.py", "__call__"), ("retries/standard.py", "needs_retry")],
     "body read": [("response.py", "read")],
 }
@@ -58,9 +61,13 @@ def _steps(stats: pstats.Stats, count: int) -> dict[str, float]:
     table: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
     for step, roots in _STEPS.items():
         total = 0.0
-        for (path, _line, function), (_cc, _nc, _tt, ct, _callers) in table.items():
-            if any(fragment in path and function == name for fragment, name in roots):
-                total += ct
+        for fragment, name in roots:
+            matched = [
+                ct
+                for (path, _line, function), (_cc, _nc, _tt, ct, _callers) in table.items()
+                if fragment in path and function == name
+            ]
+            total += max(matched, default=0.0)
         if total:
             found[step] = round(1e6 * total / count, 1)
     return found
