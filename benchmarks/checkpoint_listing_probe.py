@@ -11,6 +11,9 @@ a change to our decoding moves; on a shared machine it moves less with the load 
 and compare the lines::
 
     uv run --group bench benchmarks/checkpoint_listing_probe.py redis --label after
+
+``s3`` runs on SeaweedFS (``weed mini``, or ``$AGENT_STORES_S3_URL``), where a listing is one
+GET per checkpoint: ``--rounds`` fewer than five keep a 10,000 run short.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ class _CollectorClock:
             self.full += info["generation"] == 2
 
 
-async def probe(store: str, big: int, label: str, *, full: bool = False) -> dict[str, Any]:
+async def probe(store: str, big: int, label: str, *, full: bool = False, rounds: int = _ROUNDS) -> dict[str, Any]:
     """Fill a workflow of ``big`` checkpoints on ``store`` and return the medians of its listings."""
     from _subjects_redis import _redis  # pyright: ignore[reportPrivateUsage]
 
@@ -56,7 +59,8 @@ async def probe(store: str, big: int, label: str, *, full: bool = False) -> dict
         directory = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         if store == "redis":
             stack.enter_context(_redis())
-        stores = {"redis": bench._redis_stores, "fsspec": bench._fsspec, "sqlite": bench._sqlite}[store](directory)  # pyright: ignore[reportPrivateUsage]
+        opener = {"redis": bench._redis_stores, "fsspec": bench._fsspec, "sqlite": bench._sqlite, "s3": bench._s3}  # pyright: ignore[reportPrivateUsage]
+        stores = opener[store](directory)
         storage = stores.checkpoint_storage()
         previous: str | None = None
         checkpoints: list[Any] = []
@@ -76,7 +80,7 @@ async def probe(store: str, big: int, label: str, *, full: bool = False) -> dict
         }
         clock = _CollectorClock()
         gc.callbacks.append(clock)
-        for _ in range(_ROUNDS):
+        for _ in range(rounds):
             for name, listing in (("ids", storage.list_checkpoint_ids), ("list", storage.list_checkpoints)):
                 clock.ms, clock.full = 0.0, 0
                 wall, cpu = time.perf_counter(), time.process_time()
@@ -94,12 +98,13 @@ async def probe(store: str, big: int, label: str, *, full: bool = False) -> dict
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="Checkpoint listings of one big workflow: wall and CPU time.")
-    parser.add_argument("store", choices=["redis", "fsspec", "sqlite"])
+    parser.add_argument("store", choices=["redis", "fsspec", "sqlite", "s3"])
     parser.add_argument("--big", type=int, default=10_000, help="checkpoints in the workflow (default 10,000)")
     parser.add_argument("--label", default="", help="a name for this checkout in the output line")
     parser.add_argument("--full", action="store_true", help="the bench's ~6 kB checkpoints instead of tiny ones")
+    parser.add_argument("--rounds", type=int, default=_ROUNDS, help=f"listings of each kind (default {_ROUNDS})")
     args = parser.parse_args()
-    print(json.dumps(asyncio.run(probe(args.store, args.big, args.label, full=args.full))))
+    print(json.dumps(asyncio.run(probe(args.store, args.big, args.label, full=args.full, rounds=args.rounds))))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ with ``max_concurrency`` N, alternating, for each N of ``--threads``. Prints one
 wall milliseconds, GETs per second, this process's CPU milliseconds per GET (botocore's request
 building, signing and parsing, the GIL's share included) and the server's (read from ``/proc`` for
 a server this process started; ``null`` for a server given by URL). On a machine with few cores
-the client's CPU per GET, not the number in flight, bounds the rate::
+the client's CPU per GET, not the number in flight, bounds the rate. ``--client ours`` reads
+through the client the stores make for an ``s3://`` URL (``client_config``, lean answers) instead
+of a plain boto3 client, so checkouts can be compared on the client they ship::
 
     uv run --group bench benchmarks/s3_get_concurrency_probe.py --count 2000 --threads 1,4,16,32,64
 """
@@ -25,7 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from _subjects_s3 import _bucket, _client, s3_server  # pyright: ignore[reportPrivateUsage]
+from _subjects_s3 import _bucket, _client, _session, _url, s3_server  # pyright: ignore[reportPrivateUsage]
 
 
 def _children_cpu() -> float | None:
@@ -92,6 +94,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=2000, help="objects (default 2,000)")
     parser.add_argument("--size", type=int, default=5400, help="bytes per object (default 5,400, a ~6 kB checkpoint)")
     parser.add_argument("--threads", default="1,4,16,32,64", help="comma-separated concurrency settings")
+    parser.add_argument("--client", choices=("plain", "ours"), default="plain", help="plain boto3, or the stores' own")
     args = parser.parse_args()
     server, _ = s3_server()
     client = _client()  # max_pool_connections=32: more threads than that would reopen connections
@@ -100,12 +103,27 @@ def main() -> None:
     keys = [f"ck/records/{uuid.uuid4()}.json" for _ in range(args.count)]
     with ThreadPoolExecutor(32) as pool:
         list(pool.map(lambda key: client.put_object(Bucket=bucket, Key=key, Body=body), keys))
-    print(json.dumps({"server": f"{server.description} via {server.via}", "objects": args.count, "size": args.size}))
+    print(
+        json.dumps(
+            {"server": f"{server.description} via {server.via}", "objects": args.count, "size": args.size}
+            | {"client": args.client}
+        )
+    )
     for threads in (int(t) for t in args.threads.split(",")):
-        reader = client if threads <= 32 else _client_with_pool(threads)
+        if args.client == "ours":
+            reader = _ours_client(bucket, threads)
+        else:
+            reader = client if threads <= 32 else _client_with_pool(threads)
         print(json.dumps(_measure("raw boto3", threads, args.count, partial(_raw, reader, bucket, keys, threads))))
         ours = partial(asyncio.run, _ours(reader, bucket, keys, threads))
         print(json.dumps(_measure("ours get_many", threads, args.count, ours)))
+
+
+def _ours_client(bucket: str, size: int) -> Any:
+    """The client ``from_url`` makes for this bucket, with a pool of ``size`` connections."""
+    from agent_stores.s3._connect import client_factory, parse_s3_url  # pyright: ignore[reportPrivateUsage]
+
+    return client_factory(parse_s3_url(f"{_url(bucket)}&max_concurrency={size}"), _session())()
 
 
 def _client_with_pool(size: int) -> Any:

@@ -14,7 +14,6 @@ import boto3
 import pytest
 
 from agent_stores.s3 import S3AgentFileStore, S3ObjectDriver, S3SessionStore
-from agent_stores.s3._listing import skim_listings
 from agent_stores.testing.servers.s3 import S3Endpoint
 
 __all__ = ["HEAVY", "S3Target", "every_store_suite"]
@@ -53,9 +52,9 @@ class S3Target:
         return _session(self.endpoint)
 
     def client(self, *, skimmed: bool = True) -> Any:
-        """A new client as the stores make their own (standard-mode retries, timeouts, lean listings).
+        """A new client as the stores make their own (``client_config``, lean listings and answers).
 
-        ``skimmed=False``: without the lean listings, as a client a user passes in.
+        ``skimmed=False``: without the lean answers (``lean_client``), as a client a user passes in.
         """
         from agent_stores.s3 import _connect
 
@@ -63,9 +62,7 @@ class S3Target:
         config = _connect.client_config(location)
         with _connect._CLIENT_LOCK:  # pyright: ignore[reportPrivateUsage]
             client = self.session().client("s3", endpoint_url=self.endpoint.endpoint_url, config=config)  # pyright: ignore[reportUnknownMemberType]
-        if skimmed:
-            skim_listings(client)
-        return client
+        return _connect.lean_client(client) if skimmed else client
 
     def url(self, prefix: str = "", **query: str) -> str:
         declared = {k: str(v).lower() for k, v in self.driver_options.items()}

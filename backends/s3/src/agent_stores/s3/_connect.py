@@ -2,14 +2,16 @@
 
 A store takes a ready boto3 S3 client (borrowed, never closed), a shared :class:`S3ObjectDriver`
 or :class:`S3Bucket`, or a URL (``from_url``: a client is made from the standard credential chain
-or a ``boto3.Session`` and owned). Retries and timeouts live in botocore's ``Config``.
+or a ``boto3.Session`` and owned). Retries, timeouts and checksums live in botocore's ``Config``.
 """
 
 from __future__ import annotations
 
+import platform
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, ClassVar, Final, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -22,6 +24,7 @@ from agent_stores.core.lifecycle import CACHE_BYTES
 from agent_stores.core.objectlog import LOG_OPTIONS
 from agent_stores.core.urls import check_user_part, parse_bool
 
+from ._answers import skip_last_modified
 from ._driver import S3ObjectDriver, check_key
 from ._listing import skim_listings
 
@@ -37,6 +40,7 @@ __all__ = [
     "S3Store",
     "client_config",
     "join_prefix",
+    "lean_client",
     "open_driver",
     "parse_s3_url",
 ]
@@ -44,6 +48,9 @@ __all__ = [
 
 #: Options that configure TLS: an ``http://`` ``endpoint_url`` would ignore them.
 _TLS_OPTIONS: Final = ("ca_bundle", "client_cert", "client_key")
+#: botocore's checksum settings (``Config`` options of the same names) and the values they take.
+_CHECKSUM_OPTIONS: Final = ("request_checksum_calculation", "response_checksum_validation")
+_CHECKSUM_VALUES: Final = ("when_supported", "when_required")
 
 
 def join_prefix(prefix: str, *parts: str) -> str:
@@ -81,6 +88,19 @@ class S3Location:
             must chain to (default: botocore's, or ``AWS_CA_BUNDLE``). Verification is always on.
         client_cert: A PEM file of the client certificate for endpoints that require one.
         client_key: The client certificate's key, when ``client_cert`` does not hold it.
+        request_checksum_calculation: botocore's setting of that name: ``when_supported``
+            (every upload carries a CRC32 of its body the server checks) or ``when_required``
+            (only where the operation requires one: a plain ``PutObject`` then carries none,
+            and the body is guarded by SigV4's signed SHA-256 of it, which botocore computes
+            instead, and TLS). ``None``: botocore's own (``AWS_REQUEST_CHECKSUM_CALCULATION``,
+            the profile's ``request_checksum_calculation``, else ``when_supported``). Needs
+            boto3 1.36 or later when set.
+        response_checksum_validation: botocore's setting of that name: ``when_supported``
+            (GETs ask for the object's checksum and botocore checks the bytes against it when
+            the server sends one) or ``when_required`` (no check unless asked per request: the
+            bytes are then guarded by TLS only). ``None``: botocore's own
+            (``AWS_RESPONSE_CHECKSUM_VALIDATION``, the profile's, else ``when_supported``).
+            Needs boto3 1.36 or later when set.
     """
 
     bucket: str
@@ -100,14 +120,18 @@ class S3Location:
     ca_bundle: str | None = None
     client_cert: str | None = None
     client_key: str | None = None
+    request_checksum_calculation: str | None = None
+    response_checksum_validation: str | None = None
 
     def with_options(self, **options: Any) -> S3Location:
         """Return a copy with ``options`` applied (query-string spellings accepted).
 
         Raises:
             ValueError: An option is unknown or malformed (a boolean other than
-                ``1/true/yes/on``, ``0/false/no/off``), ``endpoint_url`` holds credentials, or
-                ``ca_bundle``/``client_cert``/``client_key`` come with a non-``https`` endpoint.
+                ``1/true/yes/on``, ``0/false/no/off``, a checksum setting other than
+                ``when_supported``/``when_required``, naming it), ``endpoint_url`` holds
+                credentials, or ``ca_bundle``/``client_cert``/``client_key`` come with a
+                non-``https`` endpoint.
         """
         changes: dict[str, Any] = {}
         for name, value in options.items():
@@ -127,6 +151,8 @@ class S3Location:
                 changes[name] = int(value)
             elif name in {"connect_timeout", "read_timeout"}:
                 changes[name] = float(value)
+            elif name in _CHECKSUM_OPTIONS:
+                changes[name] = _parse_checksum_setting(value, option=name)
             elif name == "prefix":
                 changes[name] = join_prefix(str(value))
             else:
@@ -151,6 +177,17 @@ class S3Location:
         if location.prefix:
             check_key(location.prefix, what="prefix", path_keys=True)
         return location
+
+
+def _parse_checksum_setting(value: object, *, option: str) -> str | None:
+    """Read ``when_supported`` or ``when_required`` (any case); ``None`` or ``""``: botocore's own."""
+    if value is None or value == "":
+        return None
+    text = value.lower() if isinstance(value, str) else None
+    if text not in _CHECKSUM_VALUES:
+        shown = repr(value[:40]) if isinstance(value, str) else f"a {type(value).__name__}"
+        raise ValueError(f"option {option} takes when_supported or when_required, got {shown}")
+    return text
 
 
 def parse_s3_url(url: str, **options: Any) -> S3Location:
@@ -181,9 +218,41 @@ def parse_s3_url(url: str, **options: Any) -> S3Location:
     return location.with_options(**query, **options)
 
 
+def _user_agent() -> str:
+    try:
+        ours = version("agent-stores-s3")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree without metadata
+        ours = "unknown"
+    return (
+        f"Boto3/{boto3.__version__} ua/2.1 "
+        f"os/{platform.system().lower()}#{platform.release()} lang/python#{platform.python_version()} "
+        f"lib/agent-stores-s3#{ours}"
+    )
+
+
+#: The ``User-Agent`` of the clients the stores make, built once per process (see :func:`client_config`).
+USER_AGENT: Final = _user_agent()
+
+
 def client_config(location: S3Location) -> Config:
-    """Return the botocore ``Config`` for ``location``: standard-mode retries, timeouts, pool size, addressing style."""
+    """Return the botocore ``Config`` of the clients the stores make for ``location``.
+
+    Standard-mode retries, timeouts, pool size, addressing style, TLS client certificate, and
+    the checksum settings ``location`` names (none named: botocore's own). Two settings cut
+    botocore's CPU per request and change nothing S3 checks:
+
+    * ``parameter_validation=False``: botocore does not check each call's parameters against
+      the service model. Every call the stores make is built by the driver from values it
+      checked itself (keys and prefixes by :func:`check_key`, the bucket, bytes bodies, its own
+      metadata); botocore's S3-specific checks (bucket names, ASCII metadata) still run, and
+      the server still refuses what it does not accept.
+    * ``user_agent``: a fixed ``User-Agent`` (:data:`USER_AGENT`), where botocore's own is
+      rebuilt twice per request. It is not signed and the server does not act on it; the
+      session's ``user_agent_extra`` (boto3 puts botocore's version there) and the
+      ``Config``'s are still appended.
+    """
     style = location.addressing_style or ("path" if location.endpoint_url else None)
+    checksums = {name: value for name in _CHECKSUM_OPTIONS if (value := getattr(location, name)) is not None}
     return Config(
         retries={"max_attempts": location.max_attempts, "mode": "standard"},
         connect_timeout=location.connect_timeout,
@@ -196,6 +265,9 @@ def client_config(location: S3Location) -> Config:
             if location.client_cert is not None and location.client_key
             else location.client_cert
         ),
+        parameter_validation=False,
+        user_agent=USER_AGENT,
+        **checksums,
     )
 
 
@@ -211,7 +283,7 @@ def client_factory(location: S3Location, session: boto3.Session | None = None) -
 
     Clients made from the standard chain share one ``boto3.Session`` per profile per process
     (credentials are resolved once, and refreshed by botocore when they are temporary). The
-    client's listings carry their keys as a plain list (see :func:`skim_listings`).
+    client is configured by :func:`client_config` and made lean by :func:`lean_client`.
     """
 
     def make() -> S3Client:
@@ -226,10 +298,21 @@ def client_factory(location: S3Location, session: boto3.Session | None = None) -
             config = client_config(location)
             made = make_client("s3", endpoint_url=location.endpoint_url, config=config, verify=location.ca_bundle)
             client = cast("S3Client", made)
-        skim_listings(client)  # ours alone: listings hand over keys, not one parsed dict per object
-        return client
+        return lean_client(client)
 
     return make
+
+
+def lean_client(client: S3Client) -> S3Client:
+    """Return ``client`` with its answers made lean (its own event hooks only), for a client the stores own.
+
+    Listings carry their keys as a plain list (:func:`skim_listings`), and ``GetObject`` and
+    ``HeadObject`` answers carry no ``LastModified`` (:func:`skip_last_modified`): the stores
+    read neither the parsed listing entries nor the dates. A borrowed client is never changed.
+    """
+    skim_listings(client)
+    skip_last_modified(client)
+    return client
 
 
 def open_driver(
