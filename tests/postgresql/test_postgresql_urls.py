@@ -52,11 +52,12 @@ def test_options_split_between_the_pool_and_libpq() -> None:
 @pytest.mark.parametrize(
     ("url", "match"),
     [
-        ("postgresql://h/db?pool_size=0", "pool_size must be a positive integer"),
-        ("postgresql://h/db?pool_timeout=-1", "pool_timeout must be a positive number"),
-        ("postgresql://h/db?read_timeout=0", "read_timeout must be a positive number"),
-        ("postgresql://h/db?read_timeout=inf", "read_timeout must be a positive number"),
-        ("postgresql://h/db?read_timeout=soon", "read_timeout must be a number of seconds"),
+        ("postgresql://h/db?pool_size=0", "option pool_size takes a whole positive number"),
+        ("postgresql://h/db?pool_size=1e3", "option pool_size takes a whole positive number"),
+        ("postgresql://h/db?pool_timeout=-1", "option pool_timeout takes a positive, finite number of seconds"),
+        ("postgresql://h/db?read_timeout=0", "option read_timeout takes a positive, finite number of seconds"),
+        ("postgresql://h/db?read_timeout=inf", "option read_timeout takes a positive, finite number of seconds"),
+        ("postgresql://h/db?read_timeout=soon", "option read_timeout takes a positive, finite number of seconds"),
         ("postgresql://h/db?no_such_option=1", "invalid PostgreSQL URL"),
         ("postgresql://h/db?pool_size=1&pool_size=2", "more than once"),
         ("postgresql://h/db#frag", "no fragment"),

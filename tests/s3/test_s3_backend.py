@@ -43,7 +43,12 @@ def test_parse_s3_url_reads_bucket_prefix_and_options() -> None:
         ("s3://key:se/cret@bucket/prefix", "percent-encoded"),
         ("s3://bucket/p?addressing_style=sideways", "addressing_style"),
         ("s3://bucket/a/../b", r"'\.'"),
-        ("s3://bucket/p?max_attempts=0", "positive"),
+        ("s3://bucket/p?max_attempts=0", "option max_attempts takes a whole positive number"),
+        ("s3://bucket/p?max_attempts=many", "option max_attempts takes a whole positive number"),
+        ("s3://bucket/p?max_concurrency=1e3", "option max_concurrency takes a whole positive number"),
+        ("s3://bucket/p?read_timeout=nan", "option read_timeout takes a positive, finite number of seconds"),
+        ("s3://bucket/p?connect_timeout=inf", "option connect_timeout takes a positive, finite number of seconds"),
+        ("s3://bucket/p?connect_timeout=0", "option connect_timeout takes a positive"),
     ],
 )
 def test_bad_urls_are_value_errors(url: str, match: str) -> None:

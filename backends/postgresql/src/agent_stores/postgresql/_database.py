@@ -28,7 +28,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool
 
 from agent_stores.core import StoreError, StoreNotFoundError, StoreUnavailableError, redact_url
-from agent_stores.core.urls import check_user_part
+from agent_stores.core.urls import check_user_part, parse_count, parse_seconds
 
 from ._errors import translate
 from ._schema import ADVISORY_LOCK, MIGRATIONS, SCHEMA_VERSION
@@ -148,16 +148,10 @@ def parse_postgresql_url(url: str, **options: Any) -> PostgreSQLOptions:
         )
     merged: dict[str, Any] = {**own, **options}
     if isinstance(merged.get("pool_size"), str):
-        try:
-            merged["pool_size"] = int(merged["pool_size"])
-        except ValueError:
-            raise ValueError(f"pool_size must be a positive integer, got {merged['pool_size']!r}") from None
+        merged["pool_size"] = parse_count(merged["pool_size"], option="pool_size")
     for name in ("pool_timeout", "read_timeout"):
         if isinstance(merged.get(name), str):
-            try:
-                merged[name] = float(merged[name])
-            except ValueError:
-                raise ValueError(f"{name} must be a number of seconds, got {merged[name]!r}") from None
+            merged[name] = parse_seconds(merged[name], option=name)
     conninfo = _libpq_url(parts.scheme, parts.netloc, parts.path, libpq)
     try:
         conninfo_to_dict(conninfo)  # libpq's own parser: unknown parameters and bad values

@@ -22,7 +22,7 @@ from agent_stores.core import MUST_EXIST, ConnectedStore, Connector, redact_url
 from agent_stores.core.codec import validate_cache_bytes
 from agent_stores.core.lifecycle import CACHE_BYTES
 from agent_stores.core.objectlog import LOG_OPTIONS
-from agent_stores.core.urls import check_user_part, parse_bool
+from agent_stores.core.urls import check_user_part, parse_bool, parse_count, parse_seconds
 
 from ._answers import skip_last_modified
 from ._driver import S3ObjectDriver, check_key
@@ -128,7 +128,8 @@ class S3Location:
 
         Raises:
             ValueError: An option is unknown or malformed (a boolean other than
-                ``1/true/yes/on``, ``0/false/no/off``, a checksum setting other than
+                ``1/true/yes/on``, ``0/false/no/off``, a count that is not a whole positive
+                number, a timeout that is not a positive finite number of seconds, a checksum setting other than
                 ``when_supported``/``when_required``, naming it), ``endpoint_url`` holds
                 credentials, or ``ca_bundle``/``client_cert``/``client_key`` come with a
                 non-``https`` endpoint.
@@ -148,9 +149,9 @@ class S3Location:
             elif name in {"create_bucket", "conditional_delete", "ordered_listing", "path_keys"}:
                 changes[name] = parse_bool(value, option=name)
             elif name in {"max_attempts", "max_concurrency"}:
-                changes[name] = int(value)
+                changes[name] = parse_count(value, option=name)
             elif name in {"connect_timeout", "read_timeout"}:
-                changes[name] = float(value)
+                changes[name] = parse_seconds(value, option=name)
             elif name in _CHECKSUM_OPTIONS:
                 changes[name] = _parse_checksum_setting(value, option=name)
             elif name == "prefix":

@@ -27,7 +27,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlsplit
 import aiosqlite
 
 from agent_stores.core import StoreError, StoreNotFoundError, StoreUnavailableError, redact_url
-from agent_stores.core.urls import check_user_part
+from agent_stores.core.urls import check_user_part, parse_seconds
 
 from ._errors import translate
 
@@ -221,10 +221,7 @@ def parse_sqlite_url(url: str, **options: Any) -> SQLiteOptions:
                 f"file_mode must be octal permission bits such as 600, got {merged['file_mode']!r}"
             ) from err
     if isinstance(merged.get("busy_timeout"), str):
-        try:
-            merged["busy_timeout"] = float(merged["busy_timeout"])
-        except ValueError as err:
-            raise ValueError(f"busy_timeout must be a number of seconds, got {merged['busy_timeout']!r}") from err
+        merged["busy_timeout"] = parse_seconds(merged["busy_timeout"], option="busy_timeout", zero=True)
     return SQLiteOptions(path, **merged)
 
 
