@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,6 +72,40 @@ def test_the_thousand_agents_probe_reports_every_row_against_redis_session(
     assert all(0 < r["hit_rate"] < 1 for r in rows if r["row"] != "RedisSession")
     # the probe puts back what it wraps
     assert (codec.DecodeCache._count, codec.DecodeCache._decode_new) == (count, decode_new)  # pyright: ignore[reportPrivateUsage]
+
+
+def test_the_tail_probe_attributes_every_step_and_puts_back_what_it_wraps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+    import gzip
+
+    pytest.importorskip("agents")
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import tail_probe  # pyright: ignore[reportMissingImports]
+    from agent_stores.core import codec
+    from agent_stores.redis._batching import CommandBatcher  # pyright: ignore[reportPrivateUsage]
+
+    wrapped = (codec.DecodeCache._count, codec.DecodeCache._decode_new, CommandBatcher._send)  # pyright: ignore[reportPrivateUsage]
+    args = ["--agents", "3", "--steps", "2", "--session", "10", "--window", "4", "--reps", "2"]
+    tail_probe.main([*args, "--gc-freeze", "start", "--out", str(tmp_path)])
+
+    summary = json.loads((tmp_path / "tail.json").read_text())
+    assert [[row["row"] for row in rows] for rows in summary["reps"]] == [
+        ["ours", "RedisSession"],
+        ["RedisSession", "ours"],
+    ]
+    raw: dict[str, list[dict[str, Any]]] = {}
+    for row in (row for rows in summary["reps"] for row in rows):
+        assert row["steps"] == 6 and row["p50_ms"] <= row["p99_ms"]
+        with gzip.open(tmp_path / row["raw"], "rt") as lines:
+            raw[row["raw"]] = [line for line in map(json.loads, lines) if line["kind"] == "step"]
+        assert len(raw[row["raw"]]) == 6
+    ours = next(row for row in summary["reps"][0] if row["row"] == "ours")
+    # each agent's first load decodes its window; the second only the turn the first saved
+    assert {(s["number"], s.get("misses", 0)) for s in raw[ours["raw"]]} == {(0, 4), (1, 2)}
+    assert (codec.DecodeCache._count, codec.DecodeCache._decode_new, CommandBatcher._send) == wrapped  # pyright: ignore[reportPrivateUsage]
+    assert gc.get_freeze_count() == 0, "the probe left objects frozen"
 
 
 def test_the_window_objects_probe_counts_tracked_objects(
