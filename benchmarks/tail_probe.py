@@ -10,7 +10,8 @@ Recorded with timestamps (``time.perf_counter``, seconds from the first step's s
 
 * every step: its agent and number, start, end of its load, end of its save, and for ours the
   decode cache's lookups during its load that were served and that were decoded afresh;
-* every collection (``gc.callbacks``): generation, start, end, objects collected;
+* every collection (``gc.callbacks``): generation, start, end, the process's CPU time in it
+  (which other work on the machine does not stretch, as it does the wall time), objects collected;
 * every pipeline or lone command ours' Redis batcher sent: start, end, commands in it;
 * the event loop's lateness: a timer due every ``--tick`` seconds, and how late it ran (the
   longest a callback or a collection held the loop since the timer was due).
@@ -64,18 +65,22 @@ class _Recorder:
         self.sends: list[tuple[float, float, int]] = []
         self.lateness: list[tuple[float, float]] = []
         self.tick = tick
+        self.collection_cpu: list[float] = []  # the process's CPU time of each collection, in order
         self._gc_started = 0.0
+        self._gc_cpu = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._due = 0.0
 
     def __call__(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             self._gc_started = time.perf_counter()
+            self._gc_cpu = time.process_time()
             return
-        now = time.perf_counter()
+        now, cpu = time.perf_counter(), time.process_time()
         self.collections.append(
             (info["generation"], self._gc_started - self.origin, now - self.origin, info.get("collected", 0))
         )
+        self.collection_cpu.append(cpu - self._gc_cpu)
 
     def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -195,18 +200,19 @@ async def _row(label: str, url: str, args: argparse.Namespace, rep: int) -> dict
     with gzip.open(path, "wt") as out:
         for step in steps:
             out.write(json.dumps({"kind": "step", **step}) + "\n")
-        for generation, start, end, collected in recorder.collections:
-            out.write(
-                json.dumps(
-                    {"kind": "collection", "generation": generation, "start": start, "end": end, "collected": collected}
-                )
-                + "\n"
-            )
+        for (generation, start, end, collected), seconds_in in zip(
+            recorder.collections, recorder.collection_cpu, strict=True
+        ):
+            record = {"generation": generation, "start": start, "end": end, "cpu": seconds_in, "collected": collected}
+            out.write(json.dumps({"kind": "collection", **record}) + "\n")
         for start, end, size in recorder.sends:
             out.write(json.dumps({"kind": "send", "start": start, "end": end, "commands": size}) + "\n")
         for at, late in recorder.lateness:
             out.write(json.dumps({"kind": "lateness", "at": at, "late": late}) + "\n")
     summary = attribute(steps, recorder.collections, recorder.sends, recorder.lateness)
+    spent = list(zip((g for g, *_ in recorder.collections), recorder.collection_cpu, strict=True))
+    summary["full_cpu_ms"] = [round(seconds * 1000, 1) for g, seconds in spent if g == 2]
+    summary["collection_cpu_s"] = [sum(seconds for g, seconds in spent if g == generation) for generation in (0, 1, 2)]
     summary["row"] = label
     summary["cpu_s"] = cpu
     summary["raw"] = path.name
@@ -284,6 +290,10 @@ def attribute(
     p50, p95, p99 = _p(latencies, 0.5), _p(latencies, 0.95), _p(latencies, 0.99)
     tail = [r for r in rows if r["latency"] > p95]
     middle = [r for r in rows if r["latency"] <= p50]
+    warm = [r for r in rows if not r["first"]]  # the steps after each agent's first
+    warm_p50, warm_p95 = _p([r["latency"] for r in warm], 0.5), _p([r["latency"] for r in warm], 0.95)
+    warm_tail = [r for r in warm if r["latency"] > warm_p95]
+    warm_middle = [r for r in warm if r["latency"] <= warm_p50]
 
     def means(group: Sequence[dict[str, float]]) -> dict[str, float]:
         return {key: statistics.fmean(r[key] for r in group) for key in rows[0]} if group else {}
@@ -314,7 +324,38 @@ def attribute(
         "middle_at_or_below_p50": means(middle),
         "tail_share_overlapping_a_full": sum(1 for r in tail if r["fulls"]) / len(tail) if tail else None,
         "middle_share_overlapping_a_full": sum(1 for r in middle if r["fulls"]) / len(middle) if middle else None,
+        "warm_p50_ms": warm_p50 * 1000,
+        "warm_p99_ms": _p([r["latency"] for r in warm], 0.99) * 1000,
+        "warm_p99_without_full_ms": _p([r["latency"] - r["full"] for r in warm], 0.99) * 1000,
+        "warm_tail_above_p95": means(warm_tail),
+        "warm_middle_at_or_below_p50": means(warm_middle),
+        "warm_tail_share_overlapping_a_full": (
+            sum(1 for r in warm_tail if r["fulls"]) / len(warm_tail) if warm_tail else None
+        ),
+        "warm_middle_share_overlapping_a_full": (
+            sum(1 for r in warm_middle if r["fulls"]) / len(warm_middle) if warm_middle else None
+        ),
     }
+
+
+def attribute_raw(path: Path) -> dict[str, Any]:
+    """:func:`attribute` of the raw records a row wrote (``<row>-rep<N>.jsonl.gz``)."""
+    steps: list[dict[str, Any]] = []
+    collections: list[tuple[int, float, float, int]] = []
+    sends: list[tuple[float, float, int]] = []
+    lateness: list[tuple[float, float]] = []
+    with gzip.open(path, "rt") as lines:
+        for record in map(json.loads, lines):
+            kind = record["kind"]
+            if kind == "step":
+                steps.append(record)
+            elif kind == "collection":
+                collections.append((record["generation"], record["start"], record["end"], record["collected"]))
+            elif kind == "send":
+                sends.append((record["start"], record["end"], record["commands"]))
+            else:
+                lateness.append((record["at"], record["late"]))
+    return attribute(steps, collections, sends, lateness)
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -356,7 +397,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--tick", type=float, default=0.005, help="loop lateness timer period in s (default 0.005)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results directory (default {DEFAULT_OUT})")
+    parser.add_argument(
+        "--attribute", nargs="+", type=Path, help="only attribute these raw files again (.jsonl.gz), print the summary"
+    )
     args = parser.parse_args(argv)
+    if args.attribute:
+        print(json.dumps({str(path): attribute_raw(path) for path in args.attribute}, indent=2))
+        return
     args.rows = [r.strip() for r in str(args.rows).split(",") if r.strip()]
     args.out.mkdir(parents=True, exist_ok=True)
     summary = asyncio.run(run(args))
