@@ -623,30 +623,6 @@ def test_a_log_s_unchanged_messages_are_returned_again_and_nowhere_else() -> Non
     assert [m.to_dict() for m in again] == [Message.from_dict(json_loads(r)).to_dict() for r in records]
 
 
-def _shared_in(cache: codec.DecodeCache) -> list[Message]:
-    """The messages ``cache`` keeps alive for sharing (what a full collection walks)."""
-    return [value[0] for value in cache.entries._entries.values() if type(value) is tuple and len(value) == 2]  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType, reportUnknownArgumentType, reportUnknownVariableType]
-
-
-def test_a_log_keeps_the_messages_of_its_latest_load_only() -> None:
-    """A sliding window keeps one window of messages alive; those it left are rebuilt without parsing."""
-    cache = codec.DecodeCache()
-    records = _cache_records("chat", 60)
-    loads = [codec.decode_messages(records[start : start + 40], cache=cache, log="a") for start in range(0, 22, 2)]
-    latest = loads[-1]
-    assert {id(m) for m in _shared_in(cache)} == {id(m) for m in latest}, "messages the window left are kept alive"
-    hits, misses = cache._hits, cache._misses  # pyright: ignore[reportPrivateUsage]
-    back = codec.decode_messages(records[0:40], cache=cache, log="a")
-    assert cache._misses == misses, "a message the window left was parsed again"  # pyright: ignore[reportPrivateUsage]
-    assert cache._hits == hits + 40  # pyright: ignore[reportPrivateUsage]
-    assert not any(m is n for m, n in zip(back[:20], loads[0][:20], strict=True)), "a left message was kept"
-    assert all(m is n for m, n in zip(back[20:], latest[:20], strict=True)), "the latest load's messages not shared"
-    assert [m.to_dict() for m in back] == [Message.from_dict(json_loads(r)).to_dict() for r in records[0:40]]
-    other = codec.decode_messages(records[0:4], cache=cache, log="b")
-    kept = {id(m) for m in _shared_in(cache)}
-    assert kept == {id(m) for m in back} | {id(m) for m in other}, "one log's load dropped another's messages"
-
-
 def _changes(message: Message) -> list[tuple[str, Any]]:
     """Every way of changing ``message`` one step at a time: (what, a function that changes a fresh copy)."""
     changes: list[tuple[str, Any]] = [

@@ -152,13 +152,10 @@ def decode_messages(
     again.
 
     With a ``cache`` and ``log`` (what identifies the log the records were read from, e.g. a
-    provider and a session key), a message returned by the latest call for the same ``log``
+    provider and a session key), a message returned by an earlier call for the same ``log``
     is returned again, the same object, when it still equals its record (every attribute, as
     ``==`` compares them, nested lists, dicts and contents alike): nothing is built for it, so a
-    steady conversation leaves the garbage collector almost nothing new per load. Only the
-    latest call's messages are kept for a ``log`` (a message an agent's window has left is
-    rebuilt, without parsing, if a later call returns it), so what the garbage collector walks
-    stays one window per log however long the conversation runs. A message
+    steady conversation leaves the garbage collector almost nothing new per load. A message
     that was changed since (an attribute set to another value, added or removed, a content or
     a property added, altered or removed, in place or not) is never returned again: its record
     is rebuilt and the new message is the one kept. Identical records in one call give
@@ -209,14 +206,9 @@ _LOOKUP_WINDOW = 32768
 # dict (46 attributes); and its key holds the record once more.
 _LIVE_MESSAGE_COST = 256
 _LIVE_PART_COST = 1792
-# The key (_KEPT, log) holds the keys of the messages the latest load of ``log`` shared; no
-# record (bytes or str) and no shared message's key (a 3-tuple) equals it.
-_KEPT = object()
 
 
 def _entry_cost(key: Hashable, value: Any) -> int:
-    if type(key) is tuple and len(cast(tuple[Any, ...], key)) == 2:  # (_KEPT, log) -> the keys of its latest load
-        return _ENTRY_COST + 8 * len(cast(tuple[Any, ...], value))
     if type(key) is tuple:  # (log, record, occurrence) -> (message, prototype): a shared message
         record: bytes | str = cast(tuple[Any, ...], key)[1]
         parts: Prototype = cast(tuple[Any, ...], value)[1]
@@ -240,8 +232,8 @@ class DecodeCache:
     """Recently decoded records, and what rebuilds their messages without parsing them again.
 
     A rebuilt message shares nothing mutable with any other. Through :meth:`share` it also
-    keeps the messages it returned by the latest load of a log, and returns them again while
-    they equal their records. Each entry is charged what it holds (measured: twice its record's length, plus
+    keeps the messages it returned for a log, and returns them again while they equal their
+    records. Each entry is charged what it holds (measured: twice its record's length, plus
     256 bytes per entry, 320 per content part other than plain text and 16 per plain text part;
     a kept message besides about 2 kB per content part) against ``max_bytes``, so the cache's
     real size stays within it; records over 64 KiB are never kept, and the oldest entries go first.
@@ -295,12 +287,7 @@ class DecodeCache:
         return messages
 
     def share(self, records: Iterable[bytes | str], where: str, log: Hashable) -> list[Message]:
-        """:func:`decode_messages` through this cache, returning the messages of ``log`` it kept when unchanged.
-
-        The messages kept for ``log`` are those of its latest load: one that left it (the
-        window moved on) is forgotten, and its record is kept as for :meth:`decode`, which the
-        garbage collector does not walk.
-        """
+        """:func:`decode_messages` through this cache, returning the messages of ``log`` it kept when unchanged."""
         messages: list[Message] = []
         append = messages.append
         recall = self.entries.peek
@@ -308,8 +295,6 @@ class DecodeCache:
         sample = self._sample()
         hits = 0
         seen: dict[bytes | str, int] = {}  # occurrences so far of each record in this load
-        shared: list[tuple[Hashable, bytes | str, int]] = []  # the keys of the messages kept for this load
-        keep = shared.append
         for position, record in enumerate(records):
             kind = type(record)
             if kind is not bytes and kind is not str:
@@ -325,7 +310,6 @@ class DecodeCache:
                 if not unchanged(message, parts):  # changed by a caller: never served again
                     message = from_prototype(parts)
                     put(key, (message, parts))
-                keep(key)
                 append(message)
                 continue
             parts = recall(record)
@@ -337,32 +321,10 @@ class DecodeCache:
                 if parts is None:
                     append(message)
                     continue
-            if put(key, (message, parts)):
-                keep(key)
+            put(key, (message, parts))
             append(message)
         self._count(hits)
-        self._keep_window(log, shared, seen)
         return messages
-
-    def _keep_window(
-        self, log: Hashable, shared: list[tuple[Hashable, bytes | str, int]], seen: dict[bytes | str, int]
-    ) -> None:
-        # The messages the previous load of ``log`` shared and this one did not return are
-        # forgotten, their prototypes kept by record; then this load's keys are remembered.
-        entries = self.entries
-        window = (_KEPT, log)
-        previous: tuple[tuple[Hashable, bytes | str, int], ...] | None = entries.peek(window)
-        if previous is not None:
-            for key in previous:
-                _, record, occurrence = key
-                if seen.get(record, 0) <= occurrence:
-                    kept = entries.pop(key)
-                    if kept is not None:
-                        entries.put(record, kept[1])
-        if shared:
-            entries.put(window, tuple(shared))
-        elif previous is not None:
-            entries.pop(window)
 
     def _sample(self) -> int:
         # Every missed record is kept while the cache has room; once it is full, while recent
