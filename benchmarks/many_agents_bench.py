@@ -46,7 +46,9 @@ medians over ``--reps`` repetitions that run the stores in rotated order; the ra
 paired within each repetition, so load from other work on the machine falls on every store
 alike. Per store also the client memory one more idle session costs (``tracemalloc``: the
 difference between 50 and 150 sessions that each took one step, divided by 100; ``--idle``). Nothing here
-asserts a speed. Results go to ``benchmarks/results/many_agents.md`` and ``many_agents.json``
+asserts a speed. ``--gc-freeze`` applies the application's lever on the collector to every store
+alike (``gc.freeze()`` before the steps, and optionally after each full collection; the library
+never touches the collector's settings). Results go to ``benchmarks/results/many_agents.md`` and ``many_agents.json``
 (see ``--out``).
 """
 
@@ -618,6 +620,8 @@ class Config:
     stores: tuple[str, ...] = ()
     #: The decode cache's budget for ours (``cache_bytes``); None: the library's default (16 MiB).
     cache_bytes: int | None = None
+    #: ``gc.freeze`` for every store alike (``_Freezer.MODES``); None: the collector as Python sets it.
+    gc_freeze: str | None = None
 
 
 def _missing(store: Store) -> str | None:
@@ -664,7 +668,10 @@ async def run_row(store: Store, url: str, agents: int, config: Config) -> dict[s
                     census.take()
 
         collector = _CollectorClock()
+        freezer = _Freezer(config.gc_freeze)
         census.start()
+        if freezer.start():
+            census.rebase()  # frozen objects are not counted by gc.get_objects()
         gc.callbacks.append(collector)
         try:
             cpu = time.process_time()
@@ -675,6 +682,7 @@ async def run_row(store: Store, url: str, agents: int, config: Config) -> dict[s
         finally:
             census.stop()
             gc.callbacks.remove(collector)
+            freezer.stop()
     finally:
         await store.close()
     ordered = sorted(latencies)
@@ -727,6 +735,10 @@ class _Census:
         self._before = len(gc.get_objects())
         self._timer = asyncio.get_running_loop().call_later(self.interval, self._tick)
 
+    def rebase(self) -> None:
+        """Count from now: the objects alive before the steps were just frozen, out of ``gc.get_objects()``."""
+        self._before = len(gc.get_objects())
+
     def _tick(self) -> None:
         self.take()
         self._timer = asyncio.get_running_loop().call_later(self.interval, self._tick)
@@ -741,6 +753,44 @@ class _Census:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+
+class _Freezer:
+    """The application's lever on the collector, applied alike to every store of a run (``--gc-freeze``).
+
+    ``start``: once before the steps (after the census's collection), :func:`gc.freeze` moves
+    every object alive to the permanent generation, which no collection walks: the
+    interpreter's modules, the framework, the store and what the prefill left. ``each-full``:
+    that, and after every full collection its survivors are frozen too, so each full collection
+    walks only what was promoted since the one before. ``stop`` unfreezes everything and
+    collects. None: the collector as Python sets it. The library never does either.
+    """
+
+    MODES = ("start", "each-full")
+
+    def __init__(self, mode: str | None) -> None:
+        self.mode = mode
+
+    def start(self) -> bool:
+        """Freeze as the mode says; return whether anything was frozen."""
+        if self.mode is None:
+            return False
+        gc.freeze()
+        if self.mode == "each-full":
+            gc.callbacks.append(self._after_full)
+        return True
+
+    def _after_full(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "stop" and info["generation"] == 2:
+            gc.freeze()
+
+    def stop(self) -> None:
+        if self.mode is None:
+            return
+        if self.mode == "each-full":
+            gc.callbacks.remove(self._after_full)
+        gc.unfreeze()
+        gc.collect()
 
 
 class _CollectorClock:
@@ -875,6 +925,7 @@ async def run(config: Config) -> dict[str, Any]:
             "gc_threshold": config.gc_threshold,
             "stores": list(config.stores),
             "cache_bytes": config.cache_bytes,
+            "gc_freeze": config.gc_freeze,
         },
         "rows": rows,
     }
@@ -948,6 +999,17 @@ def render_markdown(summary: dict[str, Any]) -> str:
             f"- garbage collector: young-generation threshold {cfg['gc_threshold']} for every store"
             " (Python's default is 700)"
         )
+    if cfg.get("gc_freeze") == "start":
+        lines.append(
+            "- garbage collector: `gc.freeze()` before each row's steps, every store alike (what was alive then is"
+            " never walked; tracked per agent counts the rest)"
+        )
+    elif cfg.get("gc_freeze") == "each-full":
+        lines.append(
+            "- garbage collector: `gc.freeze()` before each row's steps and after each full collection, every store"
+            " alike (a full collection walks only what was promoted since the last; tracked per agent counts only"
+            " what is not frozen)"
+        )
     if cfg.get("cache_bytes") is not None:
         lines.append(f"- ours opened with `cache_bytes={cfg['cache_bytes']}` (the library's default is 16 MiB)")
     for backend in cfg.get("backends", ["redis"]):
@@ -1015,6 +1077,12 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
         type=int,
         help="decode cache budget of our stores (cache_bytes; default: the library's, 16 MiB)",
     )
+    parser.add_argument(
+        "--gc-freeze",
+        choices=_Freezer.MODES,
+        help="the application's lever, every store alike: 'start' freezes every object alive before the steps"
+        " (gc.freeze); 'each-full' also freezes the survivors of each full collection (default: neither)",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results directory (default {DEFAULT_OUT})")
     args = parser.parse_args(argv)
     agents = tuple(int(a) for a in str(args.agents).split(",") if a)
@@ -1036,6 +1104,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
         gc_threshold=args.gc_threshold,
         stores=tuple(word.strip().lower() for word in str(args.stores or "").split(",") if word.strip()),
         cache_bytes=args.cache_bytes,
+        gc_freeze=args.gc_freeze,
     )
 
 

@@ -98,6 +98,33 @@ def test_the_collector_threshold_applies_to_the_run_and_is_restored(
     assert "young-generation threshold 4321" in (tmp_path / "many_agents.md").read_text()
 
 
+@pytest.mark.parametrize("mode", ["start", "each-full"])
+def test_the_freeze_applies_to_every_row_and_is_undone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    import gc
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import many_agents_bench  # pyright: ignore[reportMissingImports]
+
+    frozen: list[int] = []
+    step = many_agents_bench.OURS["sqlite"].step
+
+    async def recording(self: object, session_id: str, turn: object) -> int:
+        frozen.append(gc.get_freeze_count())
+        return await step(self, session_id, turn)
+
+    monkeypatch.setattr(many_agents_bench.OURS["sqlite"], "step", recording)
+    args = ["--agents", "2", "--steps", "2", "--reps", "1", "--session", "10", "--window", "4", "--idle", "none"]
+    summary = many_agents_bench.main([*args, "--backends", "sqlite", "--gc-freeze", mode, "--out", str(tmp_path)])
+
+    assert frozen and all(count > 0 for count in frozen), "a step ran with nothing frozen"
+    assert gc.get_freeze_count() == 0, "the run left objects frozen"
+    assert summary["config"]["gc_freeze"] == mode
+    assert "gc.freeze()" in (tmp_path / "many_agents.md").read_text()
+    assert all(row["tracked_per_agent"] is None or row["tracked_per_agent"] >= 0 for row in summary["rows"])
+
+
 def test_the_collector_clock_counts_full_collections_and_their_time(monkeypatch: pytest.MonkeyPatch) -> None:
     import gc
 
