@@ -84,6 +84,7 @@ __all__ = [
     "StoredObject",
     "UnseenAppend",
     "UnseenAppendDriver",
+    "check_distinct_keys",
     "conditional_delete",
     "create_of",
     "deletes_conditionally",
@@ -323,6 +324,16 @@ class OrderedPutDriver(Protocol):
         ...
 
 
+def check_distinct_keys(items: Sequence[OrderedPut]) -> None:
+    """Refuse ``put_in_order`` items that share a key, before anything is sent (every driver's first check).
+
+    Raises:
+        ValueError: Two items share a key.
+    """
+    if len({item.key for item in items}) != len(items):
+        raise ValueError("put_in_order writes each key at most once: two items share a key")
+
+
 async def put_in_order(driver: ObjectDriver, items: Sequence[OrderedPut]) -> list[str]:
     """Store ``items`` in order on ``driver`` (the contract of :meth:`OrderedPutDriver.put_in_order`).
 
@@ -335,8 +346,7 @@ async def put_in_order(driver: ObjectDriver, items: Sequence[OrderedPut]) -> lis
         StoreConflictError: An item's ``if_absent`` does not hold; the items before it were
             written, it and every item after it were not.
     """
-    if len({item.key for item in items}) != len(items):
-        raise ValueError("put_in_order writes each key at most once: two items share a key")
+    check_distinct_keys(items)
     if getattr(driver, "put_in_order", None) is not None:
         return await cast(OrderedPutDriver, driver).put_in_order(items)
     return [await driver.put(item.key, item.data, if_absent=item.if_absent) for item in items]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .codec import DecodeCache, validate_cache_bytes
-from .drivers import Listing, LogInfo, LogRecord, LogTail, LogVersion, OrderedPut, StoredObject
+from .drivers import Listing, LogInfo, LogRecord, LogTail, LogVersion, OrderedPut, StoredObject, check_distinct_keys
 from .errors import StoreConflictError, StoreNotFoundError
 from .files import ObjectAgentFileStore
 from .history import LogHistoryProvider
@@ -142,8 +142,7 @@ class MemoryObjectDriver:
 
     async def put_in_order(self, items: Sequence[OrderedPut]) -> list[str]:
         """Store each item in order, stopping at the first refused ``if_absent`` (see ``OrderedPutDriver``)."""
-        if len({item.key for item in items}) != len(items):
-            raise ValueError("put_in_order writes each key at most once: two items share a key")
+        check_distinct_keys(items)
         return [await self.put(item.key, item.data, if_absent=item.if_absent) for item in items]
 
     async def delete(self, key: str, *, if_version: str | None = None) -> bool:

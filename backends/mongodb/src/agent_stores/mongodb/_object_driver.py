@@ -11,7 +11,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError
 
 from agent_stores.core import CorruptRecordError, Listing, OrderedPut, StoreConflictError, StoredObject
-from agent_stores.core.drivers import prefix_bounds
+from agent_stores.core.drivers import check_distinct_keys, prefix_bounds
 
 from ._database import Document, MongoDBDatabase
 from ._documents import check_key, key_range, too_large
@@ -178,8 +178,7 @@ class MongoDBObjectDriver:
             StoreConflictError: An item's key exists and it is ``if_absent``; the items before
                 it were stored, it and those after it were not.
         """
-        if len({item.key for item in items}) != len(items):
-            raise ValueError("put_in_order writes each key at most once: two items share a key")
+        check_distinct_keys(items)
         if not items:
             return []
         versions = [str(ObjectId()) for _ in items]

@@ -21,7 +21,7 @@ from agent_stores.core import (
     StoreConflictError,
     StoredObject,
 )
-from agent_stores.core.drivers import UnseenAppend, prefix_bounds
+from agent_stores.core.drivers import UnseenAppend, check_distinct_keys, prefix_bounds
 
 from ._database import PostgreSQLDatabase
 from ._schema import ORDER_PREFIX
@@ -418,8 +418,7 @@ class PostgreSQLObjectDriver:
             if not item.key:
                 raise ValueError("the key must not be empty")
             _check_key(item.key)
-        if len({item.key for item in items}) != len(items):
-            raise ValueError("put_in_order writes each key at most once: two items share a key")
+        check_distinct_keys(items)
         versions: list[str] = []
         for start in range(0, len(items), _PUTS_PER_STATEMENT):
             chunk = items[start : start + _PUTS_PER_STATEMENT]

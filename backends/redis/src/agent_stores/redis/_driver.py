@@ -23,6 +23,7 @@ from agent_stores.core import (
     StoreConflictError,
     StoredObject,
 )
+from agent_stores.core.drivers import check_distinct_keys
 
 from ._connection import RedisConnection, as_bytes, as_str, telemetry_attributes
 
@@ -336,8 +337,7 @@ class RedisObjectDriver:
             StoreConflictError: An item's key exists and it is ``if_absent``; the items before
                 it were stored, it and those after it were not.
         """
-        if len({item.key for item in items}) != len(items):
-            raise ValueError("put_in_order writes each key at most once: two items share a key")
+        check_distinct_keys(items)
         if not items:
             return []
         c = self.connection

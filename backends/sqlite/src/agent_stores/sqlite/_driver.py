@@ -21,7 +21,7 @@ from agent_stores.core import (
     StoreConflictError,
     StoredObject,
 )
-from agent_stores.core.drivers import prefix_bounds
+from agent_stores.core.drivers import check_distinct_keys, prefix_bounds
 
 from ._database import SQLiteDatabase
 
@@ -303,8 +303,7 @@ class SQLiteObjectDriver:
             StoreConflictError: An item's key exists and it is ``if_absent``; the items before
                 it were stored, it and those after it were not.
         """
-        if len({item.key for item in items}) != len(items):
-            raise ValueError("put_in_order writes each key at most once: two items share a key")
+        check_distinct_keys(items)
         versions: list[str] = []
         for start in range(0, len(items), _PUTS_PER_STATEMENT):
             chunk = items[start : start + _PUTS_PER_STATEMENT]
