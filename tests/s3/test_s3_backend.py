@@ -117,3 +117,30 @@ def test_a_borrowed_client_caps_the_parallel_requests_at_its_pool() -> None:
         assert S3ObjectDriver(small, "bucket", max_concurrency=2).max_concurrency == 2
     finally:
         small.close()
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"read_timeout": 5},
+        {"endpoint_url": "http://127.0.0.1:9"},
+        {"max_attempts": 2},
+        {"response_checksum_validation": "when_required"},
+        {"region": "eu-west-1"},
+    ],
+)
+def test_options_that_only_make_a_client_are_refused_beside_a_client_passed_in(option: dict[str, object]) -> None:
+    import boto3
+
+    from agent_stores.s3 import S3HistoryProvider
+
+    session = boto3.Session(aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1")
+    client = session.client("s3", endpoint_url="http://127.0.0.1:9")  # pyright: ignore[reportUnknownMemberType]
+    try:
+        with pytest.raises(ValueError, match=f"{next(iter(option))} configure a client the store makes"):
+            S3HistoryProvider(client, bucket="bucket", driver_options=dict(option))
+        # The driver's own options still apply to a client passed in.
+        provider = S3HistoryProvider(client, bucket="bucket", driver_options={"max_concurrency": 2})
+        assert provider.objects.max_concurrency == 2
+    finally:
+        client.close()

@@ -338,6 +338,22 @@ def open_driver(
     )
 
 
+#: Options that only make a client (its endpoint, credentials' profile, TLS, retries, timeouts,
+#: checksums): refused beside a boto3 client passed in, which is used as it is.
+_CLIENT_OPTIONS: Final = frozenset(
+    {
+        "endpoint_url",
+        "region",
+        "profile",
+        "addressing_style",
+        "max_attempts",
+        "connect_timeout",
+        "read_timeout",
+        *_TLS_OPTIONS,
+        *_CHECKSUM_OPTIONS,
+    }
+)
+
 #: Options of the S3 handle: where the objects live, how the client is made, its boto3 session,
 #: and ``must_exist`` (the bucket must exist: never created, whatever ``create_bucket`` says).
 LOCATION_OPTIONS: Final = (frozenset(S3Location.__dataclass_fields__) - {"bucket"}) | {"session", MUST_EXIST}
@@ -402,7 +418,9 @@ class S3Connector(Connector[S3Bucket]):
 
         Raises:
             ValueError: A driver comes with a different bucket or with driver options (they
-                belong to the driver), a client without a bucket, or an unknown option.
+                belong to the driver), a client without a bucket or with an option that only
+                makes a client (``endpoint_url``, ``region``, timeouts, retries, TLS, checksums:
+                the client passed in is used as it is), or an unknown option.
         """
         bucket: str | None = options.pop("bucket", None)
         prefix = join_prefix(str(options.pop("prefix", "") or ""))
@@ -417,6 +435,12 @@ class S3Connector(Connector[S3Bucket]):
             return S3Bucket(client, prefix)
         if not bucket:
             raise ValueError("an S3 store built on a boto3 client needs the bucket name")
+        ignored = sorted(set(options) & _CLIENT_OPTIONS)
+        if ignored:
+            raise ValueError(
+                f"{', '.join(ignored)} configure a client the store makes; a boto3 client passed in is "
+                "used as it is: configure it before passing it, or open the store from a URL"
+            )
         location = S3Location(bucket=bucket).with_options(**options)
         if must_exist:
             location = replace(location, create_bucket=False)
