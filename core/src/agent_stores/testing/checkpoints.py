@@ -840,6 +840,25 @@ def _beside(store: ObjectCheckpointStorage, driver: ObjectDriver, **options: Any
     )
 
 
+async def _one_version(
+    fresh: ObjectCheckpointStorage, workflow: str, checkpoint_id: str, what: str
+) -> WorkflowCheckpoint:
+    """Assert that ``fresh`` lists ``checkpoint_id`` alone, in one version, with one record and one entry left.
+
+    The listing, ``load`` and ``get_latest`` must agree on that version; it is returned as loaded.
+    """
+    listed = await fresh.list_checkpoints(workflow_name=workflow)
+    assert _ids(listed) == [checkpoint_id], f"{what}: listed {_ids(listed)}"
+    loaded = await fresh.load(checkpoint_id)
+    latest = await fresh.get_latest(workflow_name=workflow)
+    assert latest is not None
+    versions = {(cp.timestamp, cp.state["version"]) for cp in (listed[0], loaded, latest)}
+    assert len(versions) == 1, f"{what}: listing, load and get_latest disagree: {versions}"
+    left = await _stored_keys(fresh)
+    assert len(left) == 2, f"{what}: left {left} (one record and one index entry)"
+    return loaded
+
+
 async def _stored_keys(store: ObjectCheckpointStorage) -> list[str]:
     return (await store.driver.list(store.root, delimiter=None)).keys
 
@@ -951,15 +970,7 @@ class ObjectCheckpointStorageConformance(CheckpointStorageConformance):
             with contextlib.suppress(_Killed):
                 await _beside(store, driver).save(second)
             fresh: ObjectCheckpointStorage = await open_store(namespace=namespace)
-            listed = await fresh.list_checkpoints(workflow_name=workflow)
-            assert _ids(listed) == [first.checkpoint_id], f"killed before write {at}: listed {_ids(listed)}"
-            loaded = await fresh.load(first.checkpoint_id)
-            latest = await fresh.get_latest(workflow_name=workflow)
-            assert latest is not None
-            versions = {(cp.timestamp, cp.state["version"]) for cp in (listed[0], loaded, latest)}
-            assert len(versions) == 1, f"killed before write {at}: listing, load and get_latest disagree: {versions}"
-            left = await _stored_keys(fresh)
-            assert len(left) == 2, f"killed before write {at}: left {left} (one record and one index entry)"
+            loaded = await _one_version(fresh, workflow, first.checkpoint_id, f"killed before write {at}")
             if not driver.fired:
                 assert loaded.state == {"version": 2}
                 return
@@ -990,15 +1001,7 @@ class ObjectCheckpointStorageConformance(CheckpointStorageConformance):
             assert await fresh.list_checkpoint_ids(workflow_name=workflow) == [mine.checkpoint_id], (
                 f"raced before write {at}: ids listed {await fresh.list_checkpoint_ids(workflow_name=workflow)}"
             )
-            listed = await fresh.list_checkpoints(workflow_name=workflow)
-            assert _ids(listed) == [mine.checkpoint_id], f"raced before write {at}: listed {_ids(listed)}"
-            loaded = await fresh.load(mine.checkpoint_id)
-            latest = await fresh.get_latest(workflow_name=workflow)
-            assert latest is not None
-            versions = {(cp.timestamp, cp.state["version"]) for cp in (listed[0], loaded, latest)}
-            assert len(versions) == 1, f"raced before write {at}: listing, load and get_latest disagree: {versions}"
-            left = await _stored_keys(fresh)
-            assert len(left) == 2, f"raced before write {at}: left {left} (one record and one index entry)"
+            await _one_version(fresh, workflow, mine.checkpoint_id, f"raced before write {at}")
             if not driver.fired:
                 return
 
