@@ -29,6 +29,7 @@ from agent_stores.core import (
     OrderedPut,
     StoreConflictError,
     StoredObject,
+    StoreUnavailableError,
 )
 from agent_stores.core.memory import MemoryLogDriver, MemoryObjectDriver
 
@@ -522,6 +523,18 @@ class TailNeverAnswers(MemoryLogDriver):
     async def tail(self, key: str, count: int) -> tuple[int, list[str], LogVersion]:  # type: ignore[override]
         await asyncio.Event().wait()
         raise AssertionError("unreachable")
+
+
+class ThirdTailFails(MemoryLogDriver):
+    """The third ``tail`` raises ``StoreUnavailableError`` (one dropped connection): a racer fails its warm-up."""
+
+    calls = 0
+
+    async def tail(self, key: str, count: int) -> tuple[int, list[str], LogVersion]:  # type: ignore[override]
+        type(self).calls += 1
+        if type(self).calls == 3:
+            raise StoreUnavailableError("the connection was dropped")
+        return await super().tail(key, count)
 
 
 class LengthSpinsForever(MemoryLogDriver):
@@ -1090,6 +1103,20 @@ def test_drivers_that_hang_fail_with_the_time_limit(pytester: pytest.Pytester) -
             assert word in report, f"{node}: the failure does not say {word!r}:\n{report[-3000:]}"
     # Two clauses cancelled at 1 s, one interrupted by pytest-timeout 2 s after its limit.
     assert elapsed < 20, f"the hanging clauses took {elapsed:.1f} s"
+
+
+def test_a_racer_failing_before_the_start_fails_the_race_with_its_error(pytester: pytest.Pytester) -> None:
+    """A race's racer whose warm-up raises breaks the start line: the clause names the error, not its time limit."""
+    source, names = _module([(ThirdTailFails, "log")], limit=30)
+    node = f"Test{names[0]}::test_concurrent_appends_across_instances_exactly_one_wins"
+    started = time.monotonic()
+    outcome, when, report = _run(pytester, [node], source)[node]
+    elapsed = time.monotonic() - started
+    assert (outcome, when) == ("failed", "call"), f"{outcome} in {when}:\n{report[-2000:]}"
+    assert "the connection was dropped" in report, report[-3000:]
+    assert "BrokenBarrierError" in report, report[-3000:]
+    assert "did not finish" not in report, report[-3000:]
+    assert elapsed < 20, f"the race took {elapsed:.1f} s to fail"
 
 
 def test_a_failure_says_what_the_clause_means_and_what_it_relies_on(pytester: pytest.Pytester) -> None:

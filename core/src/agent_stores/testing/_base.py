@@ -31,6 +31,7 @@ __all__ = [
     "collect_pages",
     "incompressible",
     "misbehaviour",
+    "race_start",
     "raises",
     "relies_on",
     "requires",
@@ -183,6 +184,21 @@ async def maybe_await(value: Any) -> Any:
     if inspect.isawaitable(value):
         return await value
     return value
+
+
+async def race_start(barrier: asyncio.Barrier, warm_up: Awaitable[object]) -> None:
+    """Await ``warm_up``, then ``barrier``: the start line of a race's racer.
+
+    A warm-up that raises breaks the barrier, so the other racers stop waiting with
+    ``BrokenBarrierError`` and the race reports the warm-up's error instead of running out its
+    time limit with racers waiting for one that will never arrive.
+    """
+    try:
+        await warm_up
+    except BaseException:
+        await barrier.abort()
+        raise
+    await barrier.wait()
 
 
 def _clipped(value: object) -> str:

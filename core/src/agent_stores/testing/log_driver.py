@@ -37,7 +37,17 @@ import pytest
 from agent_stores.core import LogDriver, LogInfo, LogRecord, LogVersion, StoreConflictError, StoreUnavailableError
 from agent_stores.core.drivers import conditional_delete
 
-from ._base import ConformanceBase, brief, collect_pages, incompressible, raises, relies_on, requires, unique_id
+from ._base import (
+    ConformanceBase,
+    brief,
+    collect_pages,
+    incompressible,
+    race_start,
+    raises,
+    relies_on,
+    requires,
+    unique_id,
+)
 from .adversarial import ADVERSARIAL_FRAGMENTS, pattern_like
 from .clock import FakeClock
 
@@ -576,8 +586,7 @@ class LogDriverConformance(ConformanceBase):
 
         async def attempt(i: int) -> LogVersion:
             driver = drivers[i % len(drivers)]
-            await driver.tail(key, 0)
-            await barrier.wait()
+            await race_start(barrier, driver.tail(key, 0))
             return await driver.append(key, batches[i], expected_version=expected, session_id="s")
 
         outcomes = await asyncio.gather(*(attempt(i) for i in range(_RACERS)), return_exceptions=True)
@@ -692,13 +701,11 @@ class LogDriverConformance(ConformanceBase):
         barrier = asyncio.Barrier(2)
 
         async def append() -> object:
-            await appender.tail(key, 0)
-            await barrier.wait()
+            await race_start(barrier, appender.tail(key, 0))
             return await appender.append(key, records, expected_version=version, session_id="s")
 
         async def delete() -> object:
-            await deleter.tail(key, 0)
-            await barrier.wait()
+            await race_start(barrier, deleter.tail(key, 0))
             return await conditional_delete(deleter).delete_if_version(key, version)
 
         outcomes = await asyncio.gather(append(), delete(), return_exceptions=True)

@@ -50,7 +50,17 @@ from agent_stores.core import (
     put_in_order,
 )
 
-from ._base import ConformanceBase, brief, collect_pages, incompressible, raises, relies_on, requires, unique_id
+from ._base import (
+    ConformanceBase,
+    brief,
+    collect_pages,
+    incompressible,
+    race_start,
+    raises,
+    relies_on,
+    requires,
+    unique_id,
+)
 from .adversarial import ADVERSARIAL_FRAGMENTS, pattern_like
 
 __all__ = ["ObjectDriverCapabilities", "ObjectDriverConformance", "expected_listing"]
@@ -536,8 +546,7 @@ class ObjectDriverConformance(ConformanceBase):
 
         async def attempt(i: int) -> str:
             driver = drivers[i % len(drivers)]
-            await driver.head(key)  # warm up: a lazily opened connection is open before the start
-            await barrier.wait()
+            await race_start(barrier, driver.head(key))  # a lazily opened connection is open before the start
             return await driver.put(key, f"writer {i}".encode(), if_absent=True)
 
         outcomes = await asyncio.gather(*(attempt(i) for i in range(_RACERS)), return_exceptions=True)
@@ -554,8 +563,7 @@ class ObjectDriverConformance(ConformanceBase):
 
         async def attempt(i: int) -> str | bool:
             driver = drivers[i % len(drivers)]
-            await driver.head(key)  # warm up: a lazily opened connection is open before the start
-            await barrier.wait()
+            await race_start(barrier, driver.head(key))  # a lazily opened connection is open before the start
             if i == _RACERS - 1:
                 return await driver.delete(key, if_version=base)
             return await driver.put(key, f"writer {i}".encode(), if_version=base)
