@@ -1282,6 +1282,10 @@ class ObjectLogDriver:
             cursor = keys[-1]
         return purged
 
+    def settings(self) -> dict[str, Any]:
+        """This driver's options of :data:`LOG_OPTIONS`, as its constructor takes them."""
+        return {name: getattr(self, name) for name in LOG_OPTIONS}
+
     def within(self, prefix: str) -> ObjectLogDriver:
         """The same log layout under ``prefix`` of the object driver (a tenant's root): ``<prefix><self.prefix><key>/``.
 
@@ -1290,14 +1294,29 @@ class ObjectLogDriver:
         return ObjectLogDriver(
             self.objects,
             prefix=prefix + self.prefix,
-            concurrency=self.concurrency,
-            compact_after=self.compact_after,
-            tail_after=self.tail_after,
-            tail_records=self.tail_records,
             cache_bytes=self.cache_bytes,
             clock=self._clock,
-            fair_claims=self.fair_claims,
+            **self.settings(),
         )
+
+    def tuned(self, **options: Any) -> ObjectLogDriver:
+        """The same logs with some of :data:`LOG_OPTIONS` changed (read as their readers read them).
+
+        The driver returned borrows the object driver and shares what this one remembers of
+        the logs (their ends and the logs seen written): it holds no memory of its own. The
+        options not given are this driver's.
+
+        Raises:
+            ValueError: An option is not one of :data:`LOG_OPTIONS`, or its reader refuses the value (naming it).
+        """
+        unknown = sorted(set(options) - LOG_OPTIONS.keys())
+        if unknown:
+            raise ValueError(f"unknown object log options {unknown}; it takes {', '.join(sorted(LOG_OPTIONS))}")
+        driver = ObjectLogDriver(
+            self.objects, prefix=self.prefix, cache_bytes=0, clock=self._clock, **{**self.settings(), **options}
+        )
+        driver._ends, driver._written = self._ends, self._written
+        return driver
 
     async def aclose(self) -> None:
         """Close the object driver if this driver owns it."""
