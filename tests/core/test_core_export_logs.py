@@ -63,6 +63,57 @@ async def test_single_segment_logs_cost_one_listing_and_a_get_each() -> None:
     assert sorted(objects.calls) == ["get"] * len(sessions) + ["list"]
 
 
+class _Listed(Counting):
+    """Also counts the keys each listing returns."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.listed = 0
+
+    async def list(self, prefix: str, **kwargs: Any) -> Any:
+        listing = await super().list(prefix, **kwargs)
+        self.listed += len(listing.keys)
+        return listing
+
+
+async def test_a_chunk_of_sessions_lists_its_own_range_not_the_whole_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_stores.core.objectlog import _driver
+
+    monkeypatch.setattr(_driver, "_MANY_PAGE", 5, raising=False)
+    objects = _Listed()
+    provider = LogHistoryProvider(ObjectLogDriver(objects))
+    sessions = [f"s{i:02d}" for i in range(40)]
+    for session_id in sessions:
+        await provider.import_log(session_id, _messages(f"{session_id}-a"), absent=True)
+    reader = LogHistoryProvider(ObjectLogDriver(objects))
+    listed = [s async for s in reader.iter_sessions()]
+    chunk = listed[10:14]  # a run of sessions as a listing returns them
+    objects.calls.clear()
+    objects.listed = 0
+    held = await reader.export_logs(chunk)
+    assert [[m.text for m in entries if isinstance(m, Message)] for entries in held] == [[f"{s}-a"] for s in chunk]
+    assert sorted(objects.calls) == ["get"] * len(chunk) + ["list"]
+    assert objects.listed <= len(chunk) + 5, f"the listing returned {objects.listed} objects for {len(chunk)} logs"
+
+
+async def test_a_range_longer_than_a_listing_page_is_listed_page_by_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_stores.core.objectlog import _driver
+
+    monkeypatch.setattr(_driver, "_MANY_PAGE", 3)
+    objects = Counting()
+    provider = LogHistoryProvider(ObjectLogDriver(objects))
+    sessions = [f"s{i:02d}" for i in range(12)]
+    for session_id in sessions:
+        await provider.import_log(session_id, _messages(f"{session_id}-a"), absent=True)
+    objects.calls.clear()
+    held = await LogHistoryProvider(ObjectLogDriver(objects)).export_logs(sessions[2:9])
+    assert [[m.text for m in entries if isinstance(m, Message)] for entries in held] == [
+        [f"{s}-a"] for s in sessions[2:9]
+    ]
+    assert objects.calls.count("get") == 7, "every log was found single in the paged listing"
+    assert objects.calls.count("list") == 3, "the listing stopped past the last log"
+
+
 async def test_a_new_session_is_one_write_and_a_written_one_is_never_overwritten() -> None:
     objects = Counting()
     provider = LogHistoryProvider(ObjectLogDriver(objects))

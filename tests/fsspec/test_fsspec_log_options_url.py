@@ -9,6 +9,7 @@ import pytest
 from agent_framework import Message
 
 from agent_stores.core import ObjectLogDriver, open_stores
+from agent_stores.core.sealing import KEYRING_ENV, KMS_KEY_ENV, Keyring, SealedStores
 from agent_stores.fsspec import FsspecAgentFileStore, FsspecHistoryProvider
 
 pytestmark = pytest.mark.asyncio
@@ -103,3 +104,27 @@ async def test_a_bool_is_no_number(tmp_path: Path, option: str) -> None:
     with pytest.raises(ValueError, match=f"option {option} takes"):
         FsspecHistoryProvider.from_url(f"file://{root}", **{option: True})
     assert not root.exists()
+
+
+async def test_a_sealed_folders_history_provider_takes_them_as_keywords(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(KEYRING_ENV, raising=False)
+    monkeypatch.delenv(KMS_KEY_ENV, raising=False)
+    keyring = tmp_path / "keyring.json"
+    Keyring.create(keyring)
+    root = tmp_path / "store"
+    async with open_stores(f"file://{root}?keyring={keyring}&{TUNED}", compact_after=9) as stores:
+        assert isinstance(stores, SealedStores)
+        provider: Any = stores.history_provider(compact_after="2", concurrency=3)
+        assert settings_of(provider.driver.driver) == {**SETTINGS, "concurrency": 3}
+        tenants: Any = stores.tenant("t").history_provider(tail_records=5)
+        assert settings_of(tenants.driver.driver) == {**SETTINGS, "compact_after": 9, "tail_records": 5}
+        for turn in range(4):
+            await provider.save_messages("s", [Message(role="user", contents=[f"turn {turn}"])])
+        assert [m.text for m in await provider.get_messages("s")] == [f"turn {turn}" for turn in range(4)]
+        for option, bad, kind in BAD:
+            with pytest.raises(ValueError, match=f"option {option} takes {kind}"):
+                stores.history_provider(**{option: bad})
+    checkpoints = [p.name for p in (root / "history").rglob("c*") if p.is_file()]
+    assert checkpoints, "compact_after=2 given to the sealed provider did not make the full load write a checkpoint"

@@ -112,3 +112,46 @@ async def test_owned_answers_carry_no_last_modified_and_a_borrowed_client_s_do(s
         plain.delete_object(Bucket=s3.bucket, Key=key)
         lean.close()
         plain.close()
+
+
+async def _user_agent_sent(target: S3Target, prefix: str, session: Any) -> str:
+    """The ``User-Agent`` a driver's own client sends (a real request to ``target``)."""
+    driver = open_driver(parse_s3_url(target.url(prefix)), session=session)
+    try:
+        await driver.put(f"{prefix}/first", b"made on first use")
+        sent = _capture(driver._client)  # pyright: ignore[reportPrivateUsage]
+        assert await driver.get(f"{prefix}/first") is not None
+    finally:
+        await driver.aclose()
+    ((_, headers),) = sent
+    return headers["user-agent"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("configured", "sent"), [("myapp", "app/myapp"), ("my app/2", "app/my-app-2")])
+async def test_the_app_id_of_the_environment_reaches_the_wire(
+    seaweedfs: S3Target, s3_prefix: str, monkeypatch: pytest.MonkeyPatch, configured: str, sent: str
+) -> None:
+    """``AWS_SDK_UA_APP_ID`` puts ``app/<id>`` in the fixed ``User-Agent``, as botocore's own would."""
+    monkeypatch.setenv("AWS_SDK_UA_APP_ID", configured)
+    agent = await _user_agent_sent(seaweedfs, s3_prefix, seaweedfs.session())
+    assert agent.startswith(f"{USER_AGENT} {sent}"), agent
+    monkeypatch.delenv("AWS_SDK_UA_APP_ID")
+    agent = await _user_agent_sent(seaweedfs, s3_prefix, seaweedfs.session())
+    assert agent.startswith(f"{USER_AGENT} ") and " app/" not in agent, agent
+
+
+@pytest.mark.asyncio
+async def test_the_app_id_of_the_profile_reaches_the_wire(
+    seaweedfs: S3Target, s3_prefix: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """The profile's ``sdk_ua_app_id`` puts ``app/<id>`` in the fixed ``User-Agent`` too."""
+    import boto3
+
+    monkeypatch.delenv("AWS_SDK_UA_APP_ID", raising=False)
+    config = tmp_path / "aws-config"
+    config.write_text("[profile tagged]\nsdk_ua_app_id = fromprofile\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    session = boto3.Session(profile_name="tagged", **seaweedfs.endpoint.client_kwargs())
+    agent = await _user_agent_sent(seaweedfs, s3_prefix, session)
+    assert agent.startswith(f"{USER_AGENT} app/fromprofile"), agent

@@ -101,3 +101,29 @@ async def test_a_sealed_url_sets_the_raw_log_and_the_sealing(
         provider = stores.history_provider()
         await provider.save_messages("s", [Message(role="user", contents=["sealed"])])
         assert [m.text for m in await provider.get_messages("s")] == ["sealed"]
+
+
+async def test_a_sealed_stores_history_provider_takes_them_as_keywords(
+    seaweedfs: S3Target, s3_prefix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(KEYRING_ENV, raising=False)
+    monkeypatch.delenv(KMS_KEY_ENV, raising=False)
+    keyring = tmp_path / "keyring.json"
+    Keyring.create(keyring)
+    url = seaweedfs.url(s3_prefix, keyring=str(keyring), compact_after="9", tail_records="7")
+    async with open_stores(url, session=seaweedfs.session(), concurrency=4) as stores:
+        assert isinstance(stores, SealedStores)
+        provider: Any = stores.history_provider(compact_after=2, tail_after="none")
+        expected = {"concurrency": 4, "compact_after": 2, "tail_after": None, "tail_records": 7}
+        assert settings_of(provider.driver.driver) == expected  # the provider's own over the URL's and open_stores's
+        tenants: Any = stores.tenant("t").history_provider(compact_after="2")
+        assert settings_of(tenants.driver.driver)["compact_after"] == 2
+        assert settings_of(stores.raw_logs)["compact_after"] == 9  # the store's own log is untouched
+        for turn in range(4):
+            await provider.save_messages("s", [Message(role="user", contents=[f"turn {turn}"])])
+        assert [m.text for m in await provider.get_messages("s")] == [f"turn {turn}" for turn in range(4)]
+        with pytest.raises(ValueError, match="option compact_after takes a whole positive number"):
+            stores.history_provider(compact_after="0")
+    listing = seaweedfs.client(skimmed=False).list_objects_v2(Bucket=seaweedfs.bucket, Prefix=f"{s3_prefix}/history/")
+    leaves = [item["Key"].rpartition("/")[2] for item in listing.get("Contents", [])]
+    assert any(leaf.startswith("c") for leaf in leaves), f"compact_after=2 wrote no checkpoint: {leaves}"

@@ -122,3 +122,15 @@ def test_a_setting_needs_a_key(tmp_path: Path, keyring: Path, setting: str) -> N
         with pytest.raises(ValueError, match=f"{name} is an option of a sealed store"):
             attempt()
     assert not root.exists()
+
+
+@pytest.mark.parametrize("option", ["fair_claims", "concurrency", "compact_after", "tail_after", "tail_records"])
+def test_a_sealed_store_whose_logs_are_not_object_logs_refuses_the_object_log_options(
+    tmp_path: Path, keyring: Path, option: str
+) -> None:
+    """As the unsealed store of that backend does: a ValueError naming the option, not a stray TypeError."""
+    for url in (f"sqlite:///{tmp_path / 'sealed.db'}?keyring={keyring}", f"sqlite:///{tmp_path / 'plain.db'}"):
+        stores = open_stores(url)
+        with pytest.raises(ValueError, match=rf"unknown history provider options \['{option}'\]"):
+            stores.history_provider(**{option: "1"})
+        asyncio.run(stores.aclose())

@@ -70,6 +70,9 @@ Progress = Callable[[str, int, int], None]
 DEFAULT_CONCURRENCY = 64
 #: Copied histories read back from one listing of the target at a time (see ``_verify_together``).
 VERIFY_CHUNK = 1000
+#: Histories to copy read from one listing of the source at a time, and held until written
+#: (see ``_read_together``).
+COPY_CHUNK = 100
 #: What the plan keeps of the source items it read for their copy (bytes of their JSON or text);
 #: an item past it is read again when copied.
 KEPT_BYTES = 64 << 20
@@ -686,7 +689,34 @@ async def migrate(
         folders = sorted((i for i in work if i.kind == "folder"), key=lambda i: i.where)
         for item in folders:
             await counter.after(copy(item))
-        await run_bounded((i for i in work if i.kind != "folder"), lambda i: counter.after(copy(i)), concurrency)
+
+        # Histories of a source whose provider reads many sessions from one listing (the object
+        # store log) are read a chunk at a time (see LogHistoryProvider.export_logs): one listing
+        # of the chunk's range instead of each session's own listings. Each read is as fresh as
+        # a read of the session alone; the rest is copied item by item.
+        reads = _read_together(work, scoped)
+
+        async def copy_together(batch: tuple[Any, list[MigrationItem]]) -> None:
+            provider, items = batch
+            try:
+                held: list[list[Entry] | None] = list(await provider.export_logs([i.where[2] for i in items]))
+            except Exception:  # each session is then read (and fails) alone, reported as its own error
+                held = [None] * len(items)
+            for item, entries in zip(items, held, strict=True):
+                if entries is not None:
+                    source_id, namespace, _, _ = item.where
+                    item.kept = _importable(entries, scoped[item.tenant][1].history(source_id, namespace))
+            await run_bounded(items, lambda i: counter.after(copy(i)), concurrency)
+
+        read_together = {id(item) for _, items in reads for item in items}
+        await asyncio.gather(
+            run_bounded(reads, copy_together, 2),  # the next chunk is read while one is written
+            run_bounded(
+                (i for i in work if i.kind != "folder" and id(i) not in read_together),
+                lambda i: counter.after(copy(i)),
+                concurrency,
+            ),
+        )
 
         # verify: read the target back
         counter = _Counter(tick, "verifying", len(work))
@@ -740,6 +770,32 @@ def _verify_together(
         (provider, items[start : start + VERIFY_CHUNK])
         for provider, items in groups.values()
         for start in range(0, len(items), VERIFY_CHUNK)
+    ]
+
+
+def _read_together(
+    work: list[MigrationItem], scoped: dict[str | None, tuple[Any, _StoresSide, Any]]
+) -> list[tuple[Any, list[MigrationItem]]]:
+    """The histories to copy that the plan did not keep, whose source provider reads many sessions at once, in chunks.
+
+    By source provider, in the order the source listed them (a chunk's sessions sort
+    together, so its listing covers their range), :data:`COPY_CHUNK` at a time.
+    """
+    groups: dict[int, tuple[Any, list[MigrationItem]]] = {}
+    for item in work:
+        if item.kind != "history" or item.action not in _COPIES or item.kept is not None:
+            continue
+        source = scoped[item.tenant][0]
+        if not isinstance(source, _StoresSide):
+            continue
+        source_id, namespace, _, _ = item.where
+        provider = source.history(source_id, namespace)
+        if isinstance(provider, LogHistoryProvider) and provider.reads_many:
+            groups.setdefault(id(provider), (provider, []))[1].append(item)
+    return [
+        (provider, items[start : start + COPY_CHUNK])
+        for provider, items in groups.values()
+        for start in range(0, len(items), COPY_CHUNK)
     ]
 
 

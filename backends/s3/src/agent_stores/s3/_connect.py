@@ -8,6 +8,7 @@ or a ``boto3.Session`` and owned). Retries, timeouts and checksums live in botoc
 from __future__ import annotations
 
 import platform
+import string
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -43,6 +44,7 @@ __all__ = [
     "lean_client",
     "open_driver",
     "parse_s3_url",
+    "user_agent",
 ]
 
 
@@ -233,9 +235,22 @@ def _user_agent() -> str:
 
 #: The ``User-Agent`` of the clients the stores make, built once per process (see :func:`client_config`).
 USER_AGENT: Final = _user_agent()
+#: The characters botocore keeps of an app id (``Config.user_agent_appid``); any other becomes ``-``.
+_APP_ID_CHARACTERS: Final = frozenset(string.ascii_letters + string.digits + "!#$%&'*+-.^_`|~")
 
 
-def client_config(location: S3Location) -> Config:
+def user_agent(app_id: str | None = None) -> str:
+    """The fixed ``User-Agent`` (:data:`USER_AGENT`), ending with ``app/<app_id>`` when an app id is given.
+
+    ``app_id`` as botocore writes it: a character outside ASCII letters, digits and
+    ``!#$%&'*+-.^_`|~`` becomes ``-``.
+    """
+    if not app_id:
+        return USER_AGENT
+    return f"{USER_AGENT} app/{''.join(c if c in _APP_ID_CHARACTERS else '-' for c in app_id)}"
+
+
+def client_config(location: S3Location, *, app_id: str | None = None) -> Config:
     """Return the botocore ``Config`` of the clients the stores make for ``location``.
 
     Standard-mode retries, timeouts, pool size, addressing style, TLS client certificate, and
@@ -250,7 +265,8 @@ def client_config(location: S3Location) -> Config:
     * ``user_agent``: a fixed ``User-Agent`` (:data:`USER_AGENT`), where botocore's own is
       rebuilt twice per request. It is not signed and the server does not act on it; the
       session's ``user_agent_extra`` (boto3 puts botocore's version there) and the
-      ``Config``'s are still appended.
+      ``Config``'s are still appended. ``app_id`` ends it with ``app/<app_id>``
+      (:func:`user_agent`); :func:`client_factory` passes the one botocore resolves.
     """
     style = location.addressing_style or ("path" if location.endpoint_url else None)
     checksums = {name: value for name in _CHECKSUM_OPTIONS if (value := getattr(location, name)) is not None}
@@ -267,7 +283,7 @@ def client_config(location: S3Location) -> Config:
             else location.client_cert
         ),
         parameter_validation=False,
-        user_agent=USER_AGENT,
+        user_agent=user_agent(app_id),
         **checksums,
     )
 
@@ -284,7 +300,11 @@ def client_factory(location: S3Location, session: boto3.Session | None = None) -
 
     Clients made from the standard chain share one ``boto3.Session`` per profile per process
     (credentials are resolved once, and refreshed by botocore when they are temporary). The
-    client is configured by :func:`client_config` and made lean by :func:`lean_client`.
+    client is configured by :func:`client_config` and made lean by :func:`lean_client`. Its
+    fixed ``User-Agent`` carries ``app/<id>`` when botocore resolves an app id for it (the
+    ``AWS_SDK_UA_APP_ID`` environment variable or the profile's ``sdk_ua_app_id``), read from
+    the client botocore makes (``client.meta.config.user_agent_appid``); the client is then
+    made again with it (about 10 ms once, nothing per request).
     """
 
     def make() -> S3Client:
@@ -296,12 +316,20 @@ def client_factory(location: S3Location, session: boto3.Session | None = None) -
                     source = _SESSIONS[location.profile] = boto3.Session(profile_name=location.profile)
             # The stubs type every service's overload; only S3's is installed, so go through Any.
             make_client: Any = getattr(source, "client")  # noqa: B009
-            config = client_config(location)
-            made = make_client("s3", endpoint_url=location.endpoint_url, config=config, verify=location.ca_bundle)
-            client = cast("S3Client", made)
+            client = cast("S3Client", make_client("s3", **_client_kwargs(location, client_config(location))))
+            # botocore's own resolution (Config, environment, profile); the stubs lack the field
+            app_id: str | None = getattr(client.meta.config, "user_agent_appid", None)
+            if app_id:
+                client.close()
+                config = client_config(location, app_id=app_id)
+                client = cast("S3Client", make_client("s3", **_client_kwargs(location, config)))
         return lean_client(client)
 
     return make
+
+
+def _client_kwargs(location: S3Location, config: Config) -> dict[str, Any]:
+    return {"endpoint_url": location.endpoint_url, "config": config, "verify": location.ca_bundle}
 
 
 def lean_client(client: S3Client) -> S3Client:

@@ -83,6 +83,8 @@ def log_options(given: Mapping[str, Any]) -> dict[str, Any]:
 #: Payload bytes the remembered windows of all logs hold at most, by default.
 CACHE_BYTES = 16 * 2**20
 _LISTING_PAGE = 200
+# Objects per listing request of read_many (S3 answers at most 1,000).
+_MANY_PAGE = 1000
 _READ_ATTEMPTS = 8
 # A delete (or expiry) racing appends backs off with full jitter, then claims a slot further
 # ahead each time, so it wins after a bounded number of appends however fast they come.
@@ -757,25 +759,36 @@ class ObjectLogDriver:
     async def read_many(self, keys: Sequence[str]) -> list[list[bytes] | None]:
         """Return what :meth:`read` returns for each of ``keys``, in order; ``None`` where it must be read alone.
 
-        The objects of all the logs are listed together, once (one request per 1,000 objects
-        under the keys' common folder, whatever the number of logs): a log the listing shows
-        as a single segment and nothing else is then one ``get`` of that segment (the newest,
-        as :meth:`read` finds it with its own listing). ``None`` for a log the listing shows
-        otherwise (absent, several segments, a tail or checkpoint, a floor marker) or whose
-        segment is blank, torn or gone since: :meth:`read` of it answers. Nothing is remembered.
+        The objects of all the logs are listed together, once: the range of their common folder
+        from the first log's objects to the last one's (one request per 1,000 objects in it,
+        whatever the number of logs), so keys that sort together (a page of
+        :meth:`list_logs`) cost a listing of theirs, not of their whole folder. A log the
+        listing shows as a single segment and nothing else is then one ``get`` of that segment
+        (the newest, as :meth:`read` finds it with its own listing). ``None`` for a log the
+        listing shows otherwise (absent, several segments, a tail or checkpoint, a floor
+        marker) or whose segment is blank, torn or gone since: :meth:`read` of it answers.
+        Nothing is remembered.
         """
         if not keys:
             return []
         folder_of = {self._names.folder(k): i for i, k in enumerate(keys)}
         first, last = min(folder_of), max(folder_of)  # the common prefix of all is theirs
         shared = next((n for n, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), len(first))
+        prefix = first[: first.rfind("/", 0, shared) + 1]
+        # Every object of the first log sorts after its folder without the "/"; the listing
+        # stops at the first object past the last log's folder.
+        after: str | None = first[:-1] if first[:-1] > prefix else None
         leaves: dict[int, list[str]] = {}
-        listing = await self.objects.list(first[: first.rfind("/", 0, shared) + 1], delimiter=None)
-        for name in listing.keys:
-            folder, _, leaf = name.rpartition("/")
-            at = folder_of.get(folder + "/")
-            if at is not None:
-                leaves.setdefault(at, []).append(leaf)
+        while True:
+            listing = await self.objects.list(prefix, delimiter=None, after=after, limit=_MANY_PAGE)
+            for name in listing.keys:
+                folder, _, leaf = name.rpartition("/")
+                at = folder_of.get(folder + "/")
+                if at is not None:
+                    leaves.setdefault(at, []).append(leaf)
+            if len(listing.keys) < _MANY_PAGE or _past(listing.keys[-1], last):
+                break
+            after = listing.keys[-1]
         found: list[list[bytes] | None] = [None] * len(keys)
         single = [
             (i, self._names.folder(keys[i]) + held[0])
@@ -1282,6 +1295,10 @@ class ObjectLogDriver:
             cursor = keys[-1]
         return purged
 
+    def settings(self) -> dict[str, Any]:
+        """This driver's options of :data:`LOG_OPTIONS`, as its constructor takes them."""
+        return {name: getattr(self, name) for name in LOG_OPTIONS}
+
     def within(self, prefix: str) -> ObjectLogDriver:
         """The same log layout under ``prefix`` of the object driver (a tenant's root): ``<prefix><self.prefix><key>/``.
 
@@ -1290,19 +1307,39 @@ class ObjectLogDriver:
         return ObjectLogDriver(
             self.objects,
             prefix=prefix + self.prefix,
-            concurrency=self.concurrency,
-            compact_after=self.compact_after,
-            tail_after=self.tail_after,
-            tail_records=self.tail_records,
             cache_bytes=self.cache_bytes,
             clock=self._clock,
-            fair_claims=self.fair_claims,
+            **self.settings(),
         )
+
+    def tuned(self, **options: Any) -> ObjectLogDriver:
+        """The same logs with some of :data:`LOG_OPTIONS` changed (read as their readers read them).
+
+        The driver returned borrows the object driver and shares what this one remembers of
+        the logs (their ends and the logs seen written): it holds no memory of its own. The
+        options not given are this driver's.
+
+        Raises:
+            ValueError: An option is not one of :data:`LOG_OPTIONS`, or its reader refuses the value (naming it).
+        """
+        unknown = sorted(set(options) - LOG_OPTIONS.keys())
+        if unknown:
+            raise ValueError(f"unknown object log options {unknown}; it takes {', '.join(sorted(LOG_OPTIONS))}")
+        driver = ObjectLogDriver(
+            self.objects, prefix=self.prefix, cache_bytes=0, clock=self._clock, **{**self.settings(), **options}
+        )
+        driver._ends, driver._written = self._ends, self._written
+        return driver
 
     async def aclose(self) -> None:
         """Close the object driver if this driver owns it."""
         if self.owns_objects:
             await self.objects.aclose()
+
+
+def _past(name: str, folder: str) -> bool:
+    """Whether object ``name`` sorts after every object of ``folder`` (a log's folder, ending with ``/``)."""
+    return name > folder and not name.startswith(folder)
 
 
 def _getter(objects: ObjectDriver, key: str) -> Callable[[], Awaitable[StoredObject | None]]:

@@ -222,6 +222,21 @@ class SealedLogDriver:
             scopes=self._scopes,
         )
 
+    def over(self, driver: LogDriver) -> SealedLogDriver:
+        """This driver's sealing over ``driver``, which holds the same logs (the object log with other options).
+
+        Keys, remembered positions and opened records are shared with this driver.
+        """
+        return SealedLogDriver(
+            driver,
+            self.keys,
+            plaintext_reads=self.plaintext_reads,
+            root=self.root,
+            positions=self._positions,
+            opened=self._opened,
+            scopes=self._scopes,
+        )
+
     async def tail(self, key: str, count: int) -> LogTail:
         """The log's length, version and the digests of its last records, unsealed."""
         full = self.root + key

@@ -15,6 +15,7 @@ from ..drivers import LogDriver, ObjectDriver
 from ..files import ObjectAgentFileStore
 from ..history import LogHistoryProvider, validate_ttl
 from ..keys import TENANTS, key_segment, tenant_root
+from ..objectlog import LOG_OPTIONS, ObjectLogDriver
 from ..prefixed import within
 from ..redaction import redact_url
 from ..sealmark import (
@@ -270,11 +271,30 @@ class SealedStores(Stores):
     def history_provider(
         self, source_id: str = "history", *, tenant: str | None = None, **options: Any
     ) -> HistoryProvider:
-        """Return a sealed history provider (options as :class:`~agent_stores.core.LogHistoryProvider` takes them)."""
+        """Return a sealed history provider.
+
+        ``options`` as :class:`~agent_stores.core.LogHistoryProvider` takes them and, where the
+        backend's logs are object logs (S3, fsspec), the object log's (:data:`~agent_stores.core.objectlog.LOG_OPTIONS`:
+        ``fair_claims``, ``concurrency``, ``compact_after``, ``tail_after``, ``tail_records``),
+        which win over the URL's and ``open_stores``'s for this provider, as on an unsealed store.
+
+        Raises:
+            ValueError: An object log option on a backend whose logs are not object logs, or a
+                value its reader refuses, naming the option.
+        """
+        logs = self._logs
+        tuned = {name: options.pop(name) for name in LOG_OPTIONS if name in options}
+        if tuned:
+            if not isinstance(self.raw_logs, ObjectLogDriver):
+                raise ValueError(
+                    f"unknown history provider options {sorted(tuned)} for {redact_url(self.url)}: they are "
+                    "options of the object log (s3, fsspec), and this store's logs are not object logs"
+                )
+            logs = logs.over(self.raw_logs.tuned(**tuned))
         shared = getattr(self.backend, "decode_cache", None)
         if shared is not None and "cache_bytes" not in options:
             options.setdefault("decode_cache", shared)
-        return self.open_check.attach(LogHistoryProvider(self._logs, source_id=source_id, tenant=tenant, **options))
+        return self.open_check.attach(LogHistoryProvider(logs, source_id=source_id, tenant=tenant, **options))
 
     def file_store(self, *, tenant: str | None = None, **options: Any) -> AgentFileStore:
         """Return a sealed file store."""
