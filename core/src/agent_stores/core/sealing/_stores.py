@@ -272,7 +272,7 @@ class SealedStores(Stores):
     ) -> HistoryProvider:
         """Return a sealed history provider (options as :class:`~agent_stores.core.LogHistoryProvider` takes them)."""
         shared = getattr(self.backend, "decode_cache", None)
-        if shared is not None and "cache_bytes" not in options:
+        if shared is not None and "cache_bytes" not in options and "cache_idle" not in options:
             options.setdefault("decode_cache", shared)
         return self.open_check.attach(LogHistoryProvider(self._logs, source_id=source_id, tenant=tenant, **options))
 
