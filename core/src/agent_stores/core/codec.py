@@ -325,7 +325,7 @@ class DecodeCache:
     Every other missed record is kept while the cache has room; once it is full and recent lookups
     miss far more often than they hit, one in 16 is (keeping then evicts what may be read again).
     ``max_bytes=0`` keeps nothing. An entry no load has used for ``max_idle`` seconds (up to an
-    eighth less) is forgotten by the next load or store (nothing runs in the background), so the
+    eighth less) is forgotten by the next load (nothing runs in the background), so the
     budget is memory for the sessions in use: a process whose sessions went quiet gives it back.
     Owned by whoever made it (a history provider, or a backend for every provider it hands out);
     safe within one event loop, and from several threads a lost race costs at most a decode.
