@@ -10,8 +10,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
+import os
 import sys
-from collections.abc import Hashable, Iterable, Sequence
+import time
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, cast
 
 import msgspec
@@ -21,19 +24,23 @@ from ._framework import filter_new_messages, get_message_identity, json_dumps, j
 from .cache import BoundedCache
 from .errors import CorruptRecordError
 from .fastcodec import Prototype, fast_decode, fast_to_dict, from_prototype, prototype, prototype_parts, unchanged
-from .urls import parse_bytes
+from .urls import parse_bytes, parse_seconds
 
 __all__ = [
     "CODEC_VERSION",
     "DEFAULT_CACHE_BYTES",
+    "DEFAULT_CACHE_IDLE",
     "DecodeCache",
+    "cache_budget",
     "count_already_stored",
     "decode_message",
     "decode_messages",
     "encode_message",
     "encode_record",
+    "memory_limit",
     "message_digest",
     "validate_cache_bytes",
+    "validate_cache_idle",
 ]
 
 #: Version of the record format written by :func:`encode_message`; backends store it in their schema.
@@ -178,8 +185,73 @@ def _decode_one(record: bytes | str, where: str) -> Message:
     return decode_message(record, where=where) if message is None else message
 
 
-#: Bytes a :class:`DecodeCache` holds by default.
-DEFAULT_CACHE_BYTES = 16 << 20
+# The default budget: this share of the memory the process may use, within these bounds.
+_BUDGET_SHARE = 32
+_BUDGET_FLOOR = 16 << 20
+_BUDGET_CEILING = 256 << 20
+
+
+def memory_limit(cgroup_limits: Iterable[str | None], physical: int | None) -> int | None:
+    """The bytes this process may use, from the readings of where a system states it; ``None``: unknown.
+
+    ``cgroup_limits`` are the texts of the memory limits of the cgroups the process is in and
+    their ancestors (cgroup v2 ``memory.max``, ``"max"`` for none; v1 ``memory.limit_in_bytes``,
+    a value past physical memory for none), ``None`` where unreadable; ``physical`` is the
+    machine's memory in bytes. The smallest limit stated wins; text that is not a whole
+    positive number states none.
+    """
+    limits = [physical] if physical is not None and physical > 0 else []
+    for text in cgroup_limits:
+        value = text.strip() if text is not None else ""
+        if value.isascii() and value.isdigit() and int(value) > 0:
+            limits.append(int(value))
+    return min(limits) if limits else None
+
+
+def cache_budget(limit: int | None) -> int:
+    """The default decode cache budget for a process that may use ``limit`` bytes (``None``: unknown).
+
+    One 32nd of the limit, at least 16 MiB and at most 256 MiB; 16 MiB when the limit is unknown.
+    """
+    if limit is None:
+        return _BUDGET_FLOOR
+    return min(_BUDGET_CEILING, max(_BUDGET_FLOOR, limit // _BUDGET_SHARE))
+
+
+def _read_text(path: str, size: int = 64) -> str | None:
+    try:
+        with open(path, encoding="ascii") as file:
+            return file.read(size)
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _process_memory_limit() -> int | None:
+    # The limits of the cgroup this process is in and of its ancestors (/proc/self/cgroup:
+    # "0::/path" for v2, "N:...memory...:/path" for v1; a container sees its own as the root),
+    # and physical memory from sysconf.
+    readings: list[str | None] = []
+    for line in (_read_text("/proc/self/cgroup", 4096) or "").splitlines():
+        _, controllers, path = [*line.split(":", 2), "", ""][:3]
+        if controllers and "memory" not in controllers.split(","):
+            continue
+        root, name = (
+            ("/sys/fs/cgroup", "memory.max") if not controllers else ("/sys/fs/cgroup/memory", "memory.limit_in_bytes")
+        )
+        parts = [part for part in path.split("/") if part]
+        readings.extend(_read_text("/".join([root, *parts[:depth], name])) for depth in range(len(parts) + 1))
+    try:
+        physical: int | None = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # not on this platform
+        physical = None
+    return memory_limit(readings, physical)
+
+
+#: Bytes a :class:`DecodeCache` holds by default: :func:`cache_budget` of the memory this process
+#: may use (its cgroup's limit, else the machine's memory), read once at import.
+DEFAULT_CACHE_BYTES = cache_budget(_process_memory_limit())
+#: Seconds a :class:`DecodeCache` keeps an entry no load has used, by default.
+DEFAULT_CACHE_IDLE = 300.0
 
 # What an entry costs besides its record, measured with tracemalloc over chat, tool and many-part
 # messages (docs/performance.md): about 200 bytes, up to 300 more for each content part other
@@ -199,6 +271,10 @@ _ROOM = 15 / 16
 _THRASH_SAMPLE = 16
 _THRASH_MARGIN = 8192
 _LOOKUP_WINDOW = 32768
+
+
+# A hit marks its entry used again once its stamp is older than this share of max_idle.
+_RENEW_SHARE = 8
 
 
 # A shared message (see DecodeCache.share) is kept alive besides what rebuilds it: measured
@@ -228,6 +304,15 @@ def validate_cache_bytes(cache_bytes: int | str | None) -> int:
     return DEFAULT_CACHE_BYTES if cache_bytes is None else parse_bytes(cache_bytes, option="cache_bytes")
 
 
+def validate_cache_idle(cache_idle: float | str | None) -> float:
+    """Return the seconds a decode cache keeps an unused entry, from code or a URL (``"60"``); ``None`` is the default.
+
+    Raises:
+        ValueError: Not a positive, finite number of seconds (:func:`~agent_stores.core.urls.parse_seconds`).
+    """
+    return DEFAULT_CACHE_IDLE if cache_idle is None else parse_seconds(cache_idle, option="cache_idle")
+
+
 class DecodeCache:
     """Recently decoded records, and what rebuilds their messages without parsing them again.
 
@@ -239,22 +324,34 @@ class DecodeCache:
     real size stays within it; records over 64 KiB are never kept, and the oldest entries go first.
     Every other missed record is kept while the cache has room; once it is full and recent lookups
     miss far more often than they hit, one in 16 is (keeping then evicts what may be read again).
-    ``max_bytes=0`` keeps nothing. Owned by whoever made it
-    (a history provider, or a backend for every provider it hands out); safe within one event
-    loop, and from several threads a lost race costs at most a decode.
+    ``max_bytes=0`` keeps nothing. An entry no load has used for ``max_idle`` seconds (up to an
+    eighth less) is forgotten by the next load (nothing runs in the background), so the
+    budget is memory for the sessions in use: a process whose sessions went quiet gives it back.
+    Owned by whoever made it (a history provider, or a backend for every provider it hands out);
+    safe within one event loop, and from several threads a lost race costs at most a decode.
 
     Args:
-        max_bytes: What the entries may cost in all.
+        max_bytes: What the entries may cost in all (default :data:`DEFAULT_CACHE_BYTES`).
+        max_idle: Seconds an unused entry is kept (default 300; ``None``: until evicted).
+        clock: Seconds that never run backwards, for ``max_idle`` (default :func:`time.monotonic`).
 
     Raises:
-        ValueError: ``max_bytes`` is negative or not an integer.
+        ValueError: ``max_bytes`` is negative or not an integer, or ``max_idle`` not a positive, finite number.
     """
 
     __slots__ = ("_hits", "_misses", "_sampled", "entries")
 
-    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+    def __init__(
+        self,
+        max_bytes: int = DEFAULT_CACHE_BYTES,
+        *,
+        max_idle: float | None = DEFAULT_CACHE_IDLE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         #: Records -> prototypes, and (log, record, occurrence) -> (shared message, prototype).
-        self.entries: BoundedCache[Hashable, Any] = BoundedCache(max_cost=max_bytes, cost=_entry_cost)
+        self.entries: BoundedCache[Hashable, Any] = BoundedCache(
+            max_cost=max_bytes, cost=_entry_cost, max_idle=max_idle, clock=clock
+        )
         self._hits = 0
         self._misses = 0
         self._sampled = 0
@@ -264,11 +361,30 @@ class DecodeCache:
         """The budget the entries share."""
         return self.entries.max_cost or 0
 
+    @property
+    def max_idle(self) -> float | None:
+        """Seconds an entry no load uses is kept (``None``: until evicted)."""
+        return self.entries.max_idle
+
+    def _stale(self) -> tuple[float, float]:
+        # Forget the idle entries; return the time now, and the time before which a hit marks its
+        # entry used again (an eighth of the idle time ago: a hit reads one stamp, and moves its
+        # entry at most that often), so an entry goes between 7/8 and all of max_idle after its last use.
+        entries = self.entries
+        idle = entries.max_idle
+        if idle is None:
+            return 0.0, -math.inf
+        now = entries.expire()
+        return now, now - idle / _RENEW_SHARE
+
     def decode(self, records: Iterable[bytes | str], where: str) -> list[Message]:
         """:func:`decode_messages` through this cache."""
         messages: list[Message] = []
         append = messages.append
         recall = self.entries.peek
+        now, stale = self._stale()
+        renew = self.entries.renew
+        stamp = self.entries.stamps.get
         sample = self._sample()
         hits = 0
         for position, record in enumerate(records):
@@ -277,6 +393,8 @@ class DecodeCache:
                 parts = recall(record)
                 if parts is not None:
                     hits += 1
+                    if stamp(record, stale) < stale:
+                        renew(record, now)
                     append(from_prototype(parts))
                     continue
             message, parts = self._decode_new(record, where, position, sample)
@@ -292,6 +410,9 @@ class DecodeCache:
         append = messages.append
         recall = self.entries.peek
         put = self.entries.put
+        now, stale = self._stale()
+        renew = self.entries.renew
+        stamp = self.entries.stamps.get
         sample = self._sample()
         hits = 0
         seen: dict[bytes | str, int] = {}  # occurrences so far of each record in this load
@@ -310,11 +431,15 @@ class DecodeCache:
                 if not unchanged(message, parts):  # changed by a caller: never served again
                     message = from_prototype(parts)
                     put(key, (message, parts))
+                elif stamp(key, stale) < stale:
+                    renew(key, now)
                 append(message)
                 continue
             parts = recall(record)
             if parts is not None:
                 hits += 1
+                if stamp(record, stale) < stale:
+                    renew(record, now)
                 message = from_prototype(parts)
             else:
                 message, parts = self._decode_new(record, where, position, sample)

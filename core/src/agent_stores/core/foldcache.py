@@ -71,13 +71,16 @@ class FoldCache:
 
     Each entry keeps the records it folded (to recognise them at the start of the next read)
     and the view's annotations; it is charged their size against ``max_bytes`` (``0`` keeps
-    nothing). Every load returns new ``Message`` objects, which callers may change freely.
+    nothing), and forgotten once no load used it for ``max_idle`` seconds. Every load returns
+    new ``Message`` objects, which callers may change freely.
     """
 
     __slots__ = ("_entries",)
 
-    def __init__(self, max_bytes: int) -> None:
-        self._entries: BoundedCache[str, _Folded] = BoundedCache(max_cost=max_bytes, cost=lambda _k, v: v.cost)
+    def __init__(self, max_bytes: int, *, max_idle: float | None = None) -> None:
+        self._entries: BoundedCache[str, _Folded] = BoundedCache(
+            max_cost=max_bytes, cost=lambda _k, v: v.cost, max_idle=max_idle
+        )
 
     def view(
         self, key: str, payloads: Sequence[bytes | str], *, where: str, cache: DecodeCache | None

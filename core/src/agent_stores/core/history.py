@@ -23,7 +23,14 @@ from agent_framework import (
 
 from .bounded import run_bounded
 from .cache import BoundedCache
-from .codec import DecodeCache, count_already_stored, decode_messages, encode_record, validate_cache_bytes
+from .codec import (
+    DecodeCache,
+    count_already_stored,
+    decode_messages,
+    encode_record,
+    validate_cache_bytes,
+    validate_cache_idle,
+)
 from .compaction import (
     COMPACTION_DIGEST,
     SEAL_DIGEST,
@@ -215,6 +222,7 @@ class HistoryOptions(TypedDict, total=False):
     skip_excluded: bool
     hide_unanswered_calls: bool
     cache_bytes: int | None
+    cache_idle: float | None
     decode_cache: DecodeCache | None
     load_messages: bool
     store_inputs: bool
@@ -263,17 +271,20 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
             the session stays usable; the stored record keeps them verbatim (``get_messages``
             and ``export_messages`` return them). On by default.
         cache_bytes: Size of this provider's own :class:`~agent_stores.core.codec.DecodeCache`
-            (default 16 MiB; ``0`` decodes every load afresh and shares no message between loads).
+            (default :data:`~agent_stores.core.codec.DEFAULT_CACHE_BYTES`, a 32nd of the memory
+            the process may use, 16 to 256 MiB; ``0`` decodes every load afresh and shares no
+            message between loads).
+        cache_idle: Seconds that cache keeps what no load uses (default 300).
         decode_cache: A cache to share instead (what a backend passes to every provider it
-            hands out); give ``cache_bytes`` or ``decode_cache``, not both.
+            hands out); give ``cache_bytes`` / ``cache_idle`` or ``decode_cache``, not both.
         owns_driver: Close the driver on ``aclose()``.
         **kwargs: ``load_messages``, ``store_inputs``, ``store_context_messages``,
             ``store_context_from``, ``store_outputs`` as in ``HistoryProvider``.
 
     Raises:
         ValueError: ``source_id`` is empty, ``max_messages`` is not a positive int, ``ttl``
-            is not positive, ``tenant`` is empty, ``namespace`` is reserved, or both
-            ``cache_bytes`` and ``decode_cache`` are given.
+            is not positive, ``tenant`` is empty, ``namespace`` is reserved, ``cache_bytes``
+            or ``cache_idle`` is invalid, or either is given with ``decode_cache``.
     """
 
     def __init__(
@@ -288,6 +299,7 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         skip_excluded: bool = False,
         hide_unanswered_calls: bool = True,
         cache_bytes: int | None = None,
+        cache_idle: float | None = None,
         decode_cache: DecodeCache | None = None,
         owns_driver: bool = False,
         **kwargs: Any,
@@ -301,12 +313,19 @@ class LogHistoryProvider(OwnedResource, HistoryProvider):
         self.hide_unanswered_calls = hide_unanswered_calls
         self.keys = KeySpace(namespace, tenant)
         self.keys.check_history_namespace()
-        if decode_cache is not None and cache_bytes is not None:
+        if decode_cache is not None and (cache_bytes is not None or cache_idle is not None):
             raise ValueError(
-                "give cache_bytes (a cache of this provider's own) or decode_cache (a shared one), not both"
+                "give cache_bytes or cache_idle (a cache of this provider's own) or decode_cache (a shared one), "
+                "not both"
             )
-        self.decode_cache = decode_cache if decode_cache is not None else DecodeCache(validate_cache_bytes(cache_bytes))
-        self._folds = FoldCache(self.decode_cache.max_bytes)  # compacted views, folded once (see foldcache)
+        self.decode_cache = (
+            decode_cache
+            if decode_cache is not None
+            else DecodeCache(validate_cache_bytes(cache_bytes), max_idle=validate_cache_idle(cache_idle))
+        )
+        self._folds = FoldCache(
+            self.decode_cache.max_bytes, max_idle=self.decode_cache.max_idle
+        )  # compacted views, folded once (see foldcache)
         self.driver = within(driver, self.keys.root)
         # Each remembered end is a plain tuple of strings and numbers, which the collector stops tracking.
         self._tails: BoundedCache[str, tuple[int, tuple[str, ...], LogVersion]] = BoundedCache(

@@ -16,8 +16,8 @@ client the user configured; its stores subclass :class:`ConnectedStore` and its
   ``**kwargs`` to) go to the store, and anything else goes to the connector only when it
   accepts open-ended client options (a Redis client's keywords, an fsspec storage option);
   otherwise it is a ``ValueError`` naming what is accepted.
-- A store option its class lists in :attr:`ConnectedStore.url_options` (``cache_bytes`` on
-  every store) is also read from the URL's query, strictly, before the backend's own parser
+- A store option its class lists in :attr:`ConnectedStore.url_options` (``cache_bytes`` and
+  ``cache_idle`` on every store) is also read from the URL's query, strictly, before the backend's own parser
   sees the URL; ``open_stores`` takes the same options, from the query or as keywords, and
   gives them to each store that takes them.
 
@@ -34,12 +34,13 @@ from types import TracebackType
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar, cast
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
-from .codec import DecodeCache, validate_cache_bytes
+from .codec import DecodeCache, validate_cache_bytes, validate_cache_idle
 from .drivers import LogDriver, ObjectDriver
 from .redaction import redact_url
 
 __all__ = [
     "CACHE_BYTES",
+    "CACHE_IDLE",
     "MUST_EXIST",
     "ConnectedBackend",
     "ConnectedStore",
@@ -56,6 +57,8 @@ __all__ = [
 
 #: The option every store URL and every backend takes: the bytes each of its caches may hold.
 CACHE_BYTES = "cache_bytes"
+#: The option every store URL and every backend takes: the seconds its decode cache keeps what no load uses.
+CACHE_IDLE = "cache_idle"
 
 #: The option that opens only a store that exists and creates nothing (no file, folder, bucket,
 #: table or collection), for reading what a store holds. A missing store is a
@@ -67,7 +70,7 @@ MUST_EXIST = "must_exist"
 def take_query_option(url: str, name: str) -> tuple[str, str | None]:
     """Return ``url`` without the query parameter ``name``, and its value (``None`` when absent).
 
-    For options the core reads for every backend (``cache_bytes``) before the backend's own URL
+    For options the core reads for every backend (``cache_bytes``, ``cache_idle``) before the backend's own URL
     parser sees the URL. A URL without the parameter is returned unchanged.
 
     Raises:
@@ -300,7 +303,10 @@ class ConnectedStore(OwnedResource, Generic[HandleT]):
     #: text of the query, or a keyword's value) and raises ``ValueError`` naming it. Every store
     #: of one backend lists the same names, so one URL opens each of them: a store ignores an
     #: option it does not take (a file store, ``cache_bytes``) once the value is found valid.
-    url_options: ClassVar[Mapping[str, Callable[[Any], Any]]] = {CACHE_BYTES: validate_cache_bytes}
+    url_options: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
+        CACHE_BYTES: validate_cache_bytes,
+        CACHE_IDLE: validate_cache_idle,
+    }
 
     def _connect(self, client: Any, **handle_options: Any) -> HandleT:
         """Adopt ``client``: a handle is shared; anything else is wrapped in a handle this store closes."""
@@ -398,8 +404,9 @@ class ConnectedBackend(Generic[HandleT]):
     Subclasses set the class attributes (or override :meth:`object_driver` / :meth:`log_driver`
     where a driver needs more than the handle); every store they hand out shares
     :attr:`handle`, which :meth:`aclose` closes, and every history provider shares one
-    :class:`~agent_stores.core.codec.DecodeCache` of ``cache_bytes`` (an option of every
-    backend and URL; default 16 MiB, ``0`` keeps nothing).
+    :class:`~agent_stores.core.codec.DecodeCache` of ``cache_bytes`` and ``cache_idle``
+    (options of every backend and URL; by default a 32nd of the memory the process may use,
+    16 to 256 MiB, and 300 s; ``cache_bytes=0`` keeps nothing).
 
     Attributes:
         connector: Opens the handle from the URL.
@@ -422,6 +429,8 @@ class ConnectedBackend(Generic[HandleT]):
     def __init__(self, url: str, **options: Any) -> None:
         url, from_url = take_query_option(url, CACHE_BYTES)
         cache_bytes = options.pop(CACHE_BYTES, from_url)
+        url, from_url = take_query_option(url, CACHE_IDLE)
+        cache_idle = options.pop(CACHE_IDLE, from_url)
         clock: Any = options.pop("clock", None)
         if clock is not None and not callable(clock):
             raise TypeError(f"clock is a callable returning seconds since the epoch, got {clock!r}")
@@ -441,15 +450,15 @@ class ConnectedBackend(Generic[HandleT]):
         if unknown:
             raise ValueError(
                 f"unknown {self.connector.name} backend options {unknown}; "
-                f"known: {_names({*self.connector.options, CACHE_BYTES, *readers})}"
+                f"known: {_names({*self.connector.options, CACHE_BYTES, CACHE_IDLE, *readers})}"
             )
         self.url = url
-        self.decode_cache = DecodeCache(validate_cache_bytes(cache_bytes))
+        self.decode_cache = DecodeCache(validate_cache_bytes(cache_bytes), max_idle=validate_cache_idle(cache_idle))
         self.handle: HandleT = self.connector.open(url, **options)
 
     @classmethod
     def store_url_options(cls) -> dict[str, Callable[[Any], Any]]:
-        """The store options (but ``cache_bytes``, which sizes the backend's shared cache) its URL may give.
+        """The store options (but ``cache_bytes``, ``cache_idle``: the backend's shared cache) its URL may give.
 
         Those its store classes list in :attr:`ConnectedStore.url_options`, each with its reader.
         """
@@ -457,6 +466,7 @@ class ConnectedBackend(Generic[HandleT]):
         for store_type in (cls.history_type, cls.file_store_type, cls.session_store_type):
             readers.update(getattr(store_type, "url_options", {}))
         readers.pop(CACHE_BYTES, None)
+        readers.pop(CACHE_IDLE, None)
         return readers
 
     def scoped(self, kind: str, tenant: str | None) -> tuple[Any, dict[str, Any]]:
@@ -473,7 +483,7 @@ class ConnectedBackend(Generic[HandleT]):
     def history_provider(self, *, source_id: str, tenant: str | None = None, **options: Any) -> Any:
         """Return a history provider on the shared handle; ``options`` as its class takes them."""
         takes = store_options(self.history_type) if isinstance(self.history_type, type) else frozenset[str]()
-        if "decode_cache" in takes and CACHE_BYTES not in options:
+        if "decode_cache" in takes and CACHE_BYTES not in options and CACHE_IDLE not in options:
             options.setdefault("decode_cache", self.decode_cache)
         if "clock" in takes and self.clock is not None:
             options.setdefault("clock", self.clock)

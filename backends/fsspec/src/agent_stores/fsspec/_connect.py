@@ -6,8 +6,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
 from agent_stores.core import MUST_EXIST, ConnectedStore, Connector
-from agent_stores.core.codec import validate_cache_bytes
-from agent_stores.core.lifecycle import CACHE_BYTES
+from agent_stores.core.codec import validate_cache_bytes, validate_cache_idle
+from agent_stores.core.lifecycle import CACHE_BYTES, CACHE_IDLE
 from agent_stores.core.objectlog import LOG_OPTIONS
 from agent_stores.core.urls import parse_bool
 from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
@@ -80,7 +80,11 @@ class FsspecStore(ConnectedStore[FsspecObjectDriver]):
     """
 
     connector: ClassVar[Connector[Any]] = CONNECTOR
-    url_options: ClassVar[Mapping[str, Callable[[Any], Any]]] = {CACHE_BYTES: validate_cache_bytes, **LOG_OPTIONS}
+    url_options: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
+        CACHE_BYTES: validate_cache_bytes,
+        CACHE_IDLE: validate_cache_idle,
+        **LOG_OPTIONS,
+    }
     #: Whether the store lists directories as marker keys (files: yes; sessions, history: no).
     markers: ClassVar[bool] = False
 

@@ -20,8 +20,8 @@ import boto3
 from botocore.config import Config
 
 from agent_stores.core import MUST_EXIST, ConnectedStore, Connector, redact_url
-from agent_stores.core.codec import validate_cache_bytes
-from agent_stores.core.lifecycle import CACHE_BYTES
+from agent_stores.core.codec import validate_cache_bytes, validate_cache_idle
+from agent_stores.core.lifecycle import CACHE_BYTES, CACHE_IDLE
 from agent_stores.core.objectlog import LOG_OPTIONS
 from agent_stores.core.urls import check_user_part, parse_bool, parse_count, parse_seconds
 
@@ -482,4 +482,8 @@ class S3Store(ConnectedStore[S3Bucket]):
     """Borrow-or-own for the S3 stores (``from_url`` from the core); the object log's options may come from a URL."""
 
     connector: ClassVar[Connector[Any]] = CONNECTOR
-    url_options: ClassVar[Mapping[str, Callable[[Any], Any]]] = {CACHE_BYTES: validate_cache_bytes, **LOG_OPTIONS}
+    url_options: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
+        CACHE_BYTES: validate_cache_bytes,
+        CACHE_IDLE: validate_cache_idle,
+        **LOG_OPTIONS,
+    }

@@ -292,7 +292,7 @@ class SealedStores(Stores):
                 )
             logs = logs.over(self.raw_logs.tuned(**tuned))
         shared = getattr(self.backend, "decode_cache", None)
-        if shared is not None and "cache_bytes" not in options:
+        if shared is not None and "cache_bytes" not in options and "cache_idle" not in options:
             options.setdefault("decode_cache", shared)
         return self.open_check.attach(LogHistoryProvider(logs, source_id=source_id, tenant=tenant, **options))
 
