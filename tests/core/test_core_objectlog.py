@@ -570,6 +570,40 @@ async def test_remembered_windows_stay_within_cache_bytes() -> None:
         ObjectLogDriver(objects, cache_bytes=-1)
 
 
+async def test_remembered_windows_no_read_used_for_cache_idle_are_forgotten() -> None:
+    """A log's records no read used for ``cache_idle`` seconds are dropped by the next read (and fetched again)."""
+    clock = Clock()
+    objects = Counting()
+    log = ObjectLogDriver(objects, cache_idle=60, clock=clock)
+    assert log.cache_idle == 60
+    records = {key: [f"{key}{i}".encode() for i in range(8)] for key in "ab"}
+    for key, payloads in records.items():
+        await log.append(
+            key, [LogRecord(f"d-{p.decode()}", p) for p in payloads], expected_version=None, session_id="s"
+        )
+        assert await log.read(key, last=8) == payloads
+    clock.now += 50
+    objects.calls.clear()
+    assert await log.read("a", last=8) == records["a"]
+    assert sorted(objects.calls) == ["get s", "list s"], "a, used 50 s ago, served from memory"
+    clock.now += 20  # b unused for 70 s, a for 20 s
+    objects.calls.clear()
+    assert await log.read("a", last=8) == records["a"]
+    assert sorted(objects.calls) == ["get s", "list s"], "a, used 20 s ago, still served from memory"
+    objects.calls.clear()
+    assert await log.read("b", last=8) == records["b"]
+    assert len(objects.calls) > 2, "b, unused for 70 s, was forgotten: fetched"
+    keeps = ObjectLogDriver(objects, cache_idle=None, clock=clock)
+    assert await keeps.read("a", last=8) == records["a"]
+    clock.now += 10**6
+    objects.calls.clear()
+    assert await keeps.read("a", last=8) == records["a"]
+    assert sorted(objects.calls) == ["get s", "list s"], "cache_idle=None keeps records until evicted"
+    for bad in (0, -1, float("inf"), "soon", True):
+        with pytest.raises(ValueError, match="cache_idle"):
+            ObjectLogDriver(objects, cache_idle=bad)  # type: ignore[arg-type]
+
+
 _OPS = st.lists(
     st.one_of(
         st.tuples(st.just("append"), st.integers(0, 1), st.integers(1, 3)),

@@ -51,7 +51,14 @@ from .retain import retain_session, staging_key, waits_for_retention
 from .telemetry import note_conflict, store_operation
 from .unseen import UnseenAppender
 
-__all__ = ["HistoryOptions", "LogHistoryProvider", "hide_unanswered_calls", "trim_orphans", "window_cache_bytes"]
+__all__ = [
+    "HistoryOptions",
+    "LogHistoryProvider",
+    "hide_unanswered_calls",
+    "trim_orphans",
+    "window_cache_bytes",
+    "window_cache_options",
+]
 
 DEFAULT_SOURCE_ID = "history"
 
@@ -209,6 +216,16 @@ def window_cache_bytes(options: HistoryOptions) -> int:
     if shared is not None:
         return shared.max_bytes
     return validate_cache_bytes(options.get("cache_bytes"))
+
+
+def window_cache_options(options: HistoryOptions) -> dict[str, Any]:
+    """``cache_bytes`` and ``cache_idle`` of an object-store log's remembered windows for a provider given ``options``.
+
+    Its decode cache's: the shared one's, else those ``options`` give (each read strictly).
+    """
+    shared = options.get("decode_cache")
+    idle = shared.max_idle if shared is not None else validate_cache_idle(options.get("cache_idle"))
+    return {"cache_bytes": window_cache_bytes(options), "cache_idle": idle}
 
 
 class HistoryOptions(TypedDict, total=False):

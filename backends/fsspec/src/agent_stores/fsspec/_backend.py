@@ -76,6 +76,7 @@ class FsspecBackend(ConnectedBackend[FsspecObjectDriver]):
         return ObjectLogDriver(
             self.object_driver(),
             prefix="history/",
+            cache_idle=self.decode_cache.max_idle,
             clock=self.clock or time.time,
             **log_options(self.store_defaults),
         )

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Unpack
 
 from agent_stores.core import LogHistoryProvider, ObjectLogDriver
-from agent_stores.core.history import HistoryOptions, window_cache_bytes
+from agent_stores.core.history import HistoryOptions, window_cache_options
 from agent_stores.core.objectlog import LOG_OPTIONS
 from fsspec import AbstractFileSystem  # pyright: ignore[reportMissingTypeStubs]
 
@@ -107,8 +107,7 @@ class FsspecHistoryProvider(FsspecStore, LogHistoryProvider):
         log_settings = {name: LOG_OPTIONS[name](value) for name, value in settings.items()}  # refused before connecting
         objects = self._connect_root(fs, root, fsync=fsync, capabilities=capabilities)
         self.objects = objects
-        cache_bytes = window_cache_bytes(options)
-        log = ObjectLogDriver(objects, prefix="", cache_bytes=cache_bytes, clock=clock, **log_settings)
+        log = ObjectLogDriver(objects, prefix="", clock=clock, **window_cache_options(options), **log_settings)
         super().__init__(log, **options)
 
     @property

@@ -66,6 +66,7 @@ class S3Backend(ConnectedBackend[S3Bucket]):
         return ObjectLogDriver(
             self.object_driver(),
             prefix="history/",
+            cache_idle=self.decode_cache.max_idle,
             clock=self.clock or time.time,
             **log_options(self.store_defaults),
         )

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Unpack
 
 from agent_stores.core import LogHistoryProvider, PrefixedObjectDriver
-from agent_stores.core.history import HistoryOptions, window_cache_bytes
+from agent_stores.core.history import HistoryOptions, window_cache_options
 from agent_stores.core.objectlog import LOG_OPTIONS, ObjectLogDriver
 
 from ._connect import S3Bucket, S3Store
@@ -108,7 +108,5 @@ class S3HistoryProvider(S3Store, LogHistoryProvider):
         handle = self._connect(client, bucket=bucket, prefix=prefix, **(driver_options or {}))
         self.objects = handle.driver
         view = PrefixedObjectDriver(handle.driver, handle.prefix) if handle.prefix else handle.driver
-        log = ObjectLogDriver(
-            view, prefix="history/", cache_bytes=window_cache_bytes(options), clock=clock, **log_settings
-        )
+        log = ObjectLogDriver(view, prefix="history/", clock=clock, **window_cache_options(options), **log_settings)
         super().__init__(log, **options)

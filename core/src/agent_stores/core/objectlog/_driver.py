@@ -17,9 +17,10 @@ from typing import Any, Final, NamedTuple, TypeVar, cast
 import msgspec
 
 from ..cache import BoundedCache
+from ..codec import DEFAULT_CACHE_IDLE
 from ..drivers import Listing, LogInfo, LogRecord, LogTail, LogVersion, ObjectDriver, StoredObject
 from ..errors import CorruptRecordError, StoreConflictError, StoreError
-from ..urls import parse_bool, parse_count, parse_optional_count
+from ..urls import parse_bool, parse_count, parse_optional_count, parse_seconds
 from ._ends import RememberedEnds
 from ._format import (
     CHECKPOINT,
@@ -180,6 +181,8 @@ class ObjectLogDriver:
         cache_bytes: Most bytes kept of the newest records of the logs this driver read
             windows of (payloads and about 128 bytes per record), least recently used dropped
             first; 0 keeps none, every window is fetched.
+        cache_idle: Seconds the records of a log no read used are kept (default 300, as the
+            decode cache's ``cache_idle``; ``None``: until evicted), counted by ``clock``.
         clock: Seconds since the epoch, for expiry.
         fair_claims: Claim fairly among writers of one log (above); ``False`` claims as
             earlier releases did (a lost claim's retry reads the log's end).
@@ -203,6 +206,7 @@ class ObjectLogDriver:
         tail_after: int | None = 8,
         tail_records: int = 1000,
         cache_bytes: int = CACHE_BYTES,
+        cache_idle: float | None = DEFAULT_CACHE_IDLE,
         clock: Callable[[], float] = time.time,
         fair_claims: bool = True,
     ) -> None:
@@ -213,7 +217,8 @@ class ObjectLogDriver:
         self.tail_after = parse_optional_count(tail_after, option="tail_after")
         self.tail_records = parse_count(tail_records, option="tail_records")
         self.fair_claims = read_fair_claims(fair_claims)
-        self._ends = RememberedEnds(cache_bytes)
+        idle = None if cache_idle is None else parse_seconds(cache_idle, option="cache_idle")
+        self._ends = RememberedEnds(cache_bytes, max_idle=idle, clock=clock)
         self.objects = objects
         self.prefix = prefix
         self._names = LogNames(prefix)
@@ -228,6 +233,11 @@ class ObjectLogDriver:
     def cache_bytes(self) -> int:
         """Most bytes kept of the newest records of the logs this driver read windows of."""
         return self._ends.cache_bytes
+
+    @property
+    def cache_idle(self) -> float | None:
+        """Seconds the records of a log no read used are kept (``None``: until evicted)."""
+        return self._ends.cache_idle
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -1308,6 +1318,7 @@ class ObjectLogDriver:
             self.objects,
             prefix=prefix + self.prefix,
             cache_bytes=self.cache_bytes,
+            cache_idle=self.cache_idle,
             clock=self._clock,
             **self.settings(),
         )

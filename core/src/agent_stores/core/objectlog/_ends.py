@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from ..cache import BoundedCache
@@ -55,10 +56,14 @@ class RememberedEnds:
     Three bounded caches, least recently used dropped first: the ends of at most 1,024 logs
     with their newest digests; the payloads of the windows read of them, at most ``cache_bytes``
     in all (payloads and :data:`RECORD_OVERHEAD` bytes per record; 0 keeps none); and the newest
-    segment and tail seen of at most 4,096 logs (what a windowed read fetches by name).
+    segment and tail seen of at most 4,096 logs (what a windowed read fetches by name). A
+    window no read used for ``max_idle`` seconds is forgotten by the next read or write of a
+    window, so payloads are kept for the sessions in use only.
 
     Args:
         cache_bytes: Most bytes of payloads kept.
+        max_idle: Seconds a window no read uses is kept (``None``: until evicted).
+        clock: Seconds, for ``max_idle``.
 
     Raises:
         ValueError: ``cache_bytes`` is negative.
@@ -66,12 +71,18 @@ class RememberedEnds:
 
     __slots__ = ("_contended", "_ends", "_seen", "_windows")
 
-    def __init__(self, cache_bytes: int) -> None:
+    def __init__(
+        self, cache_bytes: int, *, max_idle: float | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         if cache_bytes < 0:
             raise ValueError(f"cache_bytes must be at least 0, got {cache_bytes!r}")
         self._ends: BoundedCache[str, End] = BoundedCache(max_entries=END_KEYS)
         self._windows: BoundedCache[str, _Window] = BoundedCache(
-            max_entries=END_KEYS, max_cost=cache_bytes, cost=lambda _, window: window.size
+            max_entries=END_KEYS,
+            max_cost=cache_bytes,
+            cost=lambda _, window: window.size,
+            max_idle=max_idle,
+            clock=clock,
         )
         self._seen: BoundedCache[str, tuple[int, int | None]] = BoundedCache(max_entries=SEEN_KEYS)
         self._contended: BoundedCache[str, tuple[float, float | None]] = BoundedCache(max_entries=CONTENDED_KEYS)
@@ -80,6 +91,11 @@ class RememberedEnds:
     def cache_bytes(self) -> int:
         """Most bytes of payloads kept."""
         return self._windows.max_cost or 0
+
+    @property
+    def cache_idle(self) -> float | None:
+        """Seconds a window no read uses is kept (``None``: until evicted)."""
+        return self._windows.max_idle
 
     @property
     def payload_bytes(self) -> int:
