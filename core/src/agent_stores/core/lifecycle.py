@@ -50,7 +50,9 @@ __all__ = [
     "adapter_capabilities",
     "merge_capabilities",
     "route_options",
+    "share_decode_cache",
     "store_options",
+    "take_decode_cache",
     "take_query_option",
     "take_url_options",
 ]
@@ -65,6 +67,27 @@ CACHE_IDLE = "cache_idle"
 #: :class:`~agent_stores.core.errors.StoreNotFoundError` on first use. A backend that can keep
 #: that promise lists it in its connector's :attr:`Connector.options`; any other refuses it.
 MUST_EXIST = "must_exist"
+
+
+def take_decode_cache(url: str, options: dict[str, Any]) -> tuple[str, DecodeCache]:
+    """Take ``cache_bytes`` and ``cache_idle`` out of ``url``'s query and ``options``: the URL left, and their cache.
+
+    A keyword wins over the query. What every backend does first: the decode cache its history
+    providers share.
+
+    Raises:
+        ValueError: Either is given twice in the query, or its value is refused (naming it).
+    """
+    url, bytes_from_url = take_query_option(url, CACHE_BYTES)
+    url, idle_from_url = take_query_option(url, CACHE_IDLE)
+    cache_bytes = validate_cache_bytes(options.pop(CACHE_BYTES, bytes_from_url))
+    return url, DecodeCache(cache_bytes, max_idle=validate_cache_idle(options.pop(CACHE_IDLE, idle_from_url)))
+
+
+def share_decode_cache(options: dict[str, Any], shared: DecodeCache | None) -> None:
+    """Give a history provider's ``options`` the backend's ``shared`` cache, unless they size a cache of its own."""
+    if shared is not None and CACHE_BYTES not in options and CACHE_IDLE not in options:
+        options.setdefault("decode_cache", shared)
 
 
 def take_query_option(url: str, name: str) -> tuple[str, str | None]:
@@ -427,10 +450,7 @@ class ConnectedBackend(Generic[HandleT]):
     capabilities: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
 
     def __init__(self, url: str, **options: Any) -> None:
-        url, from_url = take_query_option(url, CACHE_BYTES)
-        cache_bytes = options.pop(CACHE_BYTES, from_url)
-        url, from_url = take_query_option(url, CACHE_IDLE)
-        cache_idle = options.pop(CACHE_IDLE, from_url)
+        url, decode_cache = take_decode_cache(url, options)
         clock: Any = options.pop("clock", None)
         if clock is not None and not callable(clock):
             raise TypeError(f"clock is a callable returning seconds since the epoch, got {clock!r}")
@@ -453,7 +473,7 @@ class ConnectedBackend(Generic[HandleT]):
                 f"known: {_names({*self.connector.options, CACHE_BYTES, CACHE_IDLE, *readers})}"
             )
         self.url = url
-        self.decode_cache = DecodeCache(validate_cache_bytes(cache_bytes), max_idle=validate_cache_idle(cache_idle))
+        self.decode_cache = decode_cache
         self.handle: HandleT = self.connector.open(url, **options)
 
     @classmethod
@@ -483,8 +503,8 @@ class ConnectedBackend(Generic[HandleT]):
     def history_provider(self, *, source_id: str, tenant: str | None = None, **options: Any) -> Any:
         """Return a history provider on the shared handle; ``options`` as its class takes them."""
         takes = store_options(self.history_type) if isinstance(self.history_type, type) else frozenset[str]()
-        if "decode_cache" in takes and CACHE_BYTES not in options and CACHE_IDLE not in options:
-            options.setdefault("decode_cache", self.decode_cache)
+        if "decode_cache" in takes:
+            share_decode_cache(options, self.decode_cache)
         if "clock" in takes and self.clock is not None:
             options.setdefault("clock", self.clock)
         return self._build("history provider", self.history_type, "history", tenant, source_id=source_id, **options)

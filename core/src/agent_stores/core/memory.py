@@ -13,12 +13,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .codec import DecodeCache, validate_cache_bytes, validate_cache_idle
 from .drivers import Listing, LogInfo, LogRecord, LogTail, LogVersion, OrderedPut, StoredObject, check_distinct_keys
 from .errors import StoreConflictError, StoreNotFoundError
 from .files import ObjectAgentFileStore
 from .history import LogHistoryProvider
-from .lifecycle import CACHE_BYTES, CACHE_IDLE, MUST_EXIST, adapter_capabilities, merge_capabilities, take_query_option
+from .lifecycle import (
+    MUST_EXIST,
+    adapter_capabilities,
+    merge_capabilities,
+    share_decode_cache,
+    take_decode_cache,
+)
 from .redaction import redact_url
 from .sessions import ObjectSessionStore
 
@@ -189,17 +194,14 @@ class MemoryBackend:
     """The ``memory://`` backend of :func:`~agent_stores.core.open_stores`: all three stores in this process."""
 
     def __init__(self, url: str = "memory://", **options: Any) -> None:
-        url, from_url = take_query_option(url, CACHE_BYTES)
-        cache_bytes = options.pop(CACHE_BYTES, from_url)
-        url, from_url = take_query_option(url, CACHE_IDLE)
-        cache_idle = options.pop(CACHE_IDLE, from_url)
+        url, decode_cache = take_decode_cache(url, options)
         if url.rstrip("/") != "memory:":
             raise ValueError(f"memory URLs take no host or path: {redact_url(url)!r}")
         if options.pop(MUST_EXIST, False):
             raise StoreNotFoundError("memory:// opens a new, empty store in this process: nothing to read")
         if options:
             raise ValueError(f"unknown memory backend options: {sorted(options)}")
-        self.decode_cache = DecodeCache(validate_cache_bytes(cache_bytes), max_idle=validate_cache_idle(cache_idle))
+        self.decode_cache = decode_cache
         self._log = MemoryLogDriver()
         self._objects = MemoryObjectDriver()
 
@@ -213,8 +215,7 @@ class MemoryBackend:
 
     def history_provider(self, *, source_id: str, **options: Any) -> LogHistoryProvider:
         """Return a provider over this backend's log driver."""
-        if CACHE_BYTES not in options and CACHE_IDLE not in options:
-            options.setdefault("decode_cache", self.decode_cache)
+        share_decode_cache(options, self.decode_cache)
         return LogHistoryProvider(self._log, source_id=source_id, **options)
 
     def file_store(self, **options: Any) -> ObjectAgentFileStore:

@@ -15,6 +15,7 @@ from ..drivers import LogDriver, ObjectDriver
 from ..files import ObjectAgentFileStore
 from ..history import LogHistoryProvider, validate_ttl
 from ..keys import TENANTS, key_segment, tenant_root
+from ..lifecycle import share_decode_cache
 from ..objectlog import LOG_OPTIONS, ObjectLogDriver
 from ..prefixed import within
 from ..redaction import redact_url
@@ -291,9 +292,7 @@ class SealedStores(Stores):
                     "options of the object log (s3, fsspec), and this store's logs are not object logs"
                 )
             logs = logs.over(self.raw_logs.tuned(**tuned))
-        shared = getattr(self.backend, "decode_cache", None)
-        if shared is not None and "cache_bytes" not in options and "cache_idle" not in options:
-            options.setdefault("decode_cache", shared)
+        share_decode_cache(options, getattr(self.backend, "decode_cache", None))
         return self.open_check.attach(LogHistoryProvider(logs, source_id=source_id, tenant=tenant, **options))
 
     def file_store(self, *, tenant: str | None = None, **options: Any) -> AgentFileStore:
